@@ -1,0 +1,151 @@
+//! The neutral event: one captured moment from any agent, in one shape.
+//!
+//! Owns the vocabulary of DESIGN.md §3 for raw material (agent, session, event kind, tool kind,
+//! sensitivity). Adapters build these from agent wire formats; capture redacts and filters them;
+//! the store persists them. Nothing here knows an agent's wire format or touches the disk.
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of moment an event records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    SessionStart,
+    Prompt,
+    ToolUse,
+    Stop,
+    SessionEnd,
+    Note,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 6] = [
+        EventKind::SessionStart,
+        EventKind::Prompt,
+        EventKind::ToolUse,
+        EventKind::Stop,
+        EventKind::SessionEnd,
+        EventKind::Note,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::SessionStart => "session_start",
+            EventKind::Prompt => "prompt",
+            EventKind::ToolUse => "tool_use",
+            EventKind::Stop => "stop",
+            EventKind::SessionEnd => "session_end",
+            EventKind::Note => "note",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Lifecycle events are never dropped by the noise filters: they carry session structure.
+    pub fn is_lifecycle(self) -> bool {
+        matches!(self, EventKind::SessionStart | EventKind::Stop | EventKind::SessionEnd)
+    }
+}
+
+/// The neutral family of a tool, so later stages need not know that Claude's `Bash`, Gemini's
+/// `run_shell_command` and Hermes's `terminal` are the same thing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    Shell,
+    Read,
+    Edit,
+    Write,
+    Search,
+    Web,
+    Mcp,
+    Agent,
+    Meta,
+    Other,
+}
+
+impl ToolKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Shell => "shell",
+            ToolKind::Read => "read",
+            ToolKind::Edit => "edit",
+            ToolKind::Write => "write",
+            ToolKind::Search => "search",
+            ToolKind::Web => "web",
+            ToolKind::Mcp => "mcp",
+            ToolKind::Agent => "agent",
+            ToolKind::Meta => "meta",
+            ToolKind::Other => "other",
+        }
+    }
+}
+
+/// How far an event may travel. Redacted secrets are never stored at all, so they need no level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sensitivity {
+    #[default]
+    Normal,
+    /// Never leaves the machine: no LLM, no sync, no export.
+    Private,
+}
+
+impl Sensitivity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sensitivity::Normal => "normal",
+            Sensitivity::Private => "private",
+        }
+    }
+
+    pub fn parse(s: &str) -> Sensitivity {
+        if s == "private" { Sensitivity::Private } else { Sensitivity::Normal }
+    }
+}
+
+/// One captured moment, agent-neutral.
+///
+/// `payload` is neutral JSON whose keys depend on `kind`:
+/// `session_start {source}`, `prompt {prompt}`, `tool_use {input, output, is_error}`,
+/// `stop {last_message}`, `session_end {reason}`, plus whatever small extras an adapter keeps
+/// (`model`, `duration_ms`, `mcp_server`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Globally unique id, assigned once at capture; the key that makes spool recovery and
+    /// import idempotent.
+    pub uid: String,
+    pub agent: String,
+    pub kind: EventKind,
+    /// The agent's own name for the moment (`PostToolUse`, `AfterTool`, …), kept for provenance.
+    pub source_event: String,
+    /// The agent's own session id.
+    pub session: String,
+    pub cwd: Option<String>,
+    /// Unix time in milliseconds.
+    pub at_ms: i64,
+    pub tool: Option<String>,
+    pub tool_kind: Option<ToolKind>,
+    /// One human line: what happened.
+    pub summary: String,
+    /// The searchable text behind the summary (prompt, command, output excerpt).
+    pub body: String,
+    pub payload: serde_json::Value,
+    /// Files the moment read or changed, as the agent named them.
+    pub files: Vec<String>,
+    pub sensitivity: Sensitivity,
+    pub transcript_path: Option<String>,
+}
+
+/// Facts every adapter needs that do not come from the payload.
+#[derive(Debug, Clone)]
+pub struct CaptureContext<'a> {
+    pub uid: &'a str,
+    pub agent: &'a str,
+    /// The event name from the hook's command line (`--event`); agents such as Copilot send none
+    /// in the payload.
+    pub event_name: &'a str,
+    pub received_at_ms: i64,
+}

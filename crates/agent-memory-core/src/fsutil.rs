@@ -1,0 +1,107 @@
+//! Small filesystem helpers with the permissions and durability agent-memory promises:
+//! private directories (0700), private files (0600), atomic writes for files a user owns.
+//!
+//! Must not: decide where files live (that is [`crate::paths`]).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+#[cfg(unix)]
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+
+/// Creates `dir` (and parents) if missing, and makes sure the directory itself is 0700.
+pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    if !dir.is_dir() {
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        builder.mode(0o700);
+        builder.create(dir)?;
+    }
+    #[cfg(unix)]
+    {
+        let meta = fs::metadata(dir)?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Options that create a file readable by its owner only.
+pub fn private_file_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    options.mode(0o600);
+    options
+}
+
+/// Opens `path` for appending, creating it 0600.
+pub fn open_private_append(path: &Path) -> io::Result<File> {
+    private_file_options().create(true).append(true).open(path)
+}
+
+/// Writes `bytes` to `path` atomically: a sibling temp file, fsync, rename, fsync of the
+/// directory. A reader sees the old content or the new, never half of either.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = private_file_options().create(true).write(true).truncate(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Flushes a directory entry (a rename or a new file) to disk. Best effort off Unix.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Size of a file in bytes, 0 when it does not exist.
+pub fn file_len(path: &Path) -> u64 {
+    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_is_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.toml");
+        write_atomic(&path, b"one").expect("first write");
+        write_atomic(&path, b"two").expect("second write");
+        assert_eq!(fs::read_to_string(&path).expect("read"), "two");
+        #[cfg(unix)]
+        assert_eq!(fs::metadata(&path).expect("meta").permissions().mode() & 0o777, 0o600);
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).expect("ls").collect();
+        assert_eq!(leftovers.len(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn private_dir_is_0700() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("x/y");
+        ensure_private_dir(&home).expect("create");
+        #[cfg(unix)]
+        assert_eq!(fs::metadata(&home).expect("meta").permissions().mode() & 0o777, 0o700);
+    }
+}

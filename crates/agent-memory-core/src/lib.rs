@@ -1,0 +1,21 @@
+//! agent-memory-core: the synchronous stages of agent-memory.
+//!
+//! Data flows one way, top to bottom, as in DESIGN.md §2:
+//! [`adapter`] turns each agent's hook payload into a neutral [`event::Event`]; [`capture`]
+//! sanitizes (redaction, `<private>` spans, injected context), filters and writes it, falling back
+//! to a spool; [`store`] owns the SQLite file, its migrations and full-text search; [`project`]
+//! says which project a directory belongs to; [`inject`] owns what goes back to agents.
+//!
+//! Architecture invariant: this crate starts no async runtime, opens no sockets and prints
+//! nothing. The hook path runs entirely inside it, and a test checks its dependency tree.
+
+pub mod adapter;
+pub mod capture;
+pub mod config;
+pub mod event;
+pub mod fsutil;
+pub mod inject;
+pub mod paths;
+pub mod project;
+pub mod store;
+pub mod time;

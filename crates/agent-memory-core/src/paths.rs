@@ -1,0 +1,77 @@
+//! Where agent-memory keeps its files.
+//!
+//! One home directory, `$AGENT_MEMORY_HOME` or `~/.agent-memory`, private to the user (0700):
+//! `memory.db` (the store), `config.toml`, `spool/` (events waiting for the store), `logs/`,
+//! `rejected/` (payloads that could not be read, kept for inspection). When the home itself is
+//! unwritable, a second spool under the system temp directory keeps events safe.
+//!
+//! Must not: create anything on its own; callers decide when a directory is needed.
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable that moves the home directory.
+pub const HOME_ENV: &str = "AGENT_MEMORY_HOME";
+
+/// No home directory could be determined.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot find a home directory: set AGENT_MEMORY_HOME or HOME")]
+pub struct NoHomeError;
+
+/// The resolved home directory and the paths inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// Resolves the home from `AGENT_MEMORY_HOME`, else `$HOME/.agent-memory`.
+    pub fn from_env() -> Result<Home, NoHomeError> {
+        if let Some(dir) = std::env::var_os(HOME_ENV).filter(|v| !v.is_empty()) {
+            return Ok(Home::at(PathBuf::from(dir)));
+        }
+        let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).ok_or(NoHomeError)?;
+        Ok(Home::at(PathBuf::from(home).join(".agent-memory")))
+    }
+
+    pub fn at(root: PathBuf) -> Home {
+        Home { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("memory.db")
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    pub fn spool_dir(&self) -> PathBuf {
+        self.root.join("spool")
+    }
+
+    /// The spool of last resort, used when the home cannot be written at all. Keyed by a hash of
+    /// the home path so two homes (tests, several users) never share one.
+    pub fn fallback_spool_dir(&self) -> PathBuf {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(self.root.to_string_lossy().as_bytes());
+        let tag: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        std::env::temp_dir().join(format!("agent-memory-spool-{tag}"))
+    }
+
+    /// Both spools, primary first.
+    pub fn spool_dirs(&self) -> [PathBuf; 2] {
+        [self.spool_dir(), self.fallback_spool_dir()]
+    }
+
+    pub fn log_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+
+    pub fn rejected_dir(&self) -> PathBuf {
+        self.root.join("rejected")
+    }
+}

@@ -1,0 +1,573 @@
+//! Store: the one SQLite file that holds everything agent-memory knows.
+//!
+//! Owns the connection, its pragmas (WAL, busy timeout), the forward-only migrations in
+//! `store/migrations/` applied by `PRAGMA user_version`, and every SQL statement. The hook path
+//! opens the store, finds the schema current with one pragma read, and writes one event in one
+//! short transaction. Files are created 0600 inside a 0700 directory.
+//!
+//! Must not: know agent formats, redact, or decide what is noise; callers hand it finished events
+//! and the rules to apply (such as the near-duplicate test).
+
+pub mod fts;
+pub mod search;
+pub mod status;
+pub mod transfer;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::functions::FunctionFlags;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+
+use crate::event::{Event, EventKind};
+use crate::fsutil;
+use crate::project::ProjectIdentity;
+
+/// The migrations, in order. Never edit a shipped one: add the next.
+const MIGRATIONS: &[&str] = &[include_str!("store/migrations/0001_capture.sql")];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the store at {path}: {source}")]
+    Open { path: PathBuf, source: rusqlite::Error },
+    #[error("cannot prepare the store directory {path}: {source}")]
+    Dir { path: PathBuf, source: std::io::Error },
+    #[error(
+        "the store at {path} has schema version {found}, newer than this agent-memory ({supported}); upgrade agent-memory"
+    )]
+    TooNew { path: PathBuf, found: i64, supported: i64 },
+    #[error("store migration to version {version} failed: {source}")]
+    Migrate { version: i64, source: rusqlite::Error },
+    #[error("store query failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("store data is malformed: {0}")]
+    Data(String),
+}
+
+impl StoreError {
+    /// The database was busy or locked past the busy timeout.
+    pub fn is_busy(&self) -> bool {
+        let code = match self {
+            StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => source,
+            StoreError::Sql(source) => source,
+            _ => return false,
+        };
+        matches!(
+            code.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// An open store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// A hook run to record beside its outcome.
+#[derive(Debug, Clone)]
+pub struct HookRun<'a> {
+    pub at_ms: i64,
+    pub agent: &'a str,
+    pub event_name: &'a str,
+    pub outcome: &'a str,
+    pub detail: Option<String>,
+    pub duration_us: i64,
+    pub event_uid: Option<&'a str>,
+}
+
+/// A recent event of the same session, offered to the near-duplicate test.
+#[derive(Debug, Clone)]
+pub struct RecentEvent {
+    pub id: i64,
+    pub kind: String,
+    pub at_ms: i64,
+    pub content_hash: String,
+    pub body: String,
+}
+
+/// Which recent events the near-duplicate test sees.
+#[derive(Debug, Clone, Copy)]
+pub struct DedupeWindow {
+    pub events: usize,
+    pub since_ms: i64,
+}
+
+/// The near-duplicate test: which recent events to look at, and the verdict on each.
+pub type Dedupe<'a> = (DedupeWindow, &'a dyn Fn(&RecentEvent) -> bool);
+
+/// What became of an event handed to [`Store::write_event`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome {
+    Stored {
+        id: i64,
+    },
+    /// An event with this uid is already stored (a spool drained twice, an import repeated).
+    AlreadyStored,
+    /// The near-duplicate test matched this earlier event.
+    NearDuplicate {
+        of: i64,
+    },
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    pub fn open(path: &Path, busy_timeout: Duration) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fsutil::ensure_private_dir(dir)
+                .map_err(|source| StoreError::Dir { path: dir.to_owned(), source })?;
+        }
+        if !path.exists() {
+            // Create the file ourselves so it is 0600 from the first byte; SQLite gives the
+            // -wal and -shm files the same mode.
+            fsutil::private_file_options()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|source| StoreError::Dir { path: path.to_owned(), source })?;
+        }
+        let open_err = |source| StoreError::Open { path: path.to_owned(), source };
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        conn.busy_timeout(busy_timeout).map_err(open_err)?;
+        register_functions(&conn).map_err(open_err)?;
+        let mut store = Store { conn, path: path.to_owned() };
+        store.prepare_connection().map_err(open_err)?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// An in-memory store, for tests and benchmarks of the query layer.
+    pub fn open_in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory()?;
+        register_functions(&conn)?;
+        let mut store = Store { conn, path: PathBuf::from(":memory:") };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The connection, for the submodules of this module.
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    fn prepare_connection(&self) -> rusqlite::Result<()> {
+        // journal_mode is persistent; switching costs a lock, so only switch when needed.
+        let mode: String = self.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+        }
+        // NORMAL in WAL mode loses at most the last transactions on power loss, never integrity.
+        self.conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")
+    }
+
+    /// Applies the migrations this file has not seen, each in one transaction. Two processes
+    /// racing here is safe: the version is re-read under the write lock.
+    fn migrate(&mut self) -> Result<()> {
+        let version: i64 = self.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        for (index, sql) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
+            let target = index as i64 + 1;
+            tx.execute_batch(sql)
+                .map_err(|source| StoreError::Migrate { version: target, source })?;
+            tx.pragma_update(None, "user_version", target)
+                .map_err(|source| StoreError::Migrate { version: target, source })?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Roots registered by hand, for project resolution.
+    pub fn registered_roots(&self) -> Result<Vec<PathBuf>> {
+        let mut stmt = self.conn.prepare_cached("SELECT root FROM project_roots")?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.filter_map(|r| r.ok()).map(PathBuf::from).collect())
+    }
+
+    /// Registers `identity.root` as a project root.
+    pub fn register_root(&mut self, identity: &ProjectIdentity) -> Result<()> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let project_id = upsert_project(&tx, identity, crate::time::now_ms())?;
+        tx.execute(
+            "INSERT INTO project_roots (root, project_id) VALUES (?1, ?2)
+             ON CONFLICT (root) DO UPDATE SET project_id = excluded.project_id",
+            params![identity.root.to_string_lossy(), project_id],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Writes one captured event with its hook run, in one transaction.
+    ///
+    /// `is_near_duplicate` sees the session's recent events inside the write lock and may veto
+    /// the event; the hook run is recorded either way with the outcome it got.
+    pub fn write_event(
+        &mut self,
+        event: &Event,
+        content_hash: &str,
+        project: &ProjectIdentity,
+        dedupe: Option<Dedupe<'_>>,
+        run: &HookRun<'_>,
+        started: Instant,
+    ) -> Result<WriteOutcome> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let project_id = upsert_project(&tx, project, event.at_ms)?;
+        let session_id = upsert_session(&tx, event, project_id)?;
+        let mut outcome = None;
+        if let Some((window, is_dup)) = dedupe {
+            let recent = recent_events(&tx, session_id, window)?;
+            if let Some(hit) = recent.iter().find(|r| is_dup(r)) {
+                outcome = Some(WriteOutcome::NearDuplicate { of: hit.id });
+            }
+        }
+        let outcome = match outcome {
+            Some(dup) => dup,
+            None => match insert_event(&tx, event, content_hash, session_id, project_id)? {
+                Some(id) => WriteOutcome::Stored { id },
+                None => WriteOutcome::AlreadyStored,
+            },
+        };
+        let (label, detail) = match &outcome {
+            WriteOutcome::Stored { .. } => ("stored", None),
+            WriteOutcome::AlreadyStored => ("duplicate", Some("uid already stored")),
+            WriteOutcome::NearDuplicate { .. } => ("filtered", Some("near_duplicate")),
+        };
+        let run = HookRun {
+            outcome: label,
+            detail: run.detail.clone().or(detail.map(str::to_owned)),
+            duration_us: started.elapsed().as_micros() as i64,
+            ..run.clone()
+        };
+        insert_hook_run(&tx, &run)?;
+        tx.commit()?;
+        Ok(outcome)
+    }
+
+    /// Inserts events recovered from a spool or an import in one transaction, skipping uids
+    /// already stored. Returns how many were new.
+    pub fn write_recovered(
+        &mut self,
+        items: &[(Event, String, ProjectIdentity)],
+        runs: &[HookRun<'_>],
+    ) -> Result<usize> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut added = 0;
+        for (event, hash, project) in items {
+            let project_id = upsert_project(&tx, project, event.at_ms)?;
+            let session_id = upsert_session(&tx, event, project_id)?;
+            if insert_event(&tx, event, hash, session_id, project_id)?.is_some() {
+                added += 1;
+            }
+        }
+        for run in runs {
+            insert_hook_run(&tx, run)?;
+        }
+        tx.commit()?;
+        Ok(added)
+    }
+
+    /// Records a hook run that wrote no event (skipped, filtered, invalid).
+    pub fn record_hook_run(&mut self, run: &HookRun<'_>) -> Result<()> {
+        insert_hook_run(&self.conn, run)
+    }
+
+    /// Deletes hook-run records older than `before_ms`; they only feed `status`.
+    pub fn prune_hook_runs(&mut self, before_ms: i64) -> Result<usize> {
+        Ok(self.conn.execute("DELETE FROM hook_runs WHERE at < ?1", [before_ms])?)
+    }
+
+    /// Checks the file with SQLite's own integrity check.
+    pub fn integrity_ok(&self) -> Result<bool> {
+        let result: String = self.conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        Ok(result == "ok")
+    }
+}
+
+/// Registers the SQL functions the schema's triggers call. Every connection that writes events
+/// needs them.
+fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_scalar_function(
+        "am_fts_text",
+        1,
+        FunctionFlags::SQLITE_UTF8
+            | FunctionFlags::SQLITE_DETERMINISTIC
+            | FunctionFlags::SQLITE_INNOCUOUS,
+        |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            Ok(text.map(|t| fts::shadow_text(&t).into_owned()))
+        },
+    )
+}
+
+fn upsert_project(conn: &Connection, project: &ProjectIdentity, at_ms: i64) -> Result<i64> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO projects (key, name, root, origin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (key) DO UPDATE SET origin = coalesce(projects.origin, excluded.origin)
+         RETURNING id",
+    )?;
+    Ok(stmt.query_row(
+        params![project.key, project.name, project.root.to_string_lossy(), project.origin, at_ms],
+        |r| r.get(0),
+    )?)
+}
+
+fn upsert_session(conn: &Connection, event: &Event, project_id: i64) -> Result<i64> {
+    let title = (event.kind == EventKind::Prompt).then_some(event.summary.as_str());
+    let ended = (event.kind == EventKind::SessionEnd).then_some(event.at_ms);
+    // A session_start after an end is a resume: the session is open again.
+    let reopen = event.kind == EventKind::SessionStart;
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO sessions (agent, source_id, project_id, cwd, transcript_path, title,
+                               started_at, last_event_at, ended_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)
+         ON CONFLICT (agent, source_id) DO UPDATE SET
+             last_event_at = max(sessions.last_event_at, excluded.last_event_at),
+             started_at = min(sessions.started_at, excluded.started_at),
+             title = coalesce(sessions.title, excluded.title),
+             transcript_path = coalesce(sessions.transcript_path, excluded.transcript_path),
+             ended_at = CASE WHEN excluded.ended_at IS NOT NULL THEN excluded.ended_at
+                             WHEN ?9 THEN NULL ELSE sessions.ended_at END
+         RETURNING id",
+    )?;
+    Ok(stmt.query_row(
+        params![
+            event.agent,
+            event.session,
+            project_id,
+            event.cwd,
+            event.transcript_path,
+            title,
+            event.at_ms,
+            ended,
+            reopen
+        ],
+        |r| r.get(0),
+    )?)
+}
+
+/// Inserts the event unless its uid is stored already; returns the new row id.
+fn insert_event(
+    conn: &Connection,
+    event: &Event,
+    content_hash: &str,
+    session_id: i64,
+    project_id: i64,
+) -> Result<Option<i64>> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO events (uid, session_id, project_id, agent, kind, source_event, at, tool,
+                             tool_kind, summary, body, payload, files, sensitivity, content_hash, cwd)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+         ON CONFLICT (uid) DO NOTHING",
+    )?;
+    let changed = stmt.execute(params![
+        event.uid,
+        session_id,
+        project_id,
+        event.agent,
+        event.kind.as_str(),
+        event.source_event,
+        event.at_ms,
+        event.tool,
+        event.tool_kind.map(|k| k.as_str()),
+        event.summary,
+        event.body,
+        event.payload.to_string(),
+        serde_json::Value::from(event.files.clone()).to_string(),
+        event.sensitivity.as_str(),
+        content_hash,
+        event.cwd,
+    ])?;
+    Ok((changed == 1).then(|| conn.last_insert_rowid()))
+}
+
+fn insert_hook_run(conn: &Connection, run: &HookRun<'_>) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO hook_runs (at, agent, event_name, outcome, detail, duration_us, event_uid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    stmt.execute(params![
+        run.at_ms,
+        run.agent,
+        run.event_name,
+        run.outcome,
+        run.detail,
+        run.duration_us,
+        run.event_uid
+    ])?;
+    Ok(())
+}
+
+fn recent_events(
+    conn: &Connection,
+    session_id: i64,
+    window: DedupeWindow,
+) -> Result<Vec<RecentEvent>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, kind, at, content_hash, body FROM events
+         WHERE session_id = ?1 AND at >= ?2 ORDER BY id DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![session_id, window.since_ms, window.events as i64], |r| {
+        Ok(RecentEvent {
+            id: r.get(0)?,
+            kind: r.get(1)?,
+            at_ms: r.get(2)?,
+            content_hash: r.get(3)?,
+            body: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{EventKind, Sensitivity};
+    use crate::store::search::SearchQuery;
+
+    pub(crate) fn event(uid: &str, session: &str, body: &str) -> Event {
+        Event {
+            uid: uid.into(),
+            agent: "codex".into(),
+            kind: EventKind::Prompt,
+            source_event: "UserPromptSubmit".into(),
+            session: session.into(),
+            cwd: Some("/w/app".into()),
+            at_ms: 1_000,
+            tool: None,
+            tool_kind: None,
+            summary: format!("Prompt: {body}"),
+            body: body.into(),
+            payload: serde_json::json!({ "prompt": body }),
+            files: vec![],
+            sensitivity: Sensitivity::Normal,
+            transcript_path: None,
+        }
+    }
+
+    fn project() -> ProjectIdentity {
+        ProjectIdentity {
+            key: "path:/w/app".into(),
+            root: "/w/app".into(),
+            name: "app".into(),
+            origin: None,
+        }
+    }
+
+    fn seeded(bodies: &[&str]) -> Store {
+        let mut store = Store::open_in_memory().expect("store");
+        let items: Vec<_> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (event(&format!("u{i}"), "s", b), format!("h{i}"), project()))
+            .collect();
+        assert_eq!(store.write_recovered(&items, &[]).expect("write"), bodies.len());
+        store
+    }
+
+    fn query(text: &str) -> SearchQuery {
+        SearchQuery { text: text.into(), limit: 10, max_terms: 12, ..SearchQuery::default() }
+    }
+
+    #[test]
+    fn migrations_apply_once_and_refuse_a_newer_schema() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("home/memory.db");
+        drop(Store::open(&path, Duration::from_millis(100)).expect("create"));
+        drop(Store::open(&path, Duration::from_millis(100)).expect("reopen is a no-op"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+            assert_eq!(mode(&path), 0o600);
+            assert_eq!(mode(path.parent().expect("dir")), 0o700);
+        }
+        let conn = Connection::open(&path).expect("raw");
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).expect("bump");
+        drop(conn);
+        let err = Store::open(&path, Duration::from_millis(100)).expect_err("too new");
+        assert!(err.to_string().contains("upgrade agent-memory"), "{err}");
+    }
+
+    #[test]
+    fn uids_make_writes_idempotent() {
+        let mut store = seeded(&["first"]);
+        let again = vec![(event("u0", "s", "first"), "h0".to_owned(), project())];
+        assert_eq!(store.write_recovered(&again, &[]).expect("write"), 0);
+    }
+
+    #[test]
+    fn fts_finds_cjk_words_and_ranks_by_bm25() {
+        let store = seeded(&["修复支付回调的签名校验", "支付页面", "回调 回调 回调 webhook 回调"]);
+        let hits = store.search_events(&query("回调")).expect("search").hits;
+        assert_eq!(hits.len(), 2);
+        assert!(hits[0].title.contains("webhook"), "more occurrences rank first: {hits:?}");
+        assert_eq!(store.search_events(&query("支付回调")).expect("search").hits.len(), 1);
+        assert!(store.search_events(&query("?!")).expect("search").hits.is_empty());
+    }
+
+    #[test]
+    fn like_fallback_matches_terms_and_escapes_wildcards() {
+        let store = seeded(&["100% done with the_parser", "plain text"]);
+        let hits = store.search_like(&query("100%")).expect("like");
+        assert_eq!(hits.len(), 1);
+        assert_eq!(store.search_like(&query("the_parser")).expect("like").len(), 1);
+        assert!(store.search_like(&query("t_e")).expect("like").is_empty(), "_ is not a wildcard");
+    }
+
+    #[test]
+    fn near_duplicate_veto_runs_inside_the_write() {
+        let mut store = seeded(&["run the migrations"]);
+        let run = HookRun {
+            at_ms: 1_000,
+            agent: "codex",
+            event_name: "UserPromptSubmit",
+            outcome: "stored",
+            detail: None,
+            duration_us: 0,
+            event_uid: Some("u9"),
+        };
+        let window = DedupeWindow { events: 5, since_ms: 0 };
+        let same_hash = |r: &RecentEvent| r.content_hash == "h0";
+        let outcome = store
+            .write_event(
+                &event("u9", "s", "run the migrations"),
+                "h0",
+                &project(),
+                Some((window, &same_hash)),
+                &run,
+                Instant::now(),
+            )
+            .expect("write");
+        assert_eq!(outcome, WriteOutcome::NearDuplicate { of: 1 });
+        let n: i64 =
+            store.conn().query_row("SELECT count(*) FROM events", [], |r| r.get(0)).expect("count");
+        assert_eq!(n, 1);
+        let outcome: String = store
+            .conn()
+            .query_row("SELECT detail FROM hook_runs ORDER BY id DESC LIMIT 1", [], |r| r.get(0))
+            .expect("run");
+        assert_eq!(outcome, "near_duplicate");
+    }
+}

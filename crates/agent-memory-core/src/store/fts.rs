@@ -1,0 +1,145 @@
+//! Full-text search text: the CJK-bigram shadow text that both the index and every query go
+//! through, and the converter from what a person types to a safe FTS5 query.
+//!
+//! FTS5's `unicode61` tokenizer makes a whole run of CJK characters one token, so `回调` would
+//! never find `支付回调`. The shadow text splits every CJK run into overlapping bigrams
+//! (`支付 付回 回调`; a lone character is kept as is) and leaves everything else to `unicode61`,
+//! which lowercases ASCII words. Queries get the same treatment, a CJK term becoming a phrase
+//! of its bigrams, so a two-character word matches wherever it occurs. This avoids a custom
+//! tokenizer through FFI: the transform is a plain SQL function called by the triggers.
+
+use std::borrow::Cow;
+
+/// True for the scripts written without spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30FF}'     // Hiragana, Katakana
+        | '\u{3400}'..='\u{4DBF}'   // CJK Extension A
+        | '\u{4E00}'..='\u{9FFF}'   // CJK Unified Ideographs
+        | '\u{F900}'..='\u{FAFF}'   // CJK Compatibility Ideographs
+        | '\u{AC00}'..='\u{D7AF}'   // Hangul syllables
+        | '\u{20000}'..='\u{2FA1F}' // Extensions B–F, compatibility supplement
+    )
+}
+
+/// The shadow text for `text`: CJK runs become space-separated overlapping bigrams.
+pub fn shadow_text(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_cjk) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut run: Vec<char> = Vec::new();
+    for c in text.chars() {
+        if is_cjk(c) {
+            run.push(c);
+        } else {
+            flush_run(&mut out, &mut run);
+            out.push(c);
+        }
+    }
+    flush_run(&mut out, &mut run);
+    Cow::Owned(out)
+}
+
+fn flush_run(out: &mut String, run: &mut Vec<char>) {
+    if run.is_empty() {
+        return;
+    }
+    out.push(' ');
+    if run.len() == 1 {
+        out.push(run[0]);
+    } else {
+        for pair in run.windows(2) {
+            out.push(pair[0]);
+            out.push(pair[1]);
+            out.push(' ');
+        }
+    }
+    out.push(' ');
+    run.clear();
+}
+
+/// The terms of a query: runs of letters and digits (and `_`), with CJK runs split off as
+/// terms of their own, so `bug修复` is `bug` and `修复`.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut terms = Vec::new();
+    let mut current = String::new();
+    let mut current_cjk = false;
+    for c in query.chars() {
+        let word_char = c.is_alphanumeric() || c == '_';
+        if !word_char {
+            push_term(&mut terms, &mut current);
+            continue;
+        }
+        let cjk = is_cjk(c);
+        if !current.is_empty() && cjk != current_cjk {
+            push_term(&mut terms, &mut current);
+        }
+        current_cjk = cjk;
+        current.push(c);
+    }
+    push_term(&mut terms, &mut current);
+    terms
+}
+
+fn push_term(terms: &mut Vec<String>, current: &mut String) {
+    if !current.is_empty() && !terms.contains(current) {
+        terms.push(std::mem::take(current));
+    }
+    current.clear();
+}
+
+/// Turns a person's query into an FTS5 expression: every term quoted (so no term can be read as
+/// FTS syntax), CJK terms as phrases of their bigrams, OR-joined, at most `max_terms`. `None`
+/// when the query holds no searchable term.
+pub fn to_match_query(query: &str, max_terms: usize) -> Option<String> {
+    let parts: Vec<String> = query_terms(query)
+        .into_iter()
+        .take(max_terms.max(1))
+        .map(|term| {
+            let shadow = shadow_text(&term);
+            format!(
+                "\"{}\"",
+                shadow.split_whitespace().collect::<Vec<_>>().join(" ").replace('"', "\"\"")
+            )
+        })
+        .collect();
+    if parts.is_empty() { None } else { Some(parts.join(" OR ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shadow_text_splits_cjk_runs_into_bigrams() {
+        assert_eq!(shadow_text("plain ascii"), "plain ascii");
+        assert_eq!(
+            shadow_text("支付回调").split_whitespace().collect::<Vec<_>>(),
+            ["支付", "付回", "回调"]
+        );
+        assert_eq!(
+            shadow_text("修复API bug的回调").split_whitespace().collect::<Vec<_>>(),
+            ["修复", "API", "bug", "的回", "回调"]
+        );
+        assert_eq!(shadow_text("a 好 b").split_whitespace().collect::<Vec<_>>(), ["a", "好", "b"]);
+    }
+
+    #[test]
+    fn query_conversion_quotes_and_caps() {
+        assert_eq!(
+            to_match_query("API bug 修复", 12).as_deref(),
+            Some(r#""API" OR "bug" OR "修复""#)
+        );
+        assert_eq!(to_match_query("支付回调", 12).as_deref(), Some(r#""支付 付回 回调""#));
+        assert_eq!(to_match_query("bug修复", 12).as_deref(), Some(r#""bug" OR "修复""#));
+        // FTS syntax in the input is just text.
+        assert_eq!(
+            to_match_query("NEAR(a b) OR -c*", 12).as_deref(),
+            Some(r#""NEAR" OR "a" OR "b" OR "OR" OR "c""#)
+        );
+        assert_eq!(to_match_query("   ?!  ", 12), None);
+        let many = (0..20).map(|i| format!("t{i}")).collect::<Vec<_>>().join(" ");
+        assert_eq!(to_match_query(&many, 12).map(|q| q.matches(" OR ").count()), Some(11));
+    }
+}

@@ -1,0 +1,160 @@
+//! Status figures read from the store: size, counts per agent and project, open sessions, hook
+//! outcomes and error rate over a window, and what each filter layer dropped.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Result, SCHEMA_VERSION, Store};
+use crate::fsutil;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreStatus {
+    pub path: String,
+    /// The database file plus its write-ahead log.
+    pub bytes: u64,
+    pub schema_version: i64,
+    pub events: i64,
+    pub sessions: i64,
+    pub open_sessions: i64,
+    pub agents: Vec<AgentCount>,
+    pub projects: Vec<ProjectCount>,
+    pub hooks: Vec<HookWindow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentCount {
+    pub agent: String,
+    pub sessions: i64,
+    pub events: i64,
+    pub last_event_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectCount {
+    pub name: String,
+    pub key: String,
+    pub root: String,
+    pub sessions: i64,
+    pub events: i64,
+}
+
+/// Hook runs over one window of time.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookWindow {
+    pub window: String,
+    pub runs: i64,
+    /// Runs per outcome: stored, duplicate, skipped, filtered, spooled, invalid, failed.
+    pub outcomes: BTreeMap<String, i64>,
+    /// Filtered runs per filter layer.
+    pub filtered: BTreeMap<String, i64>,
+    /// Runs that did not reach the store cleanly (spooled, invalid, failed) over all runs.
+    pub error_rate: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// Outcomes that count as errors in the error rate.
+pub const ERROR_OUTCOMES: &[&str] = &["spooled", "invalid", "failed"];
+
+impl Store {
+    /// Reads the status figures; `windows` are (label, start in unix ms).
+    pub fn status(&self, windows: &[(&str, i64)]) -> Result<StoreStatus> {
+        let conn = self.conn();
+        let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+        let mut agents = Vec::new();
+        let mut stmt = conn.prepare(
+            "SELECT agent, count(DISTINCT session_id), count(*), max(at) FROM events
+             GROUP BY agent ORDER BY count(*) DESC, agent",
+        )?;
+        for row in stmt.query_map([], |r| {
+            Ok(AgentCount {
+                agent: r.get(0)?,
+                sessions: r.get(1)?,
+                events: r.get(2)?,
+                last_event_at: r.get(3)?,
+            })
+        })? {
+            agents.push(row?);
+        }
+        let mut projects = Vec::new();
+        let mut stmt = conn.prepare(
+            "SELECT p.name, p.key, p.root,
+                    (SELECT count(*) FROM sessions s WHERE s.project_id = p.id),
+                    (SELECT count(*) FROM events e WHERE e.project_id = p.id) AS n
+             FROM projects p ORDER BY n DESC, p.name",
+        )?;
+        for row in stmt.query_map([], |r| {
+            Ok(ProjectCount {
+                name: r.get(0)?,
+                key: r.get(1)?,
+                root: r.get(2)?,
+                sessions: r.get(3)?,
+                events: r.get(4)?,
+            })
+        })? {
+            projects.push(row?);
+        }
+        let hooks = windows
+            .iter()
+            .map(|(label, since)| self.hook_window(label, *since))
+            .collect::<Result<_>>()?;
+        let wal = self.path().with_extension("db-wal");
+        Ok(StoreStatus {
+            path: self.path().display().to_string(),
+            bytes: fsutil::file_len(self.path()) + fsutil::file_len(&wal),
+            schema_version: SCHEMA_VERSION,
+            events: count("SELECT count(*) FROM events")?,
+            sessions: count("SELECT count(*) FROM sessions")?,
+            open_sessions: count("SELECT count(*) FROM sessions WHERE ended_at IS NULL")?,
+            agents,
+            projects,
+            hooks,
+        })
+    }
+
+    fn hook_window(&self, label: &str, since_ms: i64) -> Result<HookWindow> {
+        let conn = self.conn();
+        let mut outcomes = BTreeMap::new();
+        let mut filtered = BTreeMap::new();
+        let mut stmt = conn.prepare_cached(
+            "SELECT outcome, coalesce(detail, ''), count(*) FROM hook_runs WHERE at >= ?1
+             GROUP BY outcome, detail",
+        )?;
+        let rows = stmt.query_map([since_ms], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
+        })?;
+        for row in rows {
+            let (outcome, detail, n) = row?;
+            if outcome == "filtered" {
+                *filtered.entry(detail).or_insert(0) += n;
+            }
+            *outcomes.entry(outcome).or_insert(0) += n;
+        }
+        let runs: i64 = outcomes.values().sum();
+        let errors: i64 = ERROR_OUTCOMES.iter().filter_map(|o| outcomes.get(*o)).sum();
+        let mut durations: Vec<i64> = conn
+            .prepare_cached(
+                "SELECT duration_us FROM hook_runs WHERE at >= ?1 ORDER BY duration_us",
+            )?
+            .query_map([since_ms], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        durations.sort_unstable();
+        let pct = |p: f64| -> f64 {
+            if durations.is_empty() {
+                return 0.0;
+            }
+            let index = ((durations.len() - 1) as f64 * p).round() as usize;
+            durations[index] as f64 / 1000.0
+        };
+        Ok(HookWindow {
+            window: label.to_owned(),
+            runs,
+            error_rate: if runs == 0 { 0.0 } else { errors as f64 / runs as f64 },
+            p50_ms: pct(0.50),
+            p99_ms: pct(0.99),
+            outcomes,
+            filtered,
+        })
+    }
+}

@@ -1,0 +1,307 @@
+//! Export and import: the store as a JSONL stream, and back.
+//!
+//! One JSON object per line, `{"type": …, "data": …}`: a header, then projects, sessions and
+//! events. Events are keyed by their capture uid, so importing a stream twice (or a stream that
+//! overlaps what is stored) adds nothing twice. Private events never leave through an export.
+//!
+//! Must not: redact. The importer takes a sanitizer from the caller and runs every event
+//! through it, because an imported file is input like any other.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+
+use rusqlite::{TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+
+use super::{Result, Store, StoreError, insert_event, upsert_project};
+use crate::event::{Event, EventKind, Sensitivity, ToolKind};
+use crate::project::ProjectIdentity;
+
+/// The `format` field of an export header.
+pub const FORMAT: &str = "agent-memory-export";
+/// The version of the line format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One line of an export.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum Line {
+    Header(Header),
+    Project(ProjectRecord),
+    Session(SessionRecord),
+    Event(EventRecord),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Header {
+    pub format: String,
+    pub version: u32,
+    pub exported_at: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProjectRecord {
+    pub key: String,
+    pub name: String,
+    pub root: String,
+    pub origin: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub agent: String,
+    pub source_id: String,
+    pub project: Option<String>,
+    pub cwd: Option<String>,
+    pub transcript_path: Option<String>,
+    pub title: Option<String>,
+    pub started_at: i64,
+    pub last_event_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// The project key.
+    pub project: Option<String>,
+    pub content_hash: String,
+    pub event: Event,
+}
+
+/// What to export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportFilter {
+    pub agent: Option<String>,
+    pub since_ms: Option<i64>,
+}
+
+/// Counts of one import or export.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TransferReport {
+    pub projects: usize,
+    pub sessions: usize,
+    pub events: usize,
+    /// Events already present (imports only).
+    pub already_present: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    #[error("line {line}: {message}; is this an agent-memory export?")]
+    BadLine { line: usize, message: String },
+    #[error(
+        "line {line}: export format version {found} is newer than this agent-memory reads ({FORMAT_VERSION}); upgrade agent-memory"
+    )]
+    TooNew { line: usize, found: u32 },
+    #[error("reading the export failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for TransferError {
+    fn from(e: rusqlite::Error) -> Self {
+        TransferError::Store(StoreError::Sql(e))
+    }
+}
+
+impl Store {
+    /// Writes the store as JSONL to `out`.
+    pub fn export(
+        &self,
+        out: &mut dyn Write,
+        filter: &ExportFilter,
+        now_ms: i64,
+    ) -> Result<TransferReport, TransferError> {
+        let mut report = TransferReport::default();
+        let header = Header { format: FORMAT.into(), version: FORMAT_VERSION, exported_at: now_ms };
+        write_line(out, &Line::Header(header))?;
+        let conn = self.conn();
+        let since = filter.since_ms.unwrap_or(i64::MIN);
+        let mut stmt = conn.prepare("SELECT key, name, root, origin FROM projects ORDER BY id")?;
+        let projects = stmt.query_map([], |r| {
+            Ok(ProjectRecord {
+                key: r.get(0)?,
+                name: r.get(1)?,
+                root: r.get(2)?,
+                origin: r.get(3)?,
+            })
+        })?;
+        for project in projects {
+            write_line(out, &Line::Project(project?))?;
+            report.projects += 1;
+        }
+        let mut stmt = conn.prepare(
+            "SELECT s.agent, s.source_id, p.key, s.cwd, s.transcript_path, s.title, s.started_at,
+                    s.last_event_at, s.ended_at
+             FROM sessions s LEFT JOIN projects p ON p.id = s.project_id
+             WHERE (?1 IS NULL OR s.agent = ?1) AND s.last_event_at >= ?2 ORDER BY s.id",
+        )?;
+        let sessions = stmt.query_map(params![filter.agent, since], |r| {
+            Ok(SessionRecord {
+                agent: r.get(0)?,
+                source_id: r.get(1)?,
+                project: r.get(2)?,
+                cwd: r.get(3)?,
+                transcript_path: r.get(4)?,
+                title: r.get(5)?,
+                started_at: r.get(6)?,
+                last_event_at: r.get(7)?,
+                ended_at: r.get(8)?,
+            })
+        })?;
+        for session in sessions {
+            write_line(out, &Line::Session(session?))?;
+            report.sessions += 1;
+        }
+        let mut stmt = conn.prepare(
+            "SELECT e.uid, e.agent, e.kind, e.source_event, s.source_id, e.cwd, e.at, e.tool,
+                    e.tool_kind, e.summary, e.body, e.payload, e.files, s.transcript_path,
+                    p.key, e.content_hash
+             FROM events e JOIN sessions s ON s.id = e.session_id
+             LEFT JOIN projects p ON p.id = e.project_id
+             WHERE e.sensitivity != 'private' AND (?1 IS NULL OR e.agent = ?1) AND e.at >= ?2
+             ORDER BY e.id",
+        )?;
+        let mut rows = stmt.query(params![filter.agent, since])?;
+        while let Some(r) = rows.next()? {
+            let text = |i: usize| -> rusqlite::Result<String> { r.get(i) };
+            let kind = text(2)?;
+            let event = Event {
+                uid: text(0)?,
+                agent: text(1)?,
+                kind: EventKind::parse(&kind)
+                    .ok_or_else(|| StoreError::Data(format!("unknown event kind {kind}")))?,
+                source_event: text(3)?,
+                session: text(4)?,
+                cwd: r.get(5)?,
+                at_ms: r.get(6)?,
+                tool: r.get(7)?,
+                tool_kind: r
+                    .get::<_, Option<String>>(8)?
+                    .and_then(|k| serde_json::from_value::<ToolKind>(k.into()).ok()),
+                summary: text(9)?,
+                body: text(10)?,
+                payload: serde_json::from_str(&text(11)?).unwrap_or_default(),
+                files: serde_json::from_str(&text(12)?).unwrap_or_default(),
+                sensitivity: Sensitivity::Normal,
+                transcript_path: r.get(13)?,
+            };
+            let record = EventRecord { project: r.get(14)?, content_hash: text(15)?, event };
+            write_line(out, &Line::Event(record))?;
+            report.events += 1;
+        }
+        out.flush()?;
+        Ok(report)
+    }
+
+    /// Reads a JSONL export into the store in one transaction. Every event passes through
+    /// `sanitize` first. Idempotent: events whose uid is stored already are counted, not added.
+    pub fn import(
+        &mut self,
+        input: &mut dyn BufRead,
+        sanitize: &dyn Fn(&mut Event),
+    ) -> Result<TransferReport, TransferError> {
+        let mut report = TransferReport::default();
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut projects: HashMap<String, (i64, ProjectIdentity)> = HashMap::new();
+        let mut sessions: HashMap<(String, String), i64> = HashMap::new();
+        let mut buf = String::new();
+        let mut line_no = 0;
+        loop {
+            buf.clear();
+            if input.read_line(&mut buf)? == 0 {
+                break;
+            }
+            line_no += 1;
+            if buf.trim().is_empty() {
+                continue;
+            }
+            let line: Line = serde_json::from_str(&buf)
+                .map_err(|e| TransferError::BadLine { line: line_no, message: e.to_string() })?;
+            match line {
+                Line::Header(h) => {
+                    if h.format != FORMAT {
+                        return Err(TransferError::BadLine {
+                            line: line_no,
+                            message: format!("format is {:?}", h.format),
+                        });
+                    }
+                    if h.version > FORMAT_VERSION {
+                        return Err(TransferError::TooNew { line: line_no, found: h.version });
+                    }
+                }
+                Line::Project(p) => {
+                    let identity = ProjectIdentity {
+                        key: p.key.clone(),
+                        root: p.root.into(),
+                        name: p.name,
+                        origin: p.origin,
+                    };
+                    let id = upsert_project(&tx, &identity, crate::time::now_ms())?;
+                    projects.insert(p.key, (id, identity));
+                    report.projects += 1;
+                }
+                Line::Session(s) => {
+                    let project_id =
+                        s.project.as_ref().and_then(|k| projects.get(k)).map(|(id, _)| *id);
+                    let id: i64 = tx.prepare_cached(
+                        "INSERT INTO sessions (agent, source_id, project_id, cwd, transcript_path, title,
+                                               started_at, last_event_at, ended_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                         ON CONFLICT (agent, source_id) DO UPDATE SET
+                             started_at = min(sessions.started_at, excluded.started_at),
+                             last_event_at = max(sessions.last_event_at, excluded.last_event_at),
+                             title = coalesce(sessions.title, excluded.title),
+                             ended_at = coalesce(sessions.ended_at, excluded.ended_at),
+                             project_id = coalesce(sessions.project_id, excluded.project_id)
+                         RETURNING id",
+                    )?.query_row(
+                        params![s.agent, s.source_id, project_id, s.cwd, s.transcript_path, s.title,
+                                s.started_at, s.last_event_at, s.ended_at],
+                        |r| r.get(0),
+                    )?;
+                    sessions.insert((s.agent, s.source_id), id);
+                    report.sessions += 1;
+                }
+                Line::Event(mut record) => {
+                    sanitize(&mut record.event);
+                    let event = &record.event;
+                    let project = record.project.as_ref().and_then(|k| projects.get(k));
+                    let project_id = match project {
+                        Some((id, _)) => *id,
+                        None => {
+                            // An event whose project line is missing still needs a project.
+                            let identity = crate::project::resolve(
+                                std::path::Path::new(event.cwd.as_deref().unwrap_or("/")),
+                                &[],
+                            );
+                            upsert_project(&tx, &identity, event.at_ms)?
+                        }
+                    };
+                    let session_key = (event.agent.clone(), event.session.clone());
+                    let session_id = match sessions.get(&session_key) {
+                        Some(id) => *id,
+                        None => {
+                            let id = super::upsert_session(&tx, event, project_id)?;
+                            sessions.insert(session_key, id);
+                            id
+                        }
+                    };
+                    match insert_event(&tx, event, &record.content_hash, session_id, project_id)? {
+                        Some(_) => report.events += 1,
+                        None => report.already_present += 1,
+                    }
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(report)
+    }
+}
+
+fn write_line(out: &mut dyn Write, line: &Line) -> Result<(), TransferError> {
+    serde_json::to_writer(&mut *out, line).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! The command line: every subcommand and flag, with the help text a user reads.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// One shared, permanent memory for all your AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "agent-memory", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Record one agent hook call (reads the hook's JSON on stdin; always exits 0).
+    Hook(HookArgs),
+    /// Search everything captured, ranked by relevance.
+    Search(SearchArgs),
+    /// Show the store's size, counts, hook health and spool depth.
+    Status(StatusArgs),
+    /// Write sessions and events as JSONL (private events never leave).
+    Export(ExportArgs),
+    /// Read a JSONL export back; importing the same file twice adds nothing.
+    Import(ImportArgs),
+    /// Move spooled events (written while the store was unavailable) into the store.
+    Recover(JsonFlag),
+    /// Print or locate the configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// List projects, or register a directory as a project root.
+    #[command(subcommand)]
+    Project(ProjectCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent calling: claude-code, codex, gemini, opencode, copilot, hermes, or any name.
+    #[arg(long)]
+    pub agent: String,
+    /// The agent's event name (SessionStart, PostToolUse, AfterTool, …); read from the payload
+    /// when omitted.
+    #[arg(long, default_value = "")]
+    pub event: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Words to look for, in any language.
+    #[arg(required = true, num_args = 1..)]
+    pub query: Vec<String>,
+    #[command(flatten)]
+    pub filters: Filters,
+    /// How many results at most (default from the configuration: 20).
+    #[arg(long, short = 'n')]
+    pub limit: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct Filters {
+    /// Only this agent.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Only this project: a name, a key, or a directory inside it (`.` for here).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// From this time: 2026-12-01, 2026-12-01T10:00, or an age such as 2h, 3d, 1w.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Before this time (same forms as --since).
+    #[arg(long)]
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Write here instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Only this agent.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Only sessions and events from this time on.
+    #[arg(long)]
+    pub since: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The JSONL file to read; `-` or nothing for standard input.
+    pub file: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the full default configuration, with comments.
+    Default,
+    /// Print where the configuration file is (or would be).
+    Path,
+    /// Print the configuration in effect (defaults, file and environment merged).
+    Show,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// List known projects with their keys and roots.
+    List(JsonFlag),
+    /// Register a directory as a project root: everything below it belongs to that project,
+    /// even inside a larger git repository.
+    Add {
+        /// The directory (default: the current one).
+        path: Option<PathBuf>,
+    },
+}

@@ -1,0 +1,84 @@
+//! Commands: one module per subcommand, each a `run` that calls core and hands results to
+//! [`crate::output`]. Shared here: loading the home, the configuration and the store.
+
+pub mod config;
+pub mod export;
+pub mod hook;
+pub mod import;
+pub mod project;
+pub mod recover;
+pub mod search;
+pub mod status;
+
+use std::path::Path;
+use std::time::Duration;
+
+use agent_memory_core::config::Config;
+use agent_memory_core::paths::Home;
+use agent_memory_core::store::Store;
+use anyhow::Context as _;
+
+use crate::cli::Command;
+
+/// Runs every command but `hook`, which has its own policy.
+pub fn run(command: Command) -> anyhow::Result<()> {
+    let ctx = Context::load()?;
+    crate::logging::init_stderr(&ctx.config);
+    match command {
+        Command::Hook(_) => Ok(()),
+        Command::Search(args) => search::run(&ctx, args),
+        Command::Status(args) => status::run(&ctx, args),
+        Command::Export(args) => export::run(&ctx, args),
+        Command::Import(args) => import::run(&ctx, args),
+        Command::Recover(args) => recover::run(&ctx, args),
+        Command::Config(args) => config::run(&ctx, args),
+        Command::Project(args) => project::run(&ctx, args),
+    }
+}
+
+/// What every interactive command starts from.
+pub struct Context {
+    pub home: Home,
+    pub config: Config,
+}
+
+impl Context {
+    fn load() -> anyhow::Result<Context> {
+        let home = Home::from_env()?;
+        let config = Config::load(&home.config_path())?;
+        Ok(Context { home, config })
+    }
+
+    /// Opens the store; interactive commands may wait longer for a lock than a hook.
+    pub fn store(&self) -> anyhow::Result<Store> {
+        let path = self.home.db_path();
+        Store::open(&path, Duration::from_secs(5)).with_context(|| {
+            format!(
+                "cannot use the store at {}; run `agent-memory status` or check the file",
+                path.display()
+            )
+        })
+    }
+
+    /// A project filter as typed: a directory (such as `.`) becomes that directory's project
+    /// key; anything else is matched as a key, name or root.
+    pub fn project_filter(
+        &self,
+        store: &Store,
+        value: Option<&str>,
+    ) -> anyhow::Result<Option<String>> {
+        let Some(value) = value else { return Ok(None) };
+        let path = Path::new(value);
+        if path.is_dir() {
+            let roots = store.registered_roots()?;
+            return Ok(Some(agent_memory_core::project::resolve(path, &roots).key));
+        }
+        Ok(Some(value.to_owned()))
+    }
+}
+
+/// Parses an optional `--since`/`--until` value.
+pub fn parse_time(value: Option<&str>) -> anyhow::Result<Option<i64>> {
+    let now = agent_memory_core::time::now_ms();
+    value.map(|v| agent_memory_core::time::parse_when(v, now)).transpose().map_err(Into::into)
+}

@@ -1,0 +1,101 @@
+//! `agent-memory hook`: the capture path every agent's hooks call.
+//!
+//! A plain synchronous run: read stdin (capped), run capture, answer in the agent's protocol,
+//! exit 0. A watchdog thread enforces the deadline: if the main thread is still waiting (on a
+//! locked database, a slow disk) when it passes, the watchdog spools the event and ends the
+//! process with success.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_memory_core::adapter;
+use agent_memory_core::capture::{self, HookRequest, InFlight, Input};
+use agent_memory_core::config::Config;
+use agent_memory_core::paths::Home;
+use agent_memory_core::time;
+
+use crate::cli::HookArgs;
+
+pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
+    let Ok(home) = Home::from_env() else {
+        // Nowhere to store or log; the agent must not notice.
+        return;
+    };
+    let config = Config::load(&home.config_path());
+    let config_error = config.as_ref().err().map(ToString::to_string);
+    let config = config.unwrap_or_default();
+    crate::logging::init_file(&home, &config);
+    if let Some(err) = config_error {
+        tracing::warn!("{err}; using the default configuration for this hook");
+    }
+
+    let agent = adapter::canonical_agent(&args.agent);
+    let in_flight = Arc::new(InFlight::new(&home));
+    arm_watchdog(
+        Arc::clone(&in_flight),
+        started + Duration::from_millis(config.capture.deadline_ms),
+        exit_now,
+    );
+
+    let input = capture::read_capped(&mut std::io::stdin().lock(), config.capture.max_stdin_bytes)
+        .unwrap_or_else(|err| {
+            tracing::warn!(%err, "reading the hook's standard input failed");
+            Input { bytes: Vec::new(), truncated_from: None }
+        });
+    if let Some(len) = input.truncated_from {
+        tracing::warn!(
+            agent,
+            event = args.event,
+            bytes = len,
+            "hook payload over the stdin cap; truncated"
+        );
+    }
+    let request = HookRequest {
+        home: &home,
+        config: &config,
+        agent: &agent,
+        event_name: &args.event,
+        input,
+        uid: new_uid(),
+        received_at_ms: time::now_ms(),
+        started,
+    };
+    let report = capture::run_hook(request, &in_flight);
+    match report.outcome {
+        "invalid" | "spooled" | "failed" => tracing::warn!(
+            agent,
+            event = args.event,
+            outcome = report.outcome,
+            detail = report.detail.as_deref().unwrap_or(""),
+            "hook run did not store its event"
+        ),
+        _ => tracing::debug!(agent, event = args.event, outcome = report.outcome, "hook run"),
+    }
+}
+
+fn arm_watchdog(in_flight: Arc<InFlight>, deadline: Instant, exit_now: fn() -> !) {
+    let spawned = std::thread::Builder::new().name("deadline".into()).spawn(move || {
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        match in_flight.spool_unfinished("hook deadline reached before the store answered") {
+            Some(Ok(path)) => {
+                tracing::warn!(path = %path.display(), "hook deadline reached; event spooled")
+            }
+            Some(Err(err)) => tracing::error!(%err, "hook deadline reached and spooling failed"),
+            None => {}
+        }
+        exit_now()
+    });
+    if let Err(err) = spawned {
+        tracing::warn!(%err, "cannot start the deadline watchdog");
+    }
+}
+
+/// A unique event id: time, process and a random part, so ids from many processes and
+/// machines never collide and sort roughly by time.
+fn new_uid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    let random = hasher.finish();
+    format!("{:011x}-{:05x}-{random:016x}", time::now_ms(), std::process::id() & 0xfffff)
+}

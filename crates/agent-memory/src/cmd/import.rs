@@ -1,0 +1,24 @@
+//! `agent-memory import`: a JSONL export back into the store, sanitized like captured input.
+
+use std::io::BufReader;
+
+use agent_memory_core::capture;
+use anyhow::Context as _;
+
+use super::Context;
+use crate::cli::ImportArgs;
+use crate::output;
+
+pub fn run(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let report = match args.file.filter(|f| f.as_os_str() != "-") {
+        Some(path) => {
+            let file = std::fs::File::open(&path)
+                .with_context(|| format!("cannot open {} for import", path.display()))?;
+            store.import(&mut BufReader::new(file), &capture::sanitize_event)?
+        }
+        None => store.import(&mut std::io::stdin().lock(), &capture::sanitize_event)?,
+    };
+    output::transfer("imported", &report, args.json)?;
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! The `agent-memory` binary: parse the command line, dispatch to `cmd::<name>::run`, and own
+//! the exit-code policy. `hook` always exits 0 (an agent must never be hurt by its memory); a
+//! broken pipe (`agent-memory search … | head`) is success; any other error is printed with its
+//! remedy and exits 1.
+
+mod cli;
+mod cmd;
+mod logging;
+mod output;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        // A hook command line with a typo must still not fail the agent's hook.
+        Err(_) if args.get(1).is_some_and(|a| a == "hook") => return ExitCode::SUCCESS,
+        Err(err) => err.exit(),
+    };
+    match cli.command {
+        cli::Command::Hook(args) => {
+            cmd::hook::run(args, started, exit_success_now);
+            ExitCode::SUCCESS
+        }
+        command => match cmd::run(command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+            Err(err) => {
+                output::error(&err);
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// Ends the process at once with success; the hook watchdog calls it at the deadline, after
+/// spooling the event, while the main thread may still be waiting on the database.
+#[allow(clippy::disallowed_methods)] // main.rs owns the exit code; this is that policy.
+fn exit_success_now() -> ! {
+    std::process::exit(0)
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,59 @@
+//! Integration tests: the real `agent-memory` binary, run as a child process under a temp
+//! home, against real SQLite files, with payloads captured from the real agents.
+
+mod architecture;
+mod capture_robustness;
+mod concurrency;
+mod project_identity;
+mod redaction;
+mod samples;
+mod search;
+mod spool;
+mod status;
+mod transfer;
+
+use agent_memory_testkit::TestHome;
+
+/// A fresh home for one test.
+pub fn home() -> TestHome {
+    TestHome::new(env!("CARGO_BIN_EXE_agent-memory"))
+}
+
+/// A read-only connection to the test home's store.
+pub fn db(home: &TestHome) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(
+        home.db_path(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open the store read-only")
+}
+
+/// One number from the store.
+pub fn count(home: &TestHome, sql: &str) -> i64 {
+    db(home).query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// A Claude Code-style payload; `extra` fields are merged in.
+pub fn payload(session: &str, event: &str, cwd: &str, extra: serde_json::Value) -> Vec<u8> {
+    let mut base = serde_json::json!({
+        "session_id": session,
+        "transcript_path": format!("/tmp/{session}.jsonl"),
+        "cwd": cwd,
+        "hook_event_name": event,
+    });
+    if let (Some(base), serde_json::Value::Object(extra)) = (base.as_object_mut(), extra) {
+        base.extend(extra);
+    }
+    serde_json::to_vec(&base).expect("serialize payload")
+}
+
+/// Asserts a hook run exited 0 quietly, as every agent needs.
+#[track_caller]
+pub fn assert_quiet_success(out: &std::process::Output) {
+    assert!(out.status.success(), "hook must exit 0:\n{}", agent_memory_testkit::describe(out));
+    assert!(
+        out.stdout.is_empty(),
+        "hook printed on stdout:\n{}",
+        agent_memory_testkit::describe(out)
+    );
+}

@@ -1,0 +1,190 @@
+//! When the store cannot take an event (locked, corrupt, read-only, unwritable directory), the
+//! hook still exits 0 at once, the event waits in the spool, and recovery stores it exactly once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{assert_quiet_success, count, home, payload};
+use agent_memory_testkit::TestHome;
+
+fn prompt(home: &TestHome, text: &str) -> std::process::Output {
+    let body =
+        payload("spool-session", "UserPromptSubmit", "/tmp", serde_json::json!({ "prompt": text }));
+    home.hook("claude-code", "UserPromptSubmit", &body)
+}
+
+fn spool_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn events_with(home: &TestHome, text: &str) -> i64 {
+    count(home, &format!("SELECT count(*) FROM events WHERE body LIKE '%{text}%'"))
+}
+
+#[test]
+fn locked_store_spools_then_recovers_exactly_once() {
+    let home = home();
+    assert_quiet_success(&prompt(&home, "initialise the store first"));
+
+    let mut locker = rusqlite::Connection::open(home.db_path()).expect("open");
+    let tx =
+        locker.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("lock");
+    let out = home
+        .cmd()
+        .args(["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"])
+        .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "100")
+        .pipe_payload(&payload(
+            "spool-session",
+            "UserPromptSubmit",
+            "/tmp",
+            serde_json::json!({"prompt": "while the store is locked"}),
+        ));
+    assert_quiet_success(&out);
+    assert_eq!(spool_files(&home.spool_dir()).len(), 1, "the event waits in the spool");
+    tx.rollback().expect("unlock");
+    drop(locker);
+
+    let first = home.json(&["recover"]);
+    assert_eq!(first["stored"], 1, "{first}");
+    let again = home.json(&["recover"]);
+    assert_eq!(again["stored"], 0, "{again}");
+    assert_eq!(events_with(&home, "while the store is locked"), 1);
+    assert!(spool_files(&home.spool_dir()).is_empty());
+    assert_eq!(count(&home, "SELECT count(*) FROM hook_runs WHERE outcome = 'spooled'"), 1);
+}
+
+#[test]
+fn a_later_hook_drains_the_spool() {
+    let home = home();
+    assert_quiet_success(&prompt(&home, "initialise the store first"));
+    let mut locker = rusqlite::Connection::open(home.db_path()).expect("open");
+    let tx =
+        locker.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("lock");
+    let out = home
+        .cmd()
+        .args(["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"])
+        .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "50")
+        .pipe_payload(&payload(
+            "spool-session",
+            "UserPromptSubmit",
+            "/tmp",
+            serde_json::json!({"prompt": "spooled while locked"}),
+        ));
+    assert_quiet_success(&out);
+    tx.rollback().expect("unlock");
+    drop(locker);
+    assert_quiet_success(&prompt(&home, "the next prompt after the lock"));
+    assert_eq!(events_with(&home, "spooled while locked"), 1);
+    assert!(spool_files(&home.spool_dir()).is_empty());
+}
+
+#[test]
+fn garbage_store_spools_and_recovers_once_replaced() {
+    let home = home();
+    std::fs::create_dir_all(home.home()).expect("home");
+    let garbage: Vec<u8> =
+        (0..16384u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    agent_memory_core::fsutil::write_atomic(&home.db_path(), &garbage).expect("garbage");
+    assert_quiet_success(&prompt(&home, "prompt against a corrupt store"));
+    assert_eq!(spool_files(&home.spool_dir()).len(), 1);
+    assert!(
+        home.log().contains("spool") || home.log().contains("not a database"),
+        "log: {}",
+        home.log()
+    );
+
+    // Status says what is wrong instead of crashing.
+    let status = home.run(&["status"], b"");
+    assert!(!status.status.success());
+    assert!(String::from_utf8_lossy(&status.stderr).contains("memory.db"));
+
+    std::fs::remove_file(home.db_path()).expect("remove garbage");
+    assert_eq!(home.json(&["recover"])["stored"], 1);
+    assert_eq!(events_with(&home, "prompt against a corrupt store"), 1);
+}
+
+/// Makes a path unwritable even for root (whose permission bits are ignored): `chattr +i`.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn new(path: &Path) -> Immutable {
+        if is_root() {
+            let ok = Command::new("chattr").arg("+i").arg(path).status().expect("run chattr");
+            assert!(ok.success(), "chattr +i {}", path.display());
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if path.is_dir() { 0o500 } else { 0o400 };
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        }
+        Immutable(path.to_owned())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        if is_root() {
+            let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if self.0.is_dir() { 0o700 } else { 0o600 };
+            let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(mode));
+        }
+    }
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+#[test]
+fn read_only_store_spools() {
+    let home = home();
+    assert_quiet_success(&prompt(&home, "initialise the store first"));
+    {
+        let _guard = Immutable::new(&home.db_path());
+        assert_quiet_success(&prompt(&home, "prompt against a read-only store"));
+        assert_eq!(spool_files(&home.spool_dir()).len(), 1);
+    }
+    assert_eq!(home.json(&["recover"])["stored"], 1);
+    assert_eq!(events_with(&home, "prompt against a read-only store"), 1);
+}
+
+#[test]
+fn unwritable_home_spools_to_the_fallback() {
+    let home = home();
+    assert_quiet_success(&prompt(&home, "initialise the store first"));
+    std::fs::remove_dir_all(home.spool_dir()).ok();
+    {
+        let _guard = Immutable::new(&home.home());
+        assert_quiet_success(&prompt(&home, "prompt while the home is unwritable"));
+        assert!(!home.spool_dir().exists(), "the home could not take a spool");
+    }
+    let fallback_files: usize = std::fs::read_dir(home.user_home().join("tmp"))
+        .expect("tmp")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("agent-memory-spool-"))
+        .map(|e| spool_files(&e.path()).len())
+        .sum();
+    assert_eq!(fallback_files, 1, "the event waits in the fallback spool");
+    assert_eq!(home.json(&["recover"])["stored"], 1);
+    assert_eq!(events_with(&home, "prompt while the home is unwritable"), 1);
+}
+
+/// Runs a configured command with `payload` on stdin.
+trait PipePayload {
+    fn pipe_payload(&mut self, payload: &[u8]) -> std::process::Output;
+}
+
+impl PipePayload for Command {
+    fn pipe_payload(&mut self, payload: &[u8]) -> std::process::Output {
+        agent_memory_testkit::run_with_stdin(self, payload)
+    }
+}
