@@ -381,27 +381,28 @@ fn mark_truncated(event: &mut Event, original: u64) {
 /// Strips injected context, drops `<private>` spans and redacts secrets, in that order (a
 /// secret inside a private span is dropped, not redacted).
 pub fn sanitize_text(text: &str) -> Cow<'_, str> {
-    let stripped = inject::strip_injected(text);
-    let private = match redact::drop_private(&stripped) {
-        Cow::Borrowed(_) => stripped,
-        Cow::Owned(s) => Cow::Owned(s),
-    };
-    match redact::redactor().redact(&private).0 {
-        Cow::Borrowed(_) => private,
-        Cow::Owned(s) => Cow::Owned(s),
+    match inject::strip_injected(text) {
+        Cow::Borrowed(text) => redact::redactor().scrub(text).0,
+        Cow::Owned(stripped) => Cow::Owned(redact::redactor().scrub(&stripped).0.into_owned()),
     }
 }
 
-/// [`sanitize_text`] over every string of a JSON value.
+/// [`sanitize_text`] over every string of a JSON value. Redaction sees keys too, so a value is
+/// redacted when its key names a secret (`{"GITHUB_TOKEN": "…"}`).
 pub fn sanitize_json(value: &mut Value) {
+    strip_injected_json(value);
+    redact::redactor().scrub_json(value);
+}
+
+fn strip_injected_json(value: &mut Value) {
     match value {
         Value::String(s) => {
-            if let Cow::Owned(clean) = sanitize_text(s) {
+            if let Cow::Owned(clean) = inject::strip_injected(s) {
                 *s = clean;
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(sanitize_json),
-        Value::Object(map) => map.values_mut().for_each(sanitize_json),
+        Value::Array(items) => items.iter_mut().for_each(strip_injected_json),
+        Value::Object(map) => map.values_mut().for_each(strip_injected_json),
         _ => {}
     }
 }
