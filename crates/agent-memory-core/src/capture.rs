@@ -28,7 +28,7 @@ use crate::config::Config;
 use crate::event::{CaptureContext, Event, Sensitivity, ToolKind};
 use crate::paths::Home;
 use crate::project::{self, ProjectIdentity};
-use crate::store::{Dedupe, DedupeWindow, HookRun, Store, WriteOutcome};
+use crate::store::{Dedupe, DedupeWindow, HookRun, Store, WAL_CHECKPOINT_BYTES, WriteOutcome};
 use crate::{fsutil, inject, time};
 use spool::{Prepared, SpoolRecord};
 
@@ -229,6 +229,11 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
     match written {
         Ok((mut store, outcome)) => {
             in_flight.set(Pending::Done);
+            if let Err(err) =
+                store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_millis(50))
+            {
+                tracing::debug!(%err, "checkpoint skipped");
+            }
             match outcome {
                 WriteOutcome::Stored { .. } => {}
                 WriteOutcome::AlreadyStored => report.outcome = "duplicate",

@@ -168,6 +168,10 @@ impl Config {
             ));
         }
         if env_vars.is_empty() {
+            // The common case on the hook path: no file, no overrides.
+            if table.is_empty() {
+                return Ok(Config::default());
+            }
             return Config::deserialize(toml::Value::Table(table)).map_err(invalid_file);
         }
         // Validate the file alone first, so an error names its real culprit.

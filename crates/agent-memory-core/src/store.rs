@@ -14,10 +14,13 @@ pub mod status;
 pub mod transfer;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use rusqlite::config::DbConfig;
 use rusqlite::functions::FunctionFlags;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use crate::event::{Event, EventKind};
 use crate::fsutil;
@@ -69,6 +72,8 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Read by `am_fts_deferred()`: while set, inserted events are not indexed by the trigger.
+    fts_deferred: Arc<AtomicBool>,
 }
 
 /// A hook run to record beside its outcome.
@@ -137,8 +142,15 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
         conn.busy_timeout(busy_timeout).map_err(open_err)?;
-        register_functions(&conn).map_err(open_err)?;
-        let mut store = Store { conn, path: path.to_owned() };
+        // Every hook is a short-lived process. By default the last connection to close
+        // checkpoints and deletes the write-ahead log, and the next hook creates it again: four
+        // fsyncs, most of a hook's time. Instead the log stays, and writers empty it with
+        // `checkpoint_if_large` once it has grown (SQLite's own automatic checkpoint is off: a
+        // new process does not know what was copied already and would copy the whole log).
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).map_err(open_err)?;
+        let fts_deferred = Arc::new(AtomicBool::new(false));
+        register_functions(&conn, &fts_deferred).map_err(open_err)?;
+        let mut store = Store { conn, path: path.to_owned(), fts_deferred };
         store.prepare_connection().map_err(open_err)?;
         store.migrate()?;
         Ok(store)
@@ -147,8 +159,9 @@ impl Store {
     /// An in-memory store, for tests and benchmarks of the query layer.
     pub fn open_in_memory() -> Result<Store> {
         let conn = Connection::open_in_memory()?;
-        register_functions(&conn)?;
-        let mut store = Store { conn, path: PathBuf::from(":memory:") };
+        let fts_deferred = Arc::new(AtomicBool::new(false));
+        register_functions(&conn, &fts_deferred)?;
+        let mut store = Store { conn, path: PathBuf::from(":memory:"), fts_deferred };
         store.migrate()?;
         Ok(store)
     }
@@ -169,7 +182,9 @@ impl Store {
             self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
         }
         // NORMAL in WAL mode loses at most the last transactions on power loss, never integrity.
-        self.conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")
+        self.conn.execute_batch(
+            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA wal_autocheckpoint = 0;",
+        )
     }
 
     /// Applies the migrations this file has not seen, each in one transaction. Two processes
@@ -298,6 +313,26 @@ impl Store {
         Ok(self.conn.execute("DELETE FROM hook_runs WHERE at < ?1", [before_ms])?)
     }
 
+    /// Copies the write-ahead log into the database and empties it; after large writes, so the
+    /// next process does not read a long log at start.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// [`Store::checkpoint`] when the write-ahead log has grown past `max_bytes`, waiting at
+    /// most `wait` for other connections. Every new process reads the whole log when it opens
+    /// the store, so the log must stay short; a busy store is left for the next writer.
+    pub fn checkpoint_if_large(&self, max_bytes: u64, wait: Duration) -> Result<bool> {
+        let wal = wal_path(&self.path);
+        if fsutil::file_len(&wal) <= max_bytes {
+            return Ok(false);
+        }
+        self.conn.busy_timeout(wait)?;
+        let busy: i64 = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        Ok(busy == 0)
+    }
+
     /// Checks the file with SQLite's own integrity check.
     pub fn integrity_ok(&self) -> Result<bool> {
         let result: String = self.conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
@@ -305,9 +340,19 @@ impl Store {
     }
 }
 
+/// The write-ahead log beside a database file.
+pub fn wal_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+/// How long the write-ahead log may grow before a writer empties it.
+pub const WAL_CHECKPOINT_BYTES: u64 = 512 * 1024;
+
 /// Registers the SQL functions the schema's triggers call. Every connection that writes events
 /// needs them.
-fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+fn register_functions(conn: &Connection, fts_deferred: &Arc<AtomicBool>) -> rusqlite::Result<()> {
     conn.create_scalar_function(
         "am_fts_text",
         1,
@@ -318,13 +363,35 @@ fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
             let text: Option<String> = ctx.get(0)?;
             Ok(text.map(|t| fts::shadow_text(&t).into_owned()))
         },
+    )?;
+    let deferred = Arc::clone(fts_deferred);
+    conn.create_scalar_function(
+        "am_fts_deferred",
+        0,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_INNOCUOUS,
+        move |_| Ok(deferred.load(Ordering::Relaxed)),
     )
 }
 
+/// Indexes, in one statement, every event after `after_id`; for bulk writers that deferred
+/// the trigger.
+pub(crate) fn index_events_after(conn: &Connection, after_id: i64) -> Result<()> {
+    conn.execute(
+        "INSERT INTO events_fts (rowid, text)
+         SELECT id, am_fts_text(summary || ' ' || body) FROM events WHERE id > ?1",
+        [after_id],
+    )?;
+    Ok(())
+}
+
 fn upsert_project(conn: &Connection, project: &ProjectIdentity, at_ms: i64) -> Result<i64> {
+    // Look first: the project almost always exists, and an upsert would rewrite its row.
+    let mut find = conn.prepare_cached("SELECT id FROM projects WHERE key = ?1")?;
+    if let Some(id) = find.query_row([&project.key], |r| r.get(0)).optional()? {
+        return Ok(id);
+    }
     let mut stmt = conn.prepare_cached(
         "INSERT INTO projects (key, name, root, origin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (key) DO UPDATE SET origin = coalesce(projects.origin, excluded.origin)
          RETURNING id",
     )?;
     Ok(stmt.query_row(

@@ -56,8 +56,8 @@ fn main() {
             "cwd": "/tmp",
             "hook_event_name": "PostToolUse",
             "tool_name": "Bash",
-            "tool_input": {"command": format!("cargo test -p crate_{i} -- --nocapture")},
-            "tool_response": {"stdout": format!("running 12 tests\ntest result: ok. {i} passed; 0 failed"), "stderr": ""},
+            "tool_input": {"command": format!("cargo test -p {} -- --nocapture", word(i))},
+            "tool_response": {"stdout": format!("running 12 tests in {}\ntest result: ok. {i} passed; 0 failed", word(i * 7 + 3)), "stderr": ""},
             "tool_use_id": format!("toolu_{i}"),
         });
         let mut child = cmd(&["hook", "--agent", "claude-code", "--event", "PostToolUse"])
@@ -83,6 +83,20 @@ fn main() {
         "store: {} events, {} hook runs in 24h, error rate {}",
         status["events"], status["hooks"][0]["runs"], status["hooks"][0]["error_rate"]
     );
+}
+
+/// A distinct word for each number, so that no two runs are near-duplicates of each other.
+fn word(n: usize) -> String {
+    const SYLLABLES: &[&str] = &["ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "vu", "ze"];
+    let mut n = n;
+    let mut out = String::new();
+    loop {
+        out.push_str(SYLLABLES[n % SYLLABLES.len()]);
+        n /= SYLLABLES.len();
+        if n == 0 {
+            return out;
+        }
+    }
 }
 
 fn env_or(name: &str, default: usize) -> usize {

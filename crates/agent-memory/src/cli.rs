@@ -15,6 +15,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record one agent hook call (reads the hook's JSON on stdin; always exits 0).
+    ///
+    /// `main` reads these flags with [`HookArgs::parse_fast`] first; keep the two in step.
     Hook(HookArgs),
     /// Search everything captured, ranked by relevance.
     Search(SearchArgs),
@@ -43,6 +45,33 @@ pub struct HookArgs {
     /// when omitted.
     #[arg(long, default_value = "")]
     pub event: String,
+}
+
+impl HookArgs {
+    /// Reads `--agent A [--event E]` (or `--agent=A`) directly; `None` for anything else
+    /// (`--help`, unknown flags), which then goes through the full parser.
+    pub fn parse_fast(args: &[std::ffi::OsString]) -> Option<HookArgs> {
+        let mut agent = None;
+        let mut event = String::new();
+        let mut rest = args.iter().map(|a| a.to_str());
+        while let Some(arg) = rest.next() {
+            let arg = arg?;
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) => (flag, Some(value.to_owned())),
+                None => (arg, None),
+            };
+            let value = match inline {
+                Some(value) => value,
+                None => rest.next()??.to_owned(),
+            };
+            match flag {
+                "--agent" => agent = Some(value),
+                "--event" => event = value,
+                _ => return None,
+            }
+        }
+        Some(HookArgs { agent: agent?, event })
+    }
 }
 
 #[derive(Debug, Args)]

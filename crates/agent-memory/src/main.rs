@@ -16,6 +16,14 @@ use clap::Parser;
 fn main() -> ExitCode {
     let started = Instant::now();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The hook runs on every agent event: its two flags are read without building the whole
+    // command-line parser, which costs as much as the rest of the hook's start-up.
+    if args.get(1).is_some_and(|a| a == "hook")
+        && let Some(hook) = cli::HookArgs::parse_fast(&args[2..])
+    {
+        cmd::hook::run(hook, started, exit_success_now);
+        return ExitCode::SUCCESS;
+    }
     let cli = match cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         // A hook command line with a typo must still not fail the agent's hook.

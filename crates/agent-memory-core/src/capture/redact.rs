@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Regex, RegexBuilder};
 use serde_json::Value;
 
@@ -96,7 +96,13 @@ impl Redactor {
                 keyword_rule.push(index);
             }
         }
-        let prefilter = AhoCorasick::builder().ascii_case_insensitive(true).build(&keywords).ok();
+        // A contiguous NFA builds in a fraction of the time of a DFA, and on the hook path the
+        // build, not the scan, is what a short payload pays for.
+        let prefilter = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(&keywords)
+            .ok();
         Redactor {
             prefilter,
             keyword_rule,

@@ -99,7 +99,7 @@ impl Store {
             .iter()
             .map(|(label, since)| self.hook_window(label, *since))
             .collect::<Result<_>>()?;
-        let wal = self.path().with_extension("db-wal");
+        let wal = super::wal_path(self.path());
         Ok(StoreStatus {
             path: self.path().display().to_string(),
             bytes: fsutil::file_len(self.path()) + fsutil::file_len(&wal),

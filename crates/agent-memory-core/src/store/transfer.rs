@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::sync::atomic::Ordering;
 
 use rusqlite::{TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
@@ -202,16 +203,44 @@ impl Store {
         input: &mut dyn BufRead,
         sanitize: &dyn Fn(&mut Event),
     ) -> Result<TransferReport, TransferError> {
-        let mut report = TransferReport::default();
+        // A bulk write touches every index page again and again; give it room (64 MiB).
+        self.conn.pragma_update(None, "cache_size", -65_536)?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut projects: HashMap<String, (i64, ProjectIdentity)> = HashMap::new();
-        let mut sessions: HashMap<(String, String), i64> = HashMap::new();
+        let last_id: i64 =
+            tx.query_row("SELECT coalesce(max(id), 0) FROM events", [], |r| r.get(0))?;
+        // The full-text index is built once at the end, not a segment per event.
+        self.fts_deferred.store(true, Ordering::Relaxed);
+        let mut importer = Importer { tx: &tx, projects: HashMap::new(), sessions: HashMap::new() };
+        let read = importer.read_all(input, sanitize);
+        self.fts_deferred.store(false, Ordering::Relaxed);
+        let report = read?;
+        super::index_events_after(&tx, last_id)?;
+        tx.commit()?;
+        self.checkpoint()?;
+        Ok(report)
+    }
+}
+
+/// The state of one import: ids of the projects and sessions seen so far.
+struct Importer<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+    projects: HashMap<String, i64>,
+    sessions: HashMap<(String, String), i64>,
+}
+
+impl Importer<'_> {
+    fn read_all(
+        &mut self,
+        input: &mut dyn BufRead,
+        sanitize: &dyn Fn(&mut Event),
+    ) -> Result<TransferReport, TransferError> {
+        let mut report = TransferReport::default();
         let mut buf = String::new();
         let mut line_no = 0;
         loop {
             buf.clear();
             if input.read_line(&mut buf)? == 0 {
-                break;
+                return Ok(report);
             }
             line_no += 1;
             if buf.trim().is_empty() {
@@ -220,17 +249,7 @@ impl Store {
             let line: Line = serde_json::from_str(&buf)
                 .map_err(|e| TransferError::BadLine { line: line_no, message: e.to_string() })?;
             match line {
-                Line::Header(h) => {
-                    if h.format != FORMAT {
-                        return Err(TransferError::BadLine {
-                            line: line_no,
-                            message: format!("format is {:?}", h.format),
-                        });
-                    }
-                    if h.version > FORMAT_VERSION {
-                        return Err(TransferError::TooNew { line: line_no, found: h.version });
-                    }
-                }
+                Line::Header(h) => check_header(&h, line_no)?,
                 Line::Project(p) => {
                     let identity = ProjectIdentity {
                         key: p.key.clone(),
@@ -238,66 +257,101 @@ impl Store {
                         name: p.name,
                         origin: p.origin,
                     };
-                    let id = upsert_project(&tx, &identity, crate::time::now_ms())?;
-                    projects.insert(p.key, (id, identity));
+                    let id = upsert_project(self.tx, &identity, crate::time::now_ms())?;
+                    self.projects.insert(p.key, id);
                     report.projects += 1;
                 }
                 Line::Session(s) => {
-                    let project_id =
-                        s.project.as_ref().and_then(|k| projects.get(k)).map(|(id, _)| *id);
-                    let id: i64 = tx.prepare_cached(
-                        "INSERT INTO sessions (agent, source_id, project_id, cwd, transcript_path, title,
-                                               started_at, last_event_at, ended_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                         ON CONFLICT (agent, source_id) DO UPDATE SET
-                             started_at = min(sessions.started_at, excluded.started_at),
-                             last_event_at = max(sessions.last_event_at, excluded.last_event_at),
-                             title = coalesce(sessions.title, excluded.title),
-                             ended_at = coalesce(sessions.ended_at, excluded.ended_at),
-                             project_id = coalesce(sessions.project_id, excluded.project_id)
-                         RETURNING id",
-                    )?.query_row(
-                        params![s.agent, s.source_id, project_id, s.cwd, s.transcript_path, s.title,
-                                s.started_at, s.last_event_at, s.ended_at],
-                        |r| r.get(0),
-                    )?;
-                    sessions.insert((s.agent, s.source_id), id);
+                    self.session(s)?;
                     report.sessions += 1;
                 }
                 Line::Event(mut record) => {
                     sanitize(&mut record.event);
-                    let event = &record.event;
-                    let project = record.project.as_ref().and_then(|k| projects.get(k));
-                    let project_id = match project {
-                        Some((id, _)) => *id,
-                        None => {
-                            // An event whose project line is missing still needs a project.
-                            let identity = crate::project::resolve(
-                                std::path::Path::new(event.cwd.as_deref().unwrap_or("/")),
-                                &[],
-                            );
-                            upsert_project(&tx, &identity, event.at_ms)?
-                        }
-                    };
-                    let session_key = (event.agent.clone(), event.session.clone());
-                    let session_id = match sessions.get(&session_key) {
-                        Some(id) => *id,
-                        None => {
-                            let id = super::upsert_session(&tx, event, project_id)?;
-                            sessions.insert(session_key, id);
-                            id
-                        }
-                    };
-                    match insert_event(&tx, event, &record.content_hash, session_id, project_id)? {
-                        Some(_) => report.events += 1,
-                        None => report.already_present += 1,
+                    match self.event(&record)? {
+                        true => report.events += 1,
+                        false => report.already_present += 1,
                     }
                 }
             }
         }
-        tx.commit()?;
-        Ok(report)
     }
+
+    fn session(&mut self, s: SessionRecord) -> Result<(), TransferError> {
+        let project_id = s.project.as_ref().and_then(|k| self.projects.get(k)).copied();
+        let id: i64 = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO sessions (agent, source_id, project_id, cwd, transcript_path, title,
+                                       started_at, last_event_at, ended_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT (agent, source_id) DO UPDATE SET
+                     started_at = min(sessions.started_at, excluded.started_at),
+                     last_event_at = max(sessions.last_event_at, excluded.last_event_at),
+                     title = coalesce(sessions.title, excluded.title),
+                     ended_at = coalesce(sessions.ended_at, excluded.ended_at),
+                     project_id = coalesce(sessions.project_id, excluded.project_id)
+                 RETURNING id",
+            )?
+            .query_row(
+                params![
+                    s.agent,
+                    s.source_id,
+                    project_id,
+                    s.cwd,
+                    s.transcript_path,
+                    s.title,
+                    s.started_at,
+                    s.last_event_at,
+                    s.ended_at
+                ],
+                |r| r.get(0),
+            )?;
+        self.sessions.insert((s.agent, s.source_id), id);
+        Ok(())
+    }
+
+    /// Stores one event; false when its uid was stored already.
+    fn event(&mut self, record: &EventRecord) -> Result<bool, TransferError> {
+        let event = &record.event;
+        let project_id = match record.project.as_ref().and_then(|k| self.projects.get(k)) {
+            Some(id) => *id,
+            None => {
+                // An event whose project line is missing still needs a project.
+                let identity = crate::project::resolve(
+                    std::path::Path::new(event.cwd.as_deref().unwrap_or("/")),
+                    &[],
+                );
+                let id = upsert_project(self.tx, &identity, event.at_ms)?;
+                if let Some(key) = &record.project {
+                    self.projects.insert(key.clone(), id);
+                }
+                id
+            }
+        };
+        let session_key = (event.agent.clone(), event.session.clone());
+        let session_id = match self.sessions.get(&session_key) {
+            Some(id) => *id,
+            None => {
+                let id = super::upsert_session(self.tx, event, project_id)?;
+                self.sessions.insert(session_key, id);
+                id
+            }
+        };
+        Ok(insert_event(self.tx, event, &record.content_hash, session_id, project_id)?.is_some())
+    }
+}
+
+fn check_header(header: &Header, line: usize) -> Result<(), TransferError> {
+    if header.format != FORMAT {
+        return Err(TransferError::BadLine {
+            line,
+            message: format!("format is {:?}", header.format),
+        });
+    }
+    if header.version > FORMAT_VERSION {
+        return Err(TransferError::TooNew { line, found: header.version });
+    }
+    Ok(())
 }
 
 fn write_line(out: &mut dyn Write, line: &Line) -> Result<(), TransferError> {

@@ -74,17 +74,22 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
 }
 
 fn arm_watchdog(in_flight: Arc<InFlight>, deadline: Instant, exit_now: fn() -> !) {
-    let spawned = std::thread::Builder::new().name("deadline".into()).spawn(move || {
-        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
-        match in_flight.spool_unfinished("hook deadline reached before the store answered") {
-            Some(Ok(path)) => {
-                tracing::warn!(path = %path.display(), "hook deadline reached; event spooled")
+    // The watchdog only sleeps, spools and exits: a small stack keeps its start cheap.
+    let spawned = std::thread::Builder::new().name("deadline".into()).stack_size(256 * 1024).spawn(
+        move || {
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            match in_flight.spool_unfinished("hook deadline reached before the store answered") {
+                Some(Ok(path)) => {
+                    tracing::warn!(path = %path.display(), "hook deadline reached; event spooled")
+                }
+                Some(Err(err)) => {
+                    tracing::error!(%err, "hook deadline reached and spooling failed")
+                }
+                None => {}
             }
-            Some(Err(err)) => tracing::error!(%err, "hook deadline reached and spooling failed"),
-            None => {}
-        }
-        exit_now()
-    });
+            exit_now()
+        },
+    );
     if let Err(err) = spawned {
         tracing::warn!(%err, "cannot start the deadline watchdog");
     }

@@ -54,8 +54,6 @@ CREATE TABLE events (
 );
 CREATE INDEX events_session ON events (session_id, id);
 CREATE INDEX events_at ON events (at);
-CREATE INDEX events_agent_at ON events (agent, at);
-CREATE INDEX events_project_at ON events (project_id, at);
 
 -- Contentless: the text lives in events; the index holds only the shadow tokens.
 CREATE VIRTUAL TABLE events_fts USING fts5 (
@@ -65,7 +63,9 @@ CREATE VIRTUAL TABLE events_fts USING fts5 (
     tokenize = 'unicode61 remove_diacritics 2'
 );
 
-CREATE TRIGGER events_fts_insert AFTER INSERT ON events BEGIN
+-- Bulk writers (import) switch the trigger off with am_fts_deferred() and index all their
+-- rows in one statement at the end: FTS5 flushes a segment per statement otherwise.
+CREATE TRIGGER events_fts_insert AFTER INSERT ON events WHEN NOT am_fts_deferred() BEGIN
     INSERT INTO events_fts (rowid, text) VALUES (new.id, am_fts_text(new.summary || ' ' || new.body));
 END;
 CREATE TRIGGER events_fts_delete AFTER DELETE ON events BEGIN
