@@ -1017,58 +1017,58 @@ mod tests {
         check_samples(
             "gemini",
             expect![[r#"
-            SessionStart.json
-                session_start session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222039561 cwd=/home/dev/work/proj transcript
-                summary: Session started (startup)
-                body: ""
-                payload: source
-            SessionStart.resume.json
-                session_start session=e1073a4d-7365-4de7-a228-f4e1248c6450 at=1796222498046 cwd=/home/dev/work/proj transcript
-                summary: Session started (resume)
-                body: ""
-                payload: source
-            BeforeAgent.json
-                prompt session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222039910 cwd=/home/dev/work/proj transcript
-                summary: Prompt: <hook_context>SHELLHOOK_GEMINI_SESSIONSTART_MARKER</hook_context> Run a shell command that prints a marker, then tell me what it printed.
-                body: "<hook_context>SHELLHOOK_GEMINI_SESSIONSTART_MARKER</hook_context>\n\nRun a shell command that prints …"
-                payload: prompt
-            PreCompress.json
-                skip: model-level event: not stored
-            BeforeModel.json
-                skip: model-level event: not stored
-            BeforeToolSelection.json
-                skip: model-level event: not stored
-            AfterModel.json
-                skip: model-level event: not stored
-            AfterModel.functionCall-chunk.json
-                skip: model-level event: not stored
-            BeforeTool.json
-                skip: pre-tool event: answered, not stored
-            BeforeTool.mcp.json
-                skip: pre-tool event: answered, not stored
-            AfterTool.json
-                tool_use session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222042689 cwd=/home/dev/work/proj transcript
-                tool: run_shell_command (shell) files=[]
-                summary: run_shell_command: echo FAKE_TOOL_OUTPUT_42
-                body: "echo FAKE_TOOL_OUTPUT_42\nFAKE_TOOL_OUTPUT_42"
-                payload: input is_error=false output
-            AfterTool.mcp.json
-                tool_use session=db25161a-ce35-491e-b1dc-63c6f56d0bf6 at=1796222260353 cwd=/home/dev/work/proj transcript
-                tool: mcp_mem_mem_search (mcp) files=[]
-                summary: MCP mem/mem_search: query=answer
-                body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
-                payload: input is_error=false mcp_server output
-            AfterAgent.json
-                stop session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222045751 cwd=/home/dev/work/proj transcript
-                summary: Turn ended: FAKE_FINAL_ANSWER: the command printed FAKE_TOOL_OUTPUT_42.
-                body: "FAKE_FINAL_ANSWER: the command printed FAKE_TOOL_OUTPUT_42."
-                payload: last_message
-            SessionEnd.json
-                session_end session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222046386 cwd=/home/dev/work/proj transcript
-                summary: Session ended (exit)
-                body: ""
-                payload: reason
-        "#]],
+                SessionStart.json
+                    session_start session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222039561 cwd=/home/dev/work/proj transcript
+                    summary: Session started (startup)
+                    body: ""
+                    payload: source
+                SessionStart.resume.json
+                    session_start session=e1073a4d-7365-4de7-a228-f4e1248c6450 at=1796222498046 cwd=/home/dev/work/proj transcript
+                    summary: Session started (resume)
+                    body: ""
+                    payload: source
+                BeforeAgent.json
+                    prompt session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222039910 cwd=/home/dev/work/proj transcript
+                    summary: Prompt: Run a shell command that prints a marker, then tell me what it printed.
+                    body: "Run a shell command that prints a marker, then tell me what it printed."
+                    payload: prompt
+                PreCompress.json
+                    skip: model-level event: not stored
+                BeforeModel.json
+                    skip: model-level event: not stored
+                BeforeToolSelection.json
+                    skip: model-level event: not stored
+                AfterModel.json
+                    skip: model-level event: not stored
+                AfterModel.functionCall-chunk.json
+                    skip: model-level event: not stored
+                BeforeTool.json
+                    skip: pre-tool event: answered, not stored
+                BeforeTool.mcp.json
+                    skip: pre-tool event: answered, not stored
+                AfterTool.json
+                    tool_use session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222042689 cwd=/home/dev/work/proj transcript
+                    tool: run_shell_command (shell) files=[]
+                    summary: run_shell_command: echo FAKE_TOOL_OUTPUT_42
+                    body: "echo FAKE_TOOL_OUTPUT_42\nFAKE_TOOL_OUTPUT_42"
+                    payload: input is_error=false output
+                AfterTool.mcp.json
+                    tool_use session=db25161a-ce35-491e-b1dc-63c6f56d0bf6 at=1796222260353 cwd=/home/dev/work/proj transcript
+                    tool: mcp_mem_mem_search (mcp) files=[]
+                    summary: MCP mem/mem_search: query=answer
+                    body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
+                    payload: input is_error=false mcp_server output
+                AfterAgent.json
+                    stop session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222045751 cwd=/home/dev/work/proj transcript
+                    summary: Turn ended: FAKE_FINAL_ANSWER: the command printed FAKE_TOOL_OUTPUT_42.
+                    body: "FAKE_FINAL_ANSWER: the command printed FAKE_TOOL_OUTPUT_42."
+                    payload: last_message
+                SessionEnd.json
+                    session_end session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222046386 cwd=/home/dev/work/proj transcript
+                    summary: Session ended (exit)
+                    body: ""
+                    payload: reason
+            "#]],
         );
     }
 

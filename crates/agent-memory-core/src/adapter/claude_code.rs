@@ -84,8 +84,13 @@ fn session_start(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
 }
 
 fn prompt(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
+    Ok(Draft::prompt(prompt_text(hook)?))
+}
+
+/// The prompt of a `UserPromptSubmit`-shaped payload.
+pub(super) fn prompt_text(hook: &Hook<'_>) -> Result<String, AdapterError> {
     let wire: UserPromptSubmit = hook.parse()?;
-    Ok(Draft::prompt(hook.require(wire.prompt, "prompt")?))
+    hook.require(wire.prompt, "prompt")
 }
 
 fn tool_use(hook: &Hook<'_>) -> Result<Draft, AdapterError> {

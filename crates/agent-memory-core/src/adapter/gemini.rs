@@ -20,7 +20,7 @@ use crate::event::{EventKind, ToolKind};
 /// (and `PreCompress` before every request, though nothing is compressed).
 pub(super) const EVENTS: &[(&str, Route)] = &[
     ("SessionStart", claude_code::SESSION_START),
-    ("BeforeAgent", claude_code::PROMPT),
+    ("BeforeAgent", Route::Store(EventKind::Prompt, prompt)),
     ("BeforeTool", Route::Answer),
     ("AfterTool", Route::Store(EventKind::ToolUse, tool_use)),
     ("AfterAgent", Route::Store(EventKind::Stop, stop)),
@@ -30,6 +30,31 @@ pub(super) const EVENTS: &[(&str, Route)] = &[
     ("BeforeToolSelection", Route::Skip(MODEL_LEVEL)),
     ("PreCompress", Route::Skip(MODEL_LEVEL)),
 ];
+
+/// Gemini CLI puts every hook's context in front of the prompt, each block wrapped in
+/// `<hook_context>…</hook_context>`; none of it is what the user typed.
+fn prompt(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
+    Ok(Draft::prompt(strip_hook_context(&claude_code::prompt_text(hook)?)))
+}
+
+fn strip_hook_context(text: &str) -> String {
+    const OPEN: &str = "<hook_context>";
+    const CLOSE: &str = "</hook_context>";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        match rest[start..].find(CLOSE) {
+            Some(end) => rest = &rest[start + end + CLOSE.len()..],
+            None => {
+                rest = "";
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.trim().to_owned()
+}
 
 /// Gemini CLI's built-in tools by family; MCP tools are `mcp_<server>_<tool>`.
 pub(super) const TOOLS: &[(&str, ToolKind)] = &[

@@ -100,7 +100,7 @@ fn gemini_samples() {
         AfterModel.json -> skipped (model-level event: not stored)
         AfterTool.json -> tool_use session=7d626e8c tool=run_shell_command/shell files=[] project=proj | run_shell_command: echo FAKE_TOOL_OUTPUT_42
         AfterTool.mcp.json -> tool_use session=db25161a tool=mcp_mem_mem_search/mcp files=[] project=proj | MCP mem/mem_search: query=answer
-        BeforeAgent.json -> prompt session=7d626e8c tool=-/- files=[] project=proj | Prompt: <hook_context>SHELLHOOK_GEMINI_SESSIONSTART_MARKER</hook_context> Run a shell command that prints a marker, then tell me what it printed.
+        BeforeAgent.json -> prompt session=7d626e8c tool=-/- files=[] project=proj | Prompt: Run a shell command that prints a marker, then tell me what it printed.
         BeforeModel.json -> skipped (model-level event: not stored)
         BeforeTool.json -> skipped (pre-tool event: answered, not stored)
         BeforeTool.mcp.json -> skipped (pre-tool event: answered, not stored)
