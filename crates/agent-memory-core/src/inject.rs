@@ -25,13 +25,22 @@ pub fn strip_injected(text: &str) -> Cow<'_, str> {
     if !text.contains(SENTINEL_OPEN) && !text.contains(SENTINEL_CLOSE) {
         return Cow::Borrowed(text);
     }
+    let out = drop_spans(text, SENTINEL_OPEN, SENTINEL_CLOSE);
+    // A stray close tag (the open was cut off by the agent) goes too.
+    let out = out.replace(SENTINEL_CLOSE, "");
+    Cow::Owned(remove_empty_wrappers(&out).trim().to_owned())
+}
+
+/// Removes every `open`…`close` span of `text`, tags included; an `open` without a `close`
+/// drops the rest of the text.
+pub(crate) fn drop_spans(text: &str, open: &str, close: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find(SENTINEL_OPEN) {
+    while let Some(start) = rest.find(open) {
         out.push_str(&rest[..start]);
-        let after = &rest[start + SENTINEL_OPEN.len()..];
-        match after.find(SENTINEL_CLOSE) {
-            Some(end) => rest = &after[end + SENTINEL_CLOSE.len()..],
+        let after = &rest[start + open.len()..];
+        match after.find(close) {
+            Some(end) => rest = &after[end + close.len()..],
             None => {
                 rest = "";
                 break;
@@ -39,9 +48,7 @@ pub fn strip_injected(text: &str) -> Cow<'_, str> {
         }
     }
     out.push_str(rest);
-    // A stray close tag (the open was cut off by the agent) goes too.
-    let out = out.replace(SENTINEL_CLOSE, "");
-    Cow::Owned(remove_empty_wrappers(&out).trim().to_owned())
+    out
 }
 
 /// The wrappers agents put around hook context; once our block is gone they are empty noise.

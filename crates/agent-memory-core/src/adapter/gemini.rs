@@ -15,6 +15,7 @@ use super::{
     text_of,
 };
 use crate::event::{EventKind, ToolKind};
+use crate::inject::drop_spans;
 
 /// Gemini CLI 0.61.0's hook events. The model-level ones fire per request or per streamed chunk
 /// (and `PreCompress` before every request, though nothing is compressed).
@@ -34,26 +35,8 @@ pub(super) const EVENTS: &[(&str, Route)] = &[
 /// Gemini CLI puts every hook's context in front of the prompt, each block wrapped in
 /// `<hook_context>…</hook_context>`; none of it is what the user typed.
 fn prompt(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
-    Ok(Draft::prompt(strip_hook_context(&claude_code::prompt_text(hook)?)))
-}
-
-fn strip_hook_context(text: &str) -> String {
-    const OPEN: &str = "<hook_context>";
-    const CLOSE: &str = "</hook_context>";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find(OPEN) {
-        out.push_str(&rest[..start]);
-        match rest[start..].find(CLOSE) {
-            Some(end) => rest = &rest[start + end + CLOSE.len()..],
-            None => {
-                rest = "";
-                break;
-            }
-        }
-    }
-    out.push_str(rest);
-    out.trim().to_owned()
+    let prompt = claude_code::prompt_text(hook)?;
+    Ok(Draft::prompt(drop_spans(&prompt, "<hook_context>", "</hook_context>").trim().to_owned()))
 }
 
 /// Gemini CLI's built-in tools by family; MCP tools are `mcp_<server>_<tool>`.

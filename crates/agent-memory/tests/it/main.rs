@@ -57,3 +57,31 @@ pub fn assert_quiet_success(out: &std::process::Output) {
         agent_memory_testkit::describe(out)
     );
 }
+
+/// Runs a hook while another connection holds the store's write lock, so the hook must spool;
+/// returns its output and the spool files it left, read before the lock is released.
+pub fn hook_while_locked(
+    home: &TestHome,
+    agent: &str,
+    event: &str,
+    payload: &[u8],
+) -> (std::process::Output, Vec<Vec<u8>>) {
+    let mut locker = rusqlite::Connection::open(home.db_path()).expect("open the store");
+    let tx = locker
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .expect("take the write lock");
+    let out = agent_memory_testkit::run_with_stdin(
+        home.cmd()
+            .args(["hook", "--agent", agent, "--event", event])
+            .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "50"),
+        payload,
+    );
+    let spooled = std::fs::read_dir(home.spool_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| std::fs::read(e.path()).unwrap_or_default())
+        .collect();
+    tx.rollback().expect("release the lock");
+    (out, spooled)
+}

@@ -55,19 +55,10 @@ fn no_secret_byte_reaches_the_store() {
     );
     assert_quiet_success(&home.hook("claude-code", "PostToolUse", &tool));
     // A third event through the spool path: the spool must hold no secret either.
-    let mut locker = rusqlite::Connection::open(home.db_path()).expect("open");
-    let tx =
-        locker.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("lock");
-    let out = agent_memory_testkit::run_with_stdin(
-        home.cmd()
-            .args(["hook", "--agent", "codex", "--event", "UserPromptSubmit"])
-            .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "50"),
-        &prompt,
-    );
+    let (out, spooled) = crate::hook_while_locked(&home, "codex", "UserPromptSubmit", &prompt);
     assert_quiet_success(&out);
-    let spooled = scan_dir(&home.spool_dir());
-    tx.rollback().expect("unlock");
-    drop(locker);
+    assert!(!spooled.is_empty(), "the event was spooled");
+    let spooled = spooled.concat();
     home.ok(&["recover"]);
 
     let mut haystack = spooled;
@@ -90,15 +81,6 @@ fn no_secret_byte_reaches_the_store() {
         stored.contains("DB_PASSWORD="),
         "the key stays readable, only the value goes: {stored}"
     );
-}
-
-fn scan_dir(dir: &std::path::Path) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        bytes.extend(std::fs::read(entry.path()).unwrap_or_default());
-    }
-    assert!(!bytes.is_empty(), "the spool file exists");
-    bytes
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

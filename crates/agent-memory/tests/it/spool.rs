@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{assert_quiet_success, count, home, payload};
+use crate::{assert_quiet_success, count, home, hook_while_locked, payload};
 use agent_memory_testkit::TestHome;
 
 fn prompt(home: &TestHome, text: &str) -> std::process::Output {
@@ -28,28 +28,18 @@ fn events_with(home: &TestHome, text: &str) -> i64 {
     count(home, &format!("SELECT count(*) FROM events WHERE body LIKE '%{text}%'"))
 }
 
+fn prompt_payload(text: &str) -> Vec<u8> {
+    payload("spool-session", "UserPromptSubmit", "/tmp", serde_json::json!({ "prompt": text }))
+}
+
 #[test]
 fn locked_store_spools_then_recovers_exactly_once() {
     let home = home();
     assert_quiet_success(&prompt(&home, "initialise the store first"));
-
-    let mut locker = rusqlite::Connection::open(home.db_path()).expect("open");
-    let tx =
-        locker.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("lock");
-    let out = home
-        .cmd()
-        .args(["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"])
-        .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "100")
-        .pipe_payload(&payload(
-            "spool-session",
-            "UserPromptSubmit",
-            "/tmp",
-            serde_json::json!({"prompt": "while the store is locked"}),
-        ));
+    let body = prompt_payload("while the store is locked");
+    let (out, spooled) = hook_while_locked(&home, "claude-code", "UserPromptSubmit", &body);
     assert_quiet_success(&out);
-    assert_eq!(spool_files(&home.spool_dir()).len(), 1, "the event waits in the spool");
-    tx.rollback().expect("unlock");
-    drop(locker);
+    assert_eq!(spooled.len(), 1, "the event waits in the spool");
 
     let first = home.json(&["recover"]);
     assert_eq!(first["stored"], 1, "{first}");
@@ -64,22 +54,10 @@ fn locked_store_spools_then_recovers_exactly_once() {
 fn a_later_hook_drains_the_spool() {
     let home = home();
     assert_quiet_success(&prompt(&home, "initialise the store first"));
-    let mut locker = rusqlite::Connection::open(home.db_path()).expect("open");
-    let tx =
-        locker.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("lock");
-    let out = home
-        .cmd()
-        .args(["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"])
-        .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "50")
-        .pipe_payload(&payload(
-            "spool-session",
-            "UserPromptSubmit",
-            "/tmp",
-            serde_json::json!({"prompt": "spooled while locked"}),
-        ));
+    let body = prompt_payload("spooled while locked");
+    let (out, spooled) = hook_while_locked(&home, "claude-code", "UserPromptSubmit", &body);
     assert_quiet_success(&out);
-    tx.rollback().expect("unlock");
-    drop(locker);
+    assert_eq!(spooled.len(), 1);
     assert_quiet_success(&prompt(&home, "the next prompt after the lock"));
     assert_eq!(events_with(&home, "spooled while locked"), 1);
     assert!(spool_files(&home.spool_dir()).is_empty());
@@ -182,15 +160,4 @@ fn unwritable_home_spools_to_the_fallback() {
     assert_eq!(fallback_files, 1, "the event waits in the fallback spool");
     assert_eq!(home.json(&["recover"])["stored"], 1);
     assert_eq!(events_with(&home, "prompt while the home is unwritable"), 1);
-}
-
-/// Runs a configured command with `payload` on stdin.
-trait PipePayload {
-    fn pipe_payload(&mut self, payload: &[u8]) -> std::process::Output;
-}
-
-impl PipePayload for Command {
-    fn pipe_payload(&mut self, payload: &[u8]) -> std::process::Output {
-        agent_memory_testkit::run_with_stdin(self, payload)
-    }
 }
