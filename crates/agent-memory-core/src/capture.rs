@@ -32,6 +32,9 @@ use crate::store::{Dedupe, DedupeWindow, HookRun, Store, WAL_CHECKPOINT_BYTES, W
 use crate::{fsutil, inject, time};
 use spool::{Prepared, SpoolRecord};
 
+/// How long hook-run records (which only feed `status`) are kept: 30 days.
+pub const HOOK_RUNS_KEPT_MS: i64 = 30 * 86_400_000;
+
 /// Standard input as a hook read it.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -229,10 +232,15 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
     match written {
         Ok((mut store, outcome)) => {
             in_flight.set(Pending::Done);
-            if let Err(err) =
-                store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_millis(50))
-            {
-                tracing::debug!(%err, "checkpoint skipped");
+            match store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_millis(50)) {
+                // Now and then, with the log just emptied, old hook-run records go too.
+                Ok(true) => {
+                    if let Err(err) = store.prune_hook_runs(time::now_ms() - HOOK_RUNS_KEPT_MS) {
+                        tracing::debug!(%err, "pruning hook runs failed");
+                    }
+                }
+                Ok(false) => {}
+                Err(err) => tracing::debug!(%err, "checkpoint skipped"),
             }
             match outcome {
                 WriteOutcome::Stored { .. } => {}
