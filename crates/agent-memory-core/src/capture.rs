@@ -420,7 +420,8 @@ fn strip_injected_json(value: &mut Value) {
     }
 }
 
-/// [`sanitize_json`] over every text of an event; for imports, whose events were never ours.
+/// Sanitizes every text of an event and keeps only the fact of access to sensitive files: what
+/// capture does to a payload, for events that arrive whole (imports were never ours).
 pub fn sanitize_event(event: &mut Event) {
     for text in [&mut event.summary, &mut event.body] {
         if let Cow::Owned(clean) = sanitize_text(text) {
@@ -428,50 +429,51 @@ pub fn sanitize_event(event: &mut Event) {
         }
     }
     sanitize_json(&mut event.payload);
+    protect_sensitive(event);
 }
 
-/// Marks the content of sensitive files as not stored, and caps sizes.
+/// Keeps only the fact of access to sensitive files, and caps sizes.
 fn finish(event: &mut Event, config: &Config) {
+    protect_sensitive(event);
+    truncate_chars(&mut event.body, config.capture.max_body_chars);
+    cap_strings(&mut event.payload, config.capture.max_field_chars);
+}
+
+/// For an event that read, wrote or ran a command on a sensitive file (`.env`, keys), keeps
+/// which tool and which path or command, drops everything else, and marks the event private.
+fn protect_sensitive(event: &mut Event) {
     let command =
         event.payload.pointer("/input/command").and_then(|c| c.as_str()).unwrap_or("").to_owned();
     let sensitive = event.files.iter().any(|f| redact::is_sensitive_path(f))
         || (event.tool_kind == Some(ToolKind::Shell)
             && redact::command_touches_sensitive_path(&command));
-    if sensitive {
-        // Only the fact of access survives: which tool, which path or command.
-        let keep: serde_json::Map<String, Value> = event
-            .payload
-            .get("input")
-            .and_then(|i| i.as_object())
-            .map(|input| {
-                input
-                    .iter()
-                    .filter(|(k, _)| {
-                        matches!(
-                            k.as_str(),
-                            "file_path"
-                                | "path"
-                                | "command"
-                                | "absolute_path"
-                                | "notebook_path"
-                                | "filePath"
-                        )
-                    })
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Value::Object(payload) = &mut event.payload {
-            payload.insert("input".into(), Value::Object(keep));
-            payload.insert("output".into(), Value::String(SENSITIVE_MARK.into()));
-        }
-        let subject = if command.is_empty() { event.files.join(", ") } else { command };
-        event.body = format!("{subject}\n{SENSITIVE_MARK}");
-        event.sensitivity = Sensitivity::Private;
+    if !sensitive {
+        return;
     }
-    truncate_chars(&mut event.body, config.capture.max_body_chars);
-    cap_strings(&mut event.payload, config.capture.max_field_chars);
+    let keep: serde_json::Map<String, Value> = event
+        .payload
+        .get("input")
+        .and_then(|i| i.as_object())
+        .map(|input| {
+            input
+                .iter()
+                .filter(|(k, _)| PATH_AND_COMMAND_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Value::Object(payload) = &mut event.payload {
+        payload.insert("input".into(), Value::Object(keep));
+        payload.insert("output".into(), Value::String(SENSITIVE_MARK.into()));
+    }
+    let subject = if command.is_empty() { event.files.join(", ") } else { command };
+    event.body = format!("{subject}\n{SENSITIVE_MARK}");
+    event.sensitivity = Sensitivity::Private;
 }
+
+/// The input fields that name what was accessed, kept for sensitive files.
+const PATH_AND_COMMAND_KEYS: &[&str] =
+    &["file_path", "path", "absolute_path", "notebook_path", "filePath", "command"];
 
 /// What stands in for the content of a sensitive file.
 pub const SENSITIVE_MARK: &str = "[content not stored: sensitive file]";

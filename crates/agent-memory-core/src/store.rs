@@ -401,10 +401,10 @@ fn upsert_project(conn: &Connection, project: &ProjectIdentity, at_ms: i64) -> R
 }
 
 fn upsert_session(conn: &Connection, event: &Event, project_id: i64) -> Result<i64> {
-    let title = (event.kind == EventKind::Prompt).then_some(event.summary.as_str());
+    let title = (event.kind == EventKind::Prompt).then(|| session_title(&event.body));
     let ended = (event.kind == EventKind::SessionEnd).then_some(event.at_ms);
-    // A session_start after an end is a resume: the session is open again.
-    let reopen = event.kind == EventKind::SessionStart;
+    // Anything that happens after an end reopens the session (a resume, or an agent such as
+    // Hermes that reports an end after every turn); a late spooled event from before does not.
     let mut stmt = conn.prepare_cached(
         "INSERT INTO sessions (agent, source_id, project_id, cwd, transcript_path, title,
                                started_at, last_event_at, ended_at)
@@ -414,8 +414,10 @@ fn upsert_session(conn: &Connection, event: &Event, project_id: i64) -> Result<i
              started_at = min(sessions.started_at, excluded.started_at),
              title = coalesce(sessions.title, excluded.title),
              transcript_path = coalesce(sessions.transcript_path, excluded.transcript_path),
-             ended_at = CASE WHEN excluded.ended_at IS NOT NULL THEN excluded.ended_at
-                             WHEN ?9 THEN NULL ELSE sessions.ended_at END
+             ended_at = CASE
+                 WHEN excluded.ended_at IS NOT NULL THEN max(excluded.ended_at, coalesce(sessions.ended_at, 0))
+                 WHEN sessions.ended_at IS NOT NULL AND excluded.last_event_at > sessions.ended_at THEN NULL
+                 ELSE sessions.ended_at END
          RETURNING id",
     )?;
     Ok(stmt.query_row(
@@ -427,11 +429,19 @@ fn upsert_session(conn: &Connection, event: &Event, project_id: i64) -> Result<i
             event.transcript_path,
             title,
             event.at_ms,
-            ended,
-            reopen
+            ended
         ],
         |r| r.get(0),
     )?)
+}
+
+/// A session's title: the first line of its first prompt, at most 120 characters.
+fn session_title(prompt: &str) -> String {
+    let line = prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+    match line.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
 }
 
 /// Inserts the event unless its uid is stored already; returns the new row id.

@@ -63,3 +63,36 @@ fn import_rejects_what_is_not_an_export() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 1") && err.contains("export"), "{err}");
 }
+
+#[test]
+fn imported_events_are_sanitized_like_captured_ones() {
+    let home = home();
+    let token = format!("ghp_{}", "Zq8Lm2Nx4Rt6Vy0Bc3Df5Gh7Jk9Pw1Sa4Ue6");
+    let event = |uid: &str, tool: &str, files: serde_json::Value, body: &str| {
+        serde_json::json!({"type": "event", "data": {"project": null, "content_hash": "h", "event": {
+            "uid": uid, "agent": "other", "kind": "tool_use", "source_event": "x", "session": "s",
+            "cwd": "/tmp", "at_ms": 1, "tool": tool, "tool_kind": "read", "summary": format!("{tool} something"),
+            "body": body, "payload": {"input": {"file_path": "/tmp/.env"}, "output": body},
+            "files": files, "sensitivity": "normal", "transcript_path": null}}})
+        .to_string()
+    };
+    let stream = [
+        r#"{"type":"header","data":{"format":"agent-memory-export","version":1,"exported_at":0}}"#
+            .to_owned(),
+        event("e1", "Bash", serde_json::json!([]), &format!("export GITHUB_TOKEN={token}")),
+        event("e2", "Read", serde_json::json!(["/tmp/.env"]), "DB_HOST=internal-db-9"),
+    ]
+    .join("\n");
+    let report = home.run(&["import", "--json"], stream.as_bytes());
+    assert!(report.status.success(), "{}", agent_memory_testkit::describe(&report));
+    let stored: String = crate::db(&home)
+        .query_row(
+            "SELECT group_concat(body || payload || sensitivity, '|') FROM events",
+            [],
+            |r| r.get(0),
+        )
+        .expect("rows");
+    assert!(!stored.contains(&token), "{stored}");
+    assert!(!stored.contains("internal-db-9"), "{stored}");
+    assert!(stored.contains("private"), "{stored}");
+}
