@@ -161,3 +161,52 @@ fn unwritable_home_spools_to_the_fallback() {
     assert_eq!(home.json(&["recover"])["stored"], 1);
     assert_eq!(events_with(&home, "prompt while the home is unwritable"), 1);
 }
+
+/// A small tmpfs mounted over the test home, unmounted on drop.
+struct TinyDisk(PathBuf);
+
+impl Drop for TinyDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn full_disk_spools_to_the_fallback_and_recovers() {
+    // Filling a real disk is not an option; a 1 MiB tmpfs is a real full filesystem. Mounting
+    // needs root, which CI has; elsewhere this scenario cannot be staged.
+    if !is_root() {
+        return;
+    }
+    let home = home();
+    std::fs::create_dir_all(home.home()).expect("home");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+        .arg(home.home())
+        .status()
+        .expect("run mount");
+    assert!(mounted.success(), "mount a tmpfs over the home");
+    let _disk = TinyDisk(home.home());
+    assert_quiet_success(&prompt(&home, "initialise the store first"));
+
+    // Fill what is left of the filesystem.
+    let filler = home.home().join("filler");
+    let mut file = std::fs::File::create(&filler).expect("filler");
+    let block = vec![7u8; 64 * 1024];
+    while std::io::Write::write_all(&mut file, &block).is_ok() {}
+    drop(file);
+
+    let text = "prompt while the disk is full ".repeat(40);
+    assert_quiet_success(&prompt(&home, &text));
+    let fallback: usize = std::fs::read_dir(home.user_home().join("tmp"))
+        .expect("tmp")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("agent-memory-spool-"))
+        .map(|e| spool_files(&e.path()).len())
+        .sum();
+    assert_eq!(fallback, 1, "the event waits in the fallback spool; log:\n{}", home.log());
+
+    std::fs::remove_file(&filler).expect("free space");
+    assert_eq!(home.json(&["recover"])["stored"], 1);
+    assert_eq!(events_with(&home, "prompt while the disk is full"), 1);
+}
