@@ -149,16 +149,16 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
         prepared: None,
         raw: None,
     };
+    let truncated_from = req.input.truncated_from;
     let bytes = Arc::new(req.input.bytes);
     in_flight.set(Pending::Raw { meta: Box::new(record.clone()), bytes: Arc::clone(&bytes) });
-    let input = Input { bytes: Vec::new(), truncated_from: req.input.truncated_from };
     let stage = prepare(
         req.agent,
         req.event_name,
         &req.uid,
         req.received_at_ms,
         &bytes,
-        input.truncated_from,
+        truncated_from,
         req.config,
     );
     if !matches!(stage, Stage::Ready { .. }) {
@@ -180,24 +180,15 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
     };
     let (event, hash) = match stage {
         Stage::Ready { event, hash } => (event, hash),
-        other => {
-            let (outcome, detail) = match other {
-                Stage::Invalid(message) => {
-                    save_rejected(req.home, &req.uid, &bytes);
-                    ("invalid", message)
-                }
-                Stage::Skipped(reason) => ("skipped", reason.to_owned()),
-                Stage::Filtered(layer) => ("filtered", layer.as_str().to_owned()),
-                Stage::Ready { .. } => ("stored", String::new()),
-            };
-            if let Ok(mut store) = store
-                && let Err(err) = store.record_hook_run(&run(outcome, Some(&detail)))
-            {
-                tracing::warn!(%err, "could not record the hook run");
-            }
-            report.outcome = outcome;
-            report.detail = Some(detail);
-            return report;
+        Stage::Invalid(message) => {
+            save_rejected(req.home, &req.uid, &bytes);
+            return end_without_event(store, run("invalid", Some(&message)), report);
+        }
+        Stage::Skipped(reason) => {
+            return end_without_event(store, run("skipped", Some(reason)), report);
+        }
+        Stage::Filtered(layer) => {
+            return end_without_event(store, run("filtered", Some(layer.as_str())), report);
         }
     };
 
@@ -270,6 +261,22 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
             }
         }
     }
+    report
+}
+
+/// Records the run of a hook that stores no event (unreadable, skipped or filtered input).
+fn end_without_event(
+    store: Result<Store, crate::store::StoreError>,
+    run: HookRun<'_>,
+    mut report: HookReport,
+) -> HookReport {
+    if let Ok(mut store) = store
+        && let Err(err) = store.record_hook_run(&run)
+    {
+        tracing::warn!(%err, "could not record the hook run");
+    }
+    report.outcome = run.outcome;
+    report.detail = run.detail;
     report
 }
 

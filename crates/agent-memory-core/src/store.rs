@@ -82,7 +82,7 @@ pub struct HookRun<'a> {
     pub at_ms: i64,
     pub agent: &'a str,
     pub event_name: &'a str,
-    pub outcome: &'a str,
+    pub outcome: &'static str,
     pub detail: Option<String>,
     pub duration_us: i64,
     pub event_uid: Option<&'a str>,

@@ -151,6 +151,12 @@ pub fn status(status: &StoreStatus, spool: &SpoolDepth, as_json: bool) -> io::Re
     if spool.records > 0 {
         writeln!(out, "           run `agent-memory recover` to store them now")?;
     }
+    if status.events == 0 && status.hooks.iter().all(|w| w.runs == 0) {
+        writeln!(
+            out,
+            "\nnothing captured yet: point your agents' hooks at `agent-memory hook` (README: \"Wiring an agent's hooks\")"
+        )?;
+    }
     Ok(())
 }
 
