@@ -12,6 +12,7 @@
 pub mod adapter;
 pub mod capture;
 pub mod config;
+pub mod distil;
 pub mod event;
 pub mod fsutil;
 pub mod inject;

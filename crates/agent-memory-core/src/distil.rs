@@ -1,0 +1,73 @@
+//! Distil: turns a session's events into observations and, at stop, a session summary.
+//!
+//! Two distillers stand behind one trait: the offline one (deterministic rules, always there,
+//! no network) and, later, an LLM one driven by the mode's prompts. A [`mode::Mode`] says what
+//! to watch: the closed sets of observation types and concepts, what to record and skip, and
+//! the output language. The worker that claims events and stores results comes later; this
+//! module is pure: events in, drafts out.
+//!
+//! Must not: touch the store, the network or the clock (times come from the events).
+
+pub mod mode;
+pub mod offline;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Event;
+
+/// A stored event: its row id and the event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    pub id: i64,
+    pub event: Event,
+}
+
+/// One distilled note, the same shape every time (DESIGN.md §3 "observation").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservationDraft {
+    /// One line, specific: names the file, function, command or error.
+    pub title: String,
+    /// At most 24 words.
+    pub subtitle: String,
+    /// About three self-contained one-sentence statements with concrete names.
+    pub facts: Vec<String>,
+    /// A short story: what was done, what was tried, what was learned, why it matters.
+    pub narrative: String,
+    /// A key of the mode's observation types (code mode: bugfix, feature, refactor, change,
+    /// discovery, decision, security_alert, security_note, sensitive).
+    pub kind: String,
+    /// Two to five keys of the mode's concepts.
+    pub concepts: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    /// The events it was distilled from.
+    pub source_event_ids: Vec<i64>,
+    /// The time of its last source event, Unix milliseconds.
+    pub at_ms: i64,
+}
+
+/// What a session was about, written at stop (DESIGN.md §3 "summary").
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SummaryDraft {
+    /// The session's first real prompt.
+    pub request: String,
+    /// Files read, and what was looked into.
+    pub investigated: Vec<String>,
+    pub learned: Vec<String>,
+    /// Files changed, commands that passed.
+    pub completed: Vec<String>,
+    /// The last prompt's unfinished ask, or a command still failing.
+    pub next_steps: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+}
+
+/// Turns events into observations and summaries.
+pub trait Distiller {
+    /// Observations for a batch of a session's new events, in order (usually one turn).
+    /// Events the mode says to skip yield nothing; an empty batch yields nothing.
+    fn observe(&self, events: &[StoredEvent], mode: &mode::Mode) -> Vec<ObservationDraft>;
+
+    /// The summary of a whole session, given all its events in order.
+    fn summarize(&self, events: &[StoredEvent], mode: &mode::Mode) -> SummaryDraft;
+}
