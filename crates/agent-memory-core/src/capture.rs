@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::adapter::{self, Normalized};
 use crate::config::Config;
-use crate::event::{CaptureContext, Event, Sensitivity, ToolKind};
+use crate::event::{CaptureContext, Event, EventKind, Sensitivity, ToolKind};
 use crate::paths::Home;
 use crate::project::{self, ProjectIdentity};
 use crate::store::{Dedupe, DedupeWindow, HookRun, Store, WAL_CHECKPOINT_BYTES, WriteOutcome};
@@ -65,6 +65,9 @@ pub struct HookReport {
     pub event_uid: String,
     /// Spooled events this run drained into the store.
     pub drained: usize,
+    /// The stored event ended a turn or the session (a stop, a session end): distilling it
+    /// is due.
+    pub ends_turn: bool,
 }
 
 /// A hook run in progress, shared with the watchdog that spools it if the deadline passes.
@@ -136,8 +139,13 @@ enum Stage {
 /// Runs the capture pipeline for one hook call. Never fails: every problem becomes an outcome.
 pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
     let deadline = req.started + Duration::from_millis(req.config.capture.deadline_ms);
-    let mut report =
-        HookReport { outcome: "stored", detail: None, event_uid: req.uid.clone(), drained: 0 };
+    let mut report = HookReport {
+        outcome: "stored",
+        detail: None,
+        event_uid: req.uid.clone(),
+        drained: 0,
+        ends_turn: false,
+    };
     let mut record = SpoolRecord {
         v: spool::RECORD_VERSION,
         uid: req.uid.clone(),
@@ -234,7 +242,10 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
                 Err(err) => tracing::debug!(%err, "checkpoint skipped"),
             }
             match outcome {
-                WriteOutcome::Stored { .. } => {}
+                WriteOutcome::Stored { .. } => {
+                    report.ends_turn =
+                        matches!(event.kind, EventKind::Stop | EventKind::SessionEnd);
+                }
                 WriteOutcome::AlreadyStored => report.outcome = "duplicate",
                 WriteOutcome::NearDuplicate { of } => {
                     report.outcome = "filtered";

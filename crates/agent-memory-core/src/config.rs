@@ -4,7 +4,11 @@
 //! and printed by `agent-memory config default`; a test keeps them equal to [`Config::default`],
 //! which is what the hook path uses so that it never parses the embedded file.
 //!
-//! Must not: read anything but the one config file and the environment.
+//! It also owns the one way the CLI changes that file ([`set_in_file`], for `agent-memory mode
+//! use`): a text edit of a single key that keeps the user's comments, order and other sections
+//! byte for byte, checked by parsing the result before it is written.
+//!
+//! Must not: read or write anything but the one config file and the environment.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +26,7 @@ pub struct Config {
     pub capture: CaptureConfig,
     pub filter: FilterConfig,
     pub search: SearchConfig,
+    pub distil: DistilConfig,
     pub log: LogConfig,
 }
 
@@ -107,6 +112,34 @@ impl Default for SearchConfig {
     }
 }
 
+/// How sessions are turned into observations and summaries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DistilConfig {
+    /// The mode's name: a built-in (`code`, `code-quiet`, `meeting-notes`) or a user file.
+    pub mode: String,
+    /// The output language of observations and summaries: `en` or `zh-CN`.
+    pub language: String,
+    /// A session with no event for this long gets its summary even without a stop event.
+    pub silence_minutes: u64,
+    /// How long a distil pass holds a session before another pass may take it over.
+    pub lease_seconds: u64,
+    /// Whether the stop and session-end hooks start one detached distil pass.
+    pub auto_work: bool,
+}
+
+impl Default for DistilConfig {
+    fn default() -> Self {
+        DistilConfig {
+            mode: crate::distil::mode::DEFAULT_MODE.to_owned(),
+            language: "en".into(),
+            silence_minutes: 30,
+            lease_seconds: 120,
+            auto_work: true,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogConfig {
@@ -129,6 +162,10 @@ pub enum ConfigError {
     Invalid { path: PathBuf, message: String },
     #[error("environment variable(s) {var} do not fit the configuration: {message}")]
     Env { var: String, message: String },
+    #[error("cannot change {path}: {source}")]
+    Edit { path: PathBuf, source: EditError },
+    #[error("cannot write {path}: {source}; check that its directory is writable")]
+    Write { path: PathBuf, source: std::io::Error },
 }
 
 impl Config {
@@ -216,6 +253,211 @@ fn set_nested(table: &mut toml::Table, parts: &[String], value: toml::Value) {
     }
 }
 
+/// Why a key cannot be set by a text edit.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error(
+        "the file is not valid TOML: {message}; fix it first (compare with `agent-memory config default`)"
+    )]
+    Unparsable { message: String },
+    #[error(
+        "cannot set `{section}.{key}` without rewriting your formatting (it is written as an \
+         inline table, a dotted key or a multi-line value); set `{key} = {value}` under \
+         `[{section}]` by hand"
+    )]
+    Unsupported { section: String, key: String, value: String },
+}
+
+/// Sets `key` in `[section]` of a TOML file's text to `value`, changing nothing else.
+///
+/// It replaces the value of an existing `key = …` line inside `[section]` (keeping its
+/// indentation and any trailing comment), or adds `key = value` after the last setting of an
+/// existing `[section]` (right under its header if it has none), or appends a new `[section]` at the end. The file's line ending (LF or
+/// CRLF) is kept. The result is parsed and compared with the original plus this one change; any
+/// layout the edit does not understand is refused rather than guessed at.
+pub fn set_key(
+    text: &str,
+    section: &str,
+    key: &str,
+    value: &toml::Value,
+) -> Result<String, EditError> {
+    let before = text
+        .parse::<toml::Table>()
+        .map_err(|e| EditError::Unparsable { message: e.message().to_owned() })?;
+    let value_text = value.to_string();
+    let unsupported = || EditError::Unsupported {
+        section: section.to_owned(),
+        key: key.to_owned(),
+        value: value_text.clone(),
+    };
+    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+
+    // Where `[section]` starts and ends (as line indices), and the key's line inside it.
+    // `last` is the section's last line that is neither blank nor a comment: a new key goes
+    // after it, so keys keep the order they were set in and comments before the next header
+    // stay with that header.
+    let mut last = None;
+    let mut key_line = None;
+    let mut current: Option<String> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if let Some(name) = header_name(content) {
+            if name == section && last.is_none() {
+                last = Some(i);
+            }
+            current = Some(name);
+            continue;
+        }
+        if current.as_deref() != Some(section) {
+            continue;
+        }
+        let trimmed = content.trim();
+        if !trimmed.is_empty() && !trimmed.starts_with('#') {
+            last = Some(i);
+        }
+        if key_line.is_none() && line_key(content) == Some(key) {
+            key_line = Some(i);
+        }
+    }
+
+    let mut out = String::with_capacity(text.len() + value_text.len() + 32);
+    match (last, key_line) {
+        (_, Some(i)) => {
+            let content = lines[i].trim_end_matches(['\n', '\r']);
+            let ending = &lines[i][content.len()..];
+            let (head, rest) = content.split_once('=').ok_or_else(unsupported)?;
+            let value_start = rest.len() - rest.trim_start().len();
+            let tail = value_tail(&rest[value_start..]).ok_or_else(unsupported)?;
+            lines[..i].iter().for_each(|l| out.push_str(l));
+            out.push_str(head);
+            out.push('=');
+            out.push_str(&rest[..value_start]);
+            out.push_str(&value_text);
+            out.push_str(tail);
+            out.push_str(ending);
+            lines[i + 1..].iter().for_each(|l| out.push_str(l));
+        }
+        (Some(h), None) => {
+            lines[..=h].iter().for_each(|l| out.push_str(l));
+            if !lines[h].ends_with('\n') {
+                out.push_str(eol);
+            }
+            out.push_str(&format!("{key} = {value_text}{eol}"));
+            lines[h + 1..].iter().for_each(|l| out.push_str(l));
+        }
+        (None, None) => {
+            out.push_str(text);
+            if !text.is_empty() {
+                if !text.ends_with('\n') {
+                    out.push_str(eol);
+                }
+                out.push_str(eol);
+            }
+            out.push_str(&format!("[{section}]{eol}{key} = {value_text}{eol}"));
+        }
+    }
+
+    // The check that makes a line-based edit safe: the new file must mean exactly the old one
+    // with this key set. Multi-line strings, inline tables and dotted keys fail it and are refused.
+    let mut expected = before;
+    let table = expected
+        .entry(section.to_owned())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let toml::Value::Table(table) = table else { return Err(unsupported()) };
+    table.insert(key.to_owned(), value.clone());
+    match out.parse::<toml::Table>() {
+        Ok(after) if after == expected => Ok(out),
+        _ => Err(unsupported()),
+    }
+}
+
+/// The table name of a `[name]` header line (with an optional comment), or `None` for any other
+/// line. `[[array]]` headers count too: they end the section before them.
+fn header_name(line: &str) -> Option<String> {
+    let line = line.trim();
+    let inner = line.strip_prefix('[')?;
+    let (inner, rest) = match inner.strip_prefix('[') {
+        Some(array) => array.split_once("]]")?,
+        None => inner.split_once(']')?,
+    };
+    let rest = rest.trim_start();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    // A header's name is dotted keys; quoted parts are unquoted so `["distil"]` matches too.
+    let parts: Vec<String> = inner
+        .split('.')
+        .map(|p| p.trim().trim_matches(|c| c == '"' || c == '\'').to_owned())
+        .collect();
+    let valid = |p: &String| {
+        !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    parts.iter().all(valid).then(|| parts.join("."))
+}
+
+/// The bare or quoted key of a `key = value` line, or `None`.
+fn line_key(line: &str) -> Option<&str> {
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    let unquoted = key
+        .strip_prefix('"')
+        .and_then(|k| k.strip_suffix('"'))
+        .or_else(|| key.strip_prefix('\'').and_then(|k| k.strip_suffix('\'')))
+        .unwrap_or(key);
+    Some(unquoted)
+}
+
+/// What follows a one-line value (white space and a comment, or nothing); `None` when the
+/// value does not end on this line.
+fn value_tail(rest: &str) -> Option<&str> {
+    let parses = |value: &str| format!("v = {value}").parse::<toml::Table>().is_ok();
+    if !parses(rest) {
+        return None;
+    }
+    // The first `#` that is not inside the value starts the comment: before it, the value parses.
+    for (at, _) in rest.match_indices('#') {
+        let value = rest[..at].trim_end();
+        if !value.is_empty() && parses(value) {
+            return Some(&rest[value.len()..]);
+        }
+    }
+    let value = rest.trim_end();
+    Some(&rest[value.len()..])
+}
+
+/// Sets each `(section, key, value)` in the configuration file at `path` with [`set_key`] and
+/// writes it atomically; a missing file is created. Returns whether the file changed.
+///
+/// The result must still be a valid configuration, so a typo'd key is refused here rather
+/// than breaking every later command.
+pub fn set_in_file(path: &Path, edits: &[(&str, &str, toml::Value)]) -> Result<bool, ConfigError> {
+    let before = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => return Err(ConfigError::Read { path: path.to_owned(), source }),
+    };
+    let mut text = before.clone();
+    for (section, key, value) in edits {
+        text = set_key(&text, section, key, value)
+            .map_err(|source| ConfigError::Edit { path: path.to_owned(), source })?;
+    }
+    let invalid =
+        |message: &str| ConfigError::Invalid { path: path.to_owned(), message: message.to_owned() };
+    let table = text.parse::<toml::Table>().map_err(|e| invalid(e.message()))?;
+    Config::deserialize(toml::Value::Table(table)).map_err(|e| invalid(e.message()))?;
+    if text == before {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::fsutil::ensure_private_dir(dir)
+            .map_err(|source| ConfigError::Write { path: path.to_owned(), source })?;
+    }
+    crate::fsutil::write_atomic(path, text.as_bytes())
+        .map_err(|source| ConfigError::Write { path: path.to_owned(), source })?;
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,5 +502,180 @@ mod tests {
         assert!(err.to_string().contains("AGENT_MEMORY_CAPTURE__DEADLINE_MS"), "{err}");
         let missing = dir.path().join("none.toml");
         assert_eq!(Config::load_with(&missing, []).expect("missing ok"), Config::default());
+    }
+
+    #[test]
+    fn distil_section_defaults_and_overrides() {
+        let distil = Config::default().distil;
+        assert_eq!(distil.mode, crate::distil::mode::DEFAULT_MODE);
+        assert_eq!(distil.language, "en");
+        assert_eq!(
+            (distil.silence_minutes, distil.lease_seconds, distil.auto_work),
+            (30, 120, true)
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let text = "[distil]\nmode = \"code-quiet\"\nlanguage = \"zh-CN\"\nauto_work = false\n";
+        crate::fsutil::write_atomic(&path, text.as_bytes()).expect("w");
+        let env = [("AGENT_MEMORY_DISTIL__SILENCE_MINUTES".to_owned(), "5".to_owned())];
+        let distil = Config::load_with(&path, env).expect("loads").distil;
+        assert_eq!(distil.mode, "code-quiet");
+        assert_eq!(distil.language, "zh-CN");
+        assert!(!distil.auto_work);
+        assert_eq!(distil.silence_minutes, 5);
+        assert_eq!(distil.lease_seconds, 120, "untouched keys keep defaults");
+        crate::fsutil::write_atomic(&path, "[distil]\nmodes = \"x\"\n".as_bytes()).expect("w");
+        let err = Config::load_with(&path, []).expect_err("unknown key");
+        assert!(err.to_string().contains("unknown field `modes`"), "{err}");
+    }
+
+    fn mode_value(name: &str) -> toml::Value {
+        toml::Value::String(name.to_owned())
+    }
+
+    #[test]
+    fn set_key_edits_one_line_and_keeps_the_rest() {
+        // (what the case shows, file before, file after setting `[distil] mode = "quiet"`)
+        let cases: &[(&str, &str, &str)] = &[
+            ("empty file", "", "[distil]\nmode = \"quiet\"\n"),
+            (
+                "no section: appended after a blank line, comments kept",
+                "# mine\n[search]\nlimit = 5 # fewer\n",
+                "# mine\n[search]\nlimit = 5 # fewer\n\n[distil]\nmode = \"quiet\"\n",
+            ),
+            (
+                "no final newline",
+                "[search]\nlimit = 5",
+                "[search]\nlimit = 5\n\n[distil]\nmode = \"quiet\"\n",
+            ),
+            (
+                "section without the key: added after its last setting",
+                "[distil]\n# quick\nsilence_minutes = 5\n\n[log]\nlevel = \"info\"\n",
+                "[distil]\n# quick\nsilence_minutes = 5\nmode = \"quiet\"\n\n[log]\nlevel = \"info\"\n",
+            ),
+            (
+                "header on the last line without a newline",
+                "[distil]",
+                "[distil]\nmode = \"quiet\"\n",
+            ),
+            (
+                "key replaced; indentation, spacing and comment kept",
+                "[distil]\n  mode   =  \"code\"   # was code\nlanguage = \"en\"\n",
+                "[distil]\n  mode   =  \"quiet\"   # was code\nlanguage = \"en\"\n",
+            ),
+            (
+                "a # inside the old value is not a comment",
+                "[distil]\nmode = 'a#b' # c\n",
+                "[distil]\nmode = \"quiet\" # c\n",
+            ),
+            (
+                "the same key in another section is not touched",
+                "[other]\nmode = \"x\"\n[distil]\nlanguage = \"en\"\n[more]\nmode = 1\n",
+                "[other]\nmode = \"x\"\n[distil]\nlanguage = \"en\"\nmode = \"quiet\"\n[more]\nmode = 1\n",
+            ),
+            (
+                "last setting without a final newline",
+                "[distil]\nlanguage = \"en\"",
+                "[distil]\nlanguage = \"en\"\nmode = \"quiet\"\n",
+            ),
+            (
+                "a multi-line array ends the section's settings at its closing bracket",
+                "[distil]\nlist = [\n  \"a\",\n]\n# next\n[log]\n",
+                "[distil]\nlist = [\n  \"a\",\n]\nmode = \"quiet\"\n# next\n[log]\n",
+            ),
+            (
+                "a commented-out key is not the key",
+                "[distil]\n# mode = \"code\"\n",
+                "[distil]\nmode = \"quiet\"\n# mode = \"code\"\n",
+            ),
+            (
+                "a sub-table is another section",
+                "[distil.extra]\nmode = \"x\"\n",
+                "[distil.extra]\nmode = \"x\"\n\n[distil]\nmode = \"quiet\"\n",
+            ),
+            (
+                "a header with a comment and a quoted name",
+                "[ \"distil\" ] # mine\nmode = \"code\"\n",
+                "[ \"distil\" ] # mine\nmode = \"quiet\"\n",
+            ),
+            (
+                "CRLF files stay CRLF",
+                "# c\r\n[distil]\r\nmode = \"code\" # x\r\nlanguage = \"en\"\r\n",
+                "# c\r\n[distil]\r\nmode = \"quiet\" # x\r\nlanguage = \"en\"\r\n",
+            ),
+            (
+                "CRLF, section without the key",
+                "[distil]\r\nlanguage = \"en\"\r\n",
+                "[distil]\r\nlanguage = \"en\"\r\nmode = \"quiet\"\r\n",
+            ),
+            (
+                "CRLF, no section",
+                "[log]\r\nlevel = \"warn\"\r\n",
+                "[log]\r\nlevel = \"warn\"\r\n\r\n[distil]\r\nmode = \"quiet\"\r\n",
+            ),
+        ];
+        for (what, before, after) in cases {
+            let edited = set_key(before, "distil", "mode", &mode_value("quiet"))
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(edited, *after, "{what}");
+            // Setting the same value again changes nothing.
+            let again = set_key(&edited, "distil", "mode", &mode_value("quiet")).expect("again");
+            assert_eq!(again, edited, "{what}: idempotent");
+        }
+    }
+
+    #[test]
+    fn set_key_refuses_layouts_it_cannot_edit_faithfully() {
+        let cases: &[(&str, &str)] = &[
+            ("inline table", "distil = { language = \"en\" }\n"),
+            ("dotted key at the top", "distil.language = \"en\"\n"),
+            ("multi-line value", "[distil]\nmode = \"\"\"\ncode\"\"\"\n"),
+            ("not a table", "distil = 3\n"),
+        ];
+        for (what, before) in cases {
+            let err = set_key(before, "distil", "mode", &mode_value("quiet")).expect_err(what);
+            assert!(matches!(err, EditError::Unsupported { .. }), "{what}: {err}");
+        }
+        let err =
+            set_key("[distil]\nmode = \"\"\"\ncode\"\"\"\n", "distil", "mode", &mode_value("q"))
+                .expect_err("multi-line");
+        expect_test::expect![[r#"cannot set `distil.mode` without rewriting your formatting (it is written as an inline table, a dotted key or a multi-line value); set `mode = "q"` under `[distil]` by hand"#]]
+            .assert_eq(&err.to_string());
+        let err = set_key("[distil\n", "distil", "mode", &mode_value("q")).expect_err("bad toml");
+        assert!(matches!(err, EditError::Unparsable { .. }), "{err}");
+    }
+
+    #[test]
+    fn set_in_file_creates_edits_and_validates() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("home").join("config.toml");
+        let edits = [
+            ("distil", "mode", mode_value("code-quiet")),
+            ("distil", "language", mode_value("zh-CN")),
+        ];
+        assert!(set_in_file(&path, &edits).expect("creates the file"));
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text, "[distil]\nmode = \"code-quiet\"\nlanguage = \"zh-CN\"\n");
+        assert!(!set_in_file(&path, &edits).expect("same again"), "nothing to change");
+        let config = Config::load_with(&path, []).expect("loads");
+        assert_eq!(
+            (config.distil.mode.as_str(), config.distil.language.as_str()),
+            ("code-quiet", "zh-CN")
+        );
+
+        let original =
+            "# my settings\n[search]\nlimit = 5\n\n[distil]\nmode = \"code\" # default\n";
+        crate::fsutil::write_atomic(&path, original.as_bytes()).expect("w");
+        assert!(
+            set_in_file(&path, &[("distil", "mode", mode_value("meeting-notes"))]).expect("edits")
+        );
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text, original.replace("\"code\"", "\"meeting-notes\""));
+
+        // A key the configuration does not know is refused and the file is left alone.
+        let err =
+            set_in_file(&path, &[("distil", "colour", mode_value("x"))]).expect_err("unknown");
+        assert!(err.to_string().contains("unknown field `colour`"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), text);
     }
 }

@@ -3,20 +3,21 @@
 //! Two distillers stand behind one trait: the offline one (deterministic rules, always there,
 //! no network) and, later, an LLM one driven by the mode's prompts. A [`mode::Mode`] says what
 //! to watch: the closed sets of observation types and concepts, what to record and skip, and
-//! the output language. The worker that claims events and stores results comes later; this
-//! module is pure: events in, drafts out.
+//! the output language. The distillers are pure, events in and drafts out; [`work`] runs a pass
+//! that feeds them a session's new events and stores what they return.
 //!
-//! Must not: touch the store, the network or the clock (times come from the events).
+//! Must not: touch the network, or read the clock (times come from the events and the caller).
 
 pub mod mode;
 pub mod offline;
+pub mod work;
 
 use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 
 /// A stored event: its row id and the event.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredEvent {
     pub id: i64,
     pub event: Event,

@@ -20,3 +20,4 @@ pub mod paths;
 pub mod project;
 pub mod store;
 pub mod time;
+pub mod tokens;

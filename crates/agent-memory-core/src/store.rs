@@ -8,6 +8,7 @@
 //! Must not: know agent formats, redact, or decide what is noise; callers hand it finished events
 //! and the rules to apply (such as the near-duplicate test).
 
+pub mod distilled;
 pub mod fts;
 pub mod search;
 pub mod status;
@@ -22,12 +23,15 @@ use rusqlite::config::DbConfig;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use crate::event::{Event, EventKind};
+use crate::event::{Event, EventKind, Sensitivity, ToolKind};
 use crate::fsutil;
 use crate::project::ProjectIdentity;
 
 /// The migrations, in order. Never edit a shipped one: add the next.
-const MIGRATIONS: &[&str] = &[include_str!("store/migrations/0001_capture.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("store/migrations/0001_capture.sql"),
+    include_str!("store/migrations/0002_distil.sql"),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -340,6 +344,37 @@ impl Store {
     }
 }
 
+/// The columns [`event_from_row`] reads, in order (`e` is events, `s` its session).
+pub(crate) const EVENT_COLUMNS: &str = "e.uid, e.agent, e.kind, e.source_event, s.source_id, \
+     e.cwd, e.at, e.tool, e.tool_kind, e.summary, e.body, e.payload, e.files, e.sensitivity, \
+     s.transcript_path";
+
+/// An event from the columns of a row selected with [`EVENT_COLUMNS`], starting at column
+/// `first`.
+pub(crate) fn event_from_row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Event> {
+    let text = |i: usize| -> rusqlite::Result<String> { r.get(first + i) };
+    Ok(Event {
+        uid: text(0)?,
+        agent: text(1)?,
+        // Rows are written by this code; an unknown kind can only come from a newer version.
+        kind: EventKind::parse(&text(2)?).unwrap_or(EventKind::Note),
+        source_event: text(3)?,
+        session: text(4)?,
+        cwd: r.get(first + 5)?,
+        at_ms: r.get(first + 6)?,
+        tool: r.get(first + 7)?,
+        tool_kind: r
+            .get::<_, Option<String>>(first + 8)?
+            .and_then(|k| serde_json::from_value::<ToolKind>(k.into()).ok()),
+        summary: text(9)?,
+        body: text(10)?,
+        payload: serde_json::from_str(&text(11)?).unwrap_or_default(),
+        files: serde_json::from_str(&text(12)?).unwrap_or_default(),
+        sensitivity: Sensitivity::parse(&text(13)?),
+        transcript_path: r.get(first + 14)?,
+    })
+}
+
 /// The write-ahead log beside a database file.
 pub fn wal_path(db: &Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
@@ -588,6 +623,42 @@ mod tests {
     }
 
     #[test]
+    fn every_earlier_schema_upgrades_with_its_data() {
+        // A store as each earlier version left it: its migrations applied, an event written.
+        for version in 1..SCHEMA_VERSION {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join("memory.db");
+            {
+                let conn = Connection::open(&path).expect("raw");
+                let deferred = Arc::new(AtomicBool::new(false));
+                register_functions(&conn, &deferred).expect("functions");
+                for sql in &MIGRATIONS[..version as usize] {
+                    conn.execute_batch(sql).expect("old migration");
+                }
+                conn.pragma_update(None, "user_version", version).expect("version");
+                conn.execute_batch(
+                    "INSERT INTO projects (id, key, name, root, created_at) VALUES (1, 'path:/w', 'w', '/w', 0);
+                     INSERT INTO sessions (id, agent, source_id, project_id, started_at, last_event_at)
+                         VALUES (1, 'codex', 's', 1, 0, 0);
+                     INSERT INTO events (uid, session_id, project_id, agent, kind, source_event, at,
+                                         summary, body, content_hash)
+                         VALUES ('u1', 1, 1, 'codex', 'prompt', 'x', 0, 'Prompt: 支付回调', '支付回调', 'h');",
+                )
+                .expect("old data");
+            }
+            let store = Store::open(&path, Duration::from_millis(100)).expect("upgrade");
+            let now: i64 =
+                store.conn().query_row("PRAGMA user_version", [], |r| r.get(0)).expect("v");
+            assert_eq!(now, SCHEMA_VERSION, "from version {version}");
+            assert_eq!(
+                store.search(&query("回调")).expect("search").hits.len(),
+                1,
+                "from {version}"
+            );
+        }
+    }
+
+    #[test]
     fn uids_make_writes_idempotent() {
         let mut store = seeded(&["first"]);
         let again = vec![(event("u0", "s", "first"), "h0".to_owned(), project())];
@@ -597,11 +668,11 @@ mod tests {
     #[test]
     fn fts_finds_cjk_words_and_ranks_by_bm25() {
         let store = seeded(&["修复支付回调的签名校验", "支付页面", "回调 回调 回调 webhook 回调"]);
-        let hits = store.search_events(&query("回调")).expect("search").hits;
+        let hits = store.search(&query("回调")).expect("search").hits;
         assert_eq!(hits.len(), 2);
         assert!(hits[0].title.contains("webhook"), "more occurrences rank first: {hits:?}");
-        assert_eq!(store.search_events(&query("支付回调")).expect("search").hits.len(), 1);
-        assert!(store.search_events(&query("?!")).expect("search").hits.is_empty());
+        assert_eq!(store.search(&query("支付回调")).expect("search").hits.len(), 1);
+        assert!(store.search(&query("?!")).expect("search").hits.is_empty());
     }
 
     #[test]
@@ -611,6 +682,28 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert_eq!(store.search_like(&query("the_parser")).expect("like").len(), 1);
         assert!(store.search_like(&query("t_e")).expect("like").is_empty(), "_ is not a wildcard");
+    }
+
+    #[test]
+    fn a_session_lease_keeps_a_second_pass_out_until_it_expires() {
+        let mut store = seeded(&["first prompt"]);
+        let session = store.pending_sessions(10).expect("pending")[0].clone();
+        assert!(store.claim_session(session.session_id, "a", 1_000, 500).expect("claim"));
+        assert!(!store.claim_session(session.session_id, "b", 1_200, 500).expect("held"));
+        assert!(store.claim_session(session.session_id, "b", 1_600, 500).expect("expired"));
+        // The first pass lost its lease: what it tries to store now is refused.
+        let saved = store
+            .save_observations(
+                &session,
+                "a",
+                distilled::Provenance { mode: "code", distiller: "offline" },
+                &[],
+                1,
+            )
+            .expect("save");
+        assert_eq!(saved, None);
+        store.release_session(session.session_id, "b").expect("release");
+        assert!(store.claim_session(session.session_id, "a", 1_700, 500).expect("free again"));
     }
 
     #[test]

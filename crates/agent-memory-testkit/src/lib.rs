@@ -49,8 +49,11 @@ impl TestHome {
                 cmd.env_remove(key);
             }
         }
+        // Background distil passes would race a test's own reads; the tests that want one
+        // turn it back on.
         cmd.env("HOME", self.user_home())
             .env("AGENT_MEMORY_HOME", self.home())
+            .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
             .env("TMPDIR", self.dir.path().join("tmp"))
             .current_dir(self.user_home());
         std::fs::create_dir_all(self.dir.path().join("tmp")).expect("create tmp dir");

@@ -34,6 +34,13 @@ pub enum Command {
     /// List projects, or register a directory as a project root.
     #[command(subcommand)]
     Project(ProjectCommand),
+    /// Distil new events into observations and session summaries.
+    Work(WorkArgs),
+    /// Print observations (o12, or 12), session summaries (s3) or events (e45) in full.
+    Show(ShowArgs),
+    /// List, show or choose the mode: what the distiller watches for, and in which language.
+    #[command(subcommand)]
+    Mode(ModeCommand),
 }
 
 #[derive(Debug, Args)]
@@ -157,4 +164,59 @@ pub enum ProjectCommand {
         /// The directory (default: the current one).
         path: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct WorkArgs {
+    /// Keep distilling as events arrive, until interrupted.
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between passes with --watch.
+    #[arg(long, default_value_t = 5)]
+    pub interval: u64,
+    #[arg(long)]
+    pub json: bool,
+    /// Started by a hook: print nothing, and give way if a pass is already running.
+    #[arg(long, hide = true)]
+    pub background: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Ids as search prints them: o12 (observation), s3 (summary), e45 (event).
+    #[arg(required = true, num_args = 1..)]
+    pub ids: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModeCommand {
+    /// List the modes, built-in and your own (`~/.agent-memory/modes/NAME.toml`); `*` marks the
+    /// one in use.
+    List(JsonFlag),
+    /// Show a mode: its role, observation types and concepts, and what it records and skips.
+    Show(ModeShowArgs),
+    /// Use a mode from now on: checks that it loads, then sets `[distil] mode` in config.toml.
+    Use(ModeUseArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ModeShowArgs {
+    /// The mode (default: the one in use, `[distil] mode`).
+    pub name: Option<String>,
+    /// The language to show it in: en or zh-CN (default: `[distil] language`).
+    #[arg(long)]
+    pub language: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ModeUseArgs {
+    /// The mode's name, as `agent-memory mode list` shows it.
+    pub name: String,
+    /// Also set the output language of observations and summaries: en or zh-CN.
+    #[arg(long)]
+    pub language: Option<String>,
 }

@@ -5,10 +5,13 @@ pub mod config;
 pub mod export;
 pub mod hook;
 pub mod import;
+pub mod mode;
 pub mod project;
 pub mod recover;
 pub mod search;
+pub mod show;
 pub mod status;
+pub mod work;
 
 use std::path::Path;
 use std::time::Duration;
@@ -33,6 +36,9 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Recover(args) => recover::run(&ctx, args),
         Command::Config(args) => config::run(&ctx, args),
         Command::Project(args) => project::run(&ctx, args),
+        Command::Work(args) => work::run(&ctx, args),
+        Command::Show(args) => show::run(&ctx, args),
+        Command::Mode(args) => mode::run(&ctx, args),
     }
 }
 

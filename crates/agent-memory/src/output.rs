@@ -7,6 +7,9 @@ use std::io::{self, Write};
 
 use agent_memory_core::capture::DrainReport;
 use agent_memory_core::capture::spool::SpoolDepth;
+use agent_memory_core::distil::StoredEvent;
+use agent_memory_core::distil::work::WorkReport;
+use agent_memory_core::store::distilled::{Observation, Summary};
 use agent_memory_core::store::search::SearchResults;
 use agent_memory_core::store::status::{ProjectCount, StoreStatus};
 use agent_memory_core::store::transfer::TransferReport;
@@ -50,8 +53,8 @@ pub fn search(results: &SearchResults, as_json: bool) -> io::Result<()> {
     for hit in &results.hits {
         writeln!(
             out,
-            "{:<6} {}  {:<11} {:<14} {}  ({:.2})",
-            format!("#{}", hit.id),
+            "{:<7} {}  {:<11} {:<14} {}  ({:.2})",
+            hit_id(hit.kind, hit.id),
             format_local(hit.at_ms),
             hit.agent,
             clip(hit.project.as_deref().unwrap_or("-"), 14),
@@ -63,6 +66,11 @@ pub fn search(results: &SearchResults, as_json: bool) -> io::Result<()> {
         writeln!(out, "(ranked by time: the full-text index could not take this query)")?;
     }
     Ok(())
+}
+
+/// The id `show` takes: o12, s3, e45.
+fn hit_id(kind: &str, id: i64) -> String {
+    format!("{}{id}", kind.chars().next().unwrap_or('e'))
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -211,6 +219,212 @@ pub fn recover(report: &DrainReport, as_json: bool) -> io::Result<()> {
             "{} files had unreadable lines and were set aside as .bad",
             report.quarantined
         )?;
+    }
+    Ok(())
+}
+
+// Modes (`agent-memory mode`). Imported here rather than at the top so this block stands alone.
+use agent_memory_core::distil::mode::{Mode, ModeInfo, ModeSource};
+
+#[derive(Serialize)]
+struct ModeListJson<'a> {
+    name: &'a str,
+    description: &'a str,
+    /// `built-in`, or the user file's path.
+    source: String,
+    built_in: bool,
+    overrides_builtin: bool,
+    in_use: bool,
+    problem: Option<&'a str>,
+}
+
+/// `agent-memory mode list`: every mode, `*` on `in_use`, a broken user file with its problem.
+pub fn mode_list(modes: &[ModeInfo], in_use: &str, as_json: bool) -> io::Result<()> {
+    if as_json {
+        let rows: Vec<ModeListJson> = modes
+            .iter()
+            .map(|m| ModeListJson {
+                name: &m.name,
+                description: &m.description,
+                source: m.source.to_string(),
+                built_in: m.source == ModeSource::BuiltIn,
+                overrides_builtin: m.overrides_builtin,
+                in_use: m.name == in_use,
+                problem: m.problem.as_deref(),
+            })
+            .collect();
+        return json(&rows);
+    }
+    let mut out = io::stdout().lock();
+    let width = modes.iter().map(|m| m.name.chars().count()).max().unwrap_or(0);
+    for m in modes {
+        let marker = if m.name == in_use { '*' } else { ' ' };
+        let source = match (&m.source, m.overrides_builtin) {
+            (ModeSource::BuiltIn, _) => "built-in".to_owned(),
+            (ModeSource::User(path), false) => path.display().to_string(),
+            (ModeSource::User(path), true) => format!("{}, replaces the built-in", path.display()),
+        };
+        let description = if m.description.is_empty() { "-" } else { &m.description };
+        writeln!(out, "{marker} {:<width$}  {}  ({source})", m.name, clip(description, 90))?;
+        if let Some(problem) = &m.problem {
+            writeln!(out, "  {:<width$}  problem: {problem}", "")?;
+        }
+    }
+    if !modes.iter().any(|m| m.name == in_use) {
+        writeln!(
+            out,
+            "\nthe configured mode `{in_use}` does not exist; choose one with `agent-memory mode use <name>`"
+        )?;
+    }
+    Ok(())
+}
+
+/// `agent-memory mode show`: one mode as loaded, in one language.
+pub fn mode_show(mode: &Mode, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(mode);
+    }
+    let mut out = io::stdout().lock();
+    writeln!(out, "mode      {} ({})", mode.name, mode.language)?;
+    writeln!(out, "role      {}", mode.role.trim())?;
+    let width = mode.types.iter().chain(&mode.concepts).map(|t| t.key.chars().count()).max();
+    let width = width.unwrap_or(0);
+    for (heading, terms) in [("types", &mode.types), ("concepts", &mode.concepts)] {
+        writeln!(out, "{heading}")?;
+        for t in terms {
+            let skipped = if heading == "types" && !mode.emits_type(&t.key) {
+                "  (never emitted: in skip_types)"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "  {} {:<width$}  {}: {}{skipped}",
+                t.emoji, t.key, t.label, t.description
+            )?;
+        }
+    }
+    for (heading, items) in [("record", &mode.record), ("skip", &mode.skip)] {
+        if items.is_empty() {
+            continue;
+        }
+        writeln!(out, "{heading}")?;
+        for item in items {
+            writeln!(out, "  - {}", item.trim())?;
+        }
+    }
+    Ok(())
+}
+
+pub fn work(report: &WorkReport, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(report);
+    }
+    let mut line = format!(
+        "distilled {} sessions: {} new observations, {} summaries",
+        report.sessions, report.observations, report.summaries
+    );
+    if report.busy > 0 {
+        line.push_str(&format!(" ({} sessions were being distilled by another pass)", report.busy));
+    }
+    writeln!(io::stdout().lock(), "{line}")
+}
+
+/// Something `show` prints.
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Shown {
+    Observation(Observation),
+    Summary(Summary),
+    Event(StoredEvent),
+}
+
+pub fn show(items: &[Shown], as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(&items);
+    }
+    let mut out = io::stdout().lock();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        match item {
+            Shown::Observation(o) => {
+                let d = &o.draft;
+                writeln!(out, "o{}  [{}] {}", o.id, d.kind, d.title)?;
+                if !d.subtitle.is_empty() {
+                    writeln!(out, "    {}", d.subtitle)?;
+                }
+                writeln!(
+                    out,
+                    "    {}  {}  {}  session {}  mode {}",
+                    format_local(d.at_ms),
+                    o.agent,
+                    o.project.as_deref().unwrap_or("-"),
+                    o.session,
+                    o.mode
+                )?;
+                list_lines(&mut out, "facts", &d.facts)?;
+                if !d.narrative.is_empty() {
+                    writeln!(out, "  narrative\n    {}", d.narrative)?;
+                }
+                list_lines(&mut out, "concepts", &d.concepts)?;
+                list_lines(&mut out, "files read", &d.files_read)?;
+                list_lines(&mut out, "files modified", &d.files_modified)?;
+                let sources: Vec<String> =
+                    d.source_event_ids.iter().map(|id| format!("e{id}")).collect();
+                writeln!(out, "  from events {}", sources.join(" "))?;
+                writeln!(
+                    out,
+                    "  {} tokens to read, {} tokens of work behind it ({})",
+                    o.tokens, o.work_tokens, o.distiller
+                )?;
+            }
+            Shown::Summary(m) => {
+                let d = &m.draft;
+                writeln!(out, "s{}  summary of session {} ({})", m.id, m.session, m.agent)?;
+                writeln!(
+                    out,
+                    "    {}  {}",
+                    format_local(m.at_ms),
+                    m.project.as_deref().unwrap_or("-")
+                )?;
+                writeln!(out, "  request\n    {}", d.request)?;
+                list_lines(&mut out, "investigated", &d.investigated)?;
+                list_lines(&mut out, "learned", &d.learned)?;
+                list_lines(&mut out, "completed", &d.completed)?;
+                list_lines(&mut out, "next steps", &d.next_steps)?;
+                list_lines(&mut out, "files read", &d.files_read)?;
+                list_lines(&mut out, "files modified", &d.files_modified)?;
+            }
+            Shown::Event(e) => {
+                let ev = &e.event;
+                writeln!(out, "e{}  [{}] {}", e.id, ev.kind.as_str(), ev.summary)?;
+                writeln!(
+                    out,
+                    "    {}  {}  session {}",
+                    format_local(ev.at_ms),
+                    ev.agent,
+                    ev.session
+                )?;
+                if !ev.body.is_empty() {
+                    for line in ev.body.lines() {
+                        writeln!(out, "    {line}")?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn list_lines(out: &mut impl Write, label: &str, items: &[String]) -> io::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  {label}")?;
+    for item in items {
+        writeln!(out, "    - {item}")?;
     }
     Ok(())
 }

@@ -1,7 +1,9 @@
-//! Search over stored events: here is a query and filters, give me ranked hits.
+//! Search over everything stored — events, observations, session summaries: here is a query
+//! and filters, give me ranked hits.
 //!
-//! Ranks by FTS5 BM25 over the CJK-bigram shadow text (see [`super::fts`]); if FTS5 rejects a
-//! query, falls back to `LIKE` over summaries and bodies so a search never fails on odd input.
+//! Ranks by FTS5 BM25 over the CJK-bigram shadow text (see [`super::fts`]), each kind from its
+//! own index, merged by score; if FTS5 rejects a query, falls back to `LIKE` over event
+//! summaries and bodies so a search never fails on odd input.
 
 use rusqlite::types::Value;
 
@@ -23,15 +25,16 @@ pub struct SearchQuery {
 /// One ranked result.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SearchHit {
-    /// What was found: `event` for now; observations, summaries and memories later.
+    /// What was found: `observation`, `summary` or `event`.
     pub kind: &'static str,
     pub id: i64,
-    pub uid: String,
     pub at_ms: i64,
     pub agent: String,
     pub project: Option<String>,
     pub session: String,
-    pub event_kind: String,
+    /// The event's kind, the observation's type, or `summary`.
+    #[serde(rename = "type")]
+    pub item_type: String,
     pub tool: Option<String>,
     pub title: String,
     /// Higher is better. BM25 with the sign flipped; 0 for fallback hits.
@@ -45,36 +48,77 @@ pub struct SearchResults {
     pub fallback: bool,
 }
 
-const SELECT: &str =
-    "SELECT e.id, e.uid, e.at, e.agent, p.name, s.source_id, e.kind, e.tool, e.summary";
+/// Where each kind of hit comes from: its table, its index, and its id, type, tool and title.
+struct Source {
+    kind: &'static str,
+    table: &'static str,
+    fts: &'static str,
+    columns: &'static str,
+}
+
+const SOURCES: &[Source] = &[
+    Source {
+        kind: "observation",
+        table: "observations",
+        fts: "observations_fts",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, x.title",
+    },
+    Source {
+        kind: "summary",
+        table: "summaries",
+        fts: "summaries_fts",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, 'summary', NULL, x.request",
+    },
+    Source {
+        kind: "event",
+        table: "events",
+        fts: "events_fts",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, x.tool, x.summary",
+    },
+];
 
 impl Store {
-    /// Searches events, best first.
-    pub fn search_events(&self, query: &SearchQuery) -> Result<SearchResults> {
+    /// Searches observations, summaries and events, best first.
+    pub fn search(&self, query: &SearchQuery) -> Result<SearchResults> {
         let Some(fts_query) = fts::to_match_query(&query.text, query.max_terms) else {
             return Ok(SearchResults::default());
         };
-        match self.search_fts(&fts_query, query) {
-            Ok(hits) => Ok(SearchResults { hits, fallback: false }),
-            Err(err) => {
-                tracing::warn!(%err, "full-text query failed; falling back to LIKE");
-                Ok(SearchResults { hits: self.search_like(query)?, fallback: true })
+        let mut hits = Vec::new();
+        for source in SOURCES {
+            match self.search_fts(source, &fts_query, query) {
+                Ok(found) => hits.extend(found),
+                Err(err) => {
+                    tracing::warn!(%err, "full-text query failed; falling back to LIKE");
+                    return Ok(SearchResults { hits: self.search_like(query)?, fallback: true });
+                }
             }
         }
+        // Stable on ties: newer first.
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.at_ms.cmp(&a.at_ms)));
+        hits.truncate(query.limit.max(1));
+        Ok(SearchResults { hits, fallback: false })
     }
 
-    fn search_fts(&self, fts_query: &str, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+    fn search_fts(
+        &self,
+        source: &Source,
+        fts_query: &str,
+        query: &SearchQuery,
+    ) -> Result<Vec<SearchHit>> {
         let mut args = vec![Value::Text(fts_query.to_owned())];
         let filters = filter_sql(query, &mut args);
         let sql = format!(
-            "{SELECT}, -bm25(events_fts) AS score
-             FROM events_fts JOIN events e ON e.id = events_fts.rowid
-             JOIN sessions s ON s.id = e.session_id LEFT JOIN projects p ON p.id = e.project_id
-             WHERE events_fts MATCH ?1 {filters}
-             ORDER BY bm25(events_fts), e.id DESC LIMIT {}",
-            query.limit.max(1)
+            "SELECT {columns}, -bm25({fts}) AS score
+             FROM {fts} JOIN {table} x ON x.id = {fts}.rowid
+             JOIN sessions s ON s.id = x.session_id LEFT JOIN projects p ON p.id = x.project_id
+             WHERE {fts} MATCH ?1 {filters}
+             ORDER BY bm25({fts}), x.id DESC LIMIT {limit}",
+            columns = source.columns,
+            fts = source.fts,
+            table = source.table,
+            limit = query.limit.max(1),
         );
-        self.collect_hits(&sql, &args)
+        self.collect_hits(source.kind, &sql, &args)
     }
 
     /// The `LIKE` path: events containing any term, newest first.
@@ -89,42 +133,48 @@ impl Store {
         for term in &terms {
             args.push(Value::Text(format!("%{}%", escape_like(term))));
             let n = args.len();
-            ors.push(format!("e.summary LIKE ?{n} ESCAPE '\\' OR e.body LIKE ?{n} ESCAPE '\\'"));
+            ors.push(format!("x.summary LIKE ?{n} ESCAPE '\\' OR x.body LIKE ?{n} ESCAPE '\\'"));
         }
         let filters = filter_sql(query, &mut args);
         let sql = format!(
-            "{SELECT}, 0.0 AS score
-             FROM events e JOIN sessions s ON s.id = e.session_id
-             LEFT JOIN projects p ON p.id = e.project_id
-             WHERE ({}) {filters} ORDER BY e.at DESC, e.id DESC LIMIT {}",
+            "SELECT {}, 0.0 AS score
+             FROM events x JOIN sessions s ON s.id = x.session_id
+             LEFT JOIN projects p ON p.id = x.project_id
+             WHERE ({}) {filters} ORDER BY x.at DESC, x.id DESC LIMIT {}",
+            SOURCES[2].columns,
             ors.join(" OR "),
             query.limit.max(1)
         );
-        self.collect_hits(&sql, &args)
+        self.collect_hits("event", &sql, &args)
     }
 
-    fn collect_hits(&self, sql: &str, args: &[Value]) -> Result<Vec<SearchHit>> {
+    fn collect_hits(
+        &self,
+        kind: &'static str,
+        sql: &str,
+        args: &[Value],
+    ) -> Result<Vec<SearchHit>> {
         let mut stmt = self.conn().prepare(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
             Ok(SearchHit {
-                kind: "event",
+                kind,
                 id: r.get(0)?,
-                uid: r.get(1)?,
-                at_ms: r.get(2)?,
-                agent: r.get(3)?,
-                project: r.get(4)?,
-                session: r.get(5)?,
-                event_kind: r.get(6)?,
-                tool: r.get(7)?,
-                title: r.get(8)?,
-                score: r.get(9)?,
+                at_ms: r.get(1)?,
+                agent: r.get(2)?,
+                project: r.get(3)?,
+                session: r.get(4)?,
+                item_type: r.get(5)?,
+                tool: r.get(6)?,
+                title: r.get(7)?,
+                score: r.get(8)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
 
-/// The filter clauses for `query`, pushing their values onto `args` as numbered parameters.
+/// The filter clauses for `query` over the table aliased `x`, pushing their values onto `args`
+/// as numbered parameters.
 fn filter_sql(query: &SearchQuery, args: &mut Vec<Value>) -> String {
     let mut sql = String::new();
     // Each clause names its value as `?N`, N being the value's position in `args`.
@@ -133,19 +183,19 @@ fn filter_sql(query: &SearchQuery, args: &mut Vec<Value>) -> String {
         sql.push_str(&clause.replace("?N", &format!("?{}", args.len())));
     };
     if let Some(agent) = &query.agent {
-        push(" AND e.agent = ?N", Value::Text(agent.clone()));
+        push(" AND x.agent = ?N", Value::Text(agent.clone()));
     }
     if let Some(project) = &query.project {
         push(
-            " AND e.project_id IN (SELECT id FROM projects WHERE key = ?N OR name = ?N OR root = ?N)",
+            " AND x.project_id IN (SELECT id FROM projects WHERE key = ?N OR name = ?N OR root = ?N)",
             Value::Text(project.clone()),
         );
     }
     if let Some(since) = query.since_ms {
-        push(" AND e.at >= ?N", Value::Integer(since));
+        push(" AND x.at >= ?N", Value::Integer(since));
     }
     if let Some(until) = query.until_ms {
-        push(" AND e.at < ?N", Value::Integer(until));
+        push(" AND x.at < ?N", Value::Integer(until));
     }
     sql
 }

@@ -14,8 +14,10 @@ use std::sync::atomic::Ordering;
 use rusqlite::{TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use super::{Result, Store, StoreError, insert_event, upsert_project};
-use crate::event::{Event, EventKind, Sensitivity, ToolKind};
+use super::{
+    EVENT_COLUMNS, Result, Store, StoreError, event_from_row, insert_event, upsert_project,
+};
+use crate::event::Event;
 use crate::project::ProjectIdentity;
 
 /// The `format` field of an export header.
@@ -155,40 +157,17 @@ impl Store {
             write_line(out, &Line::Session(session?))?;
             report.sessions += 1;
         }
-        let mut stmt = conn.prepare(
-            "SELECT e.uid, e.agent, e.kind, e.source_event, s.source_id, e.cwd, e.at, e.tool,
-                    e.tool_kind, e.summary, e.body, e.payload, e.files, s.transcript_path,
-                    p.key, e.content_hash
-             FROM events e JOIN sessions s ON s.id = e.session_id
-             LEFT JOIN projects p ON p.id = e.project_id
-             WHERE e.sensitivity != 'private' AND (?1 IS NULL OR e.agent = ?1) AND e.at >= ?2
-             ORDER BY e.id",
-        )?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {EVENT_COLUMNS}, p.key, e.content_hash
+                 FROM events e JOIN sessions s ON s.id = e.session_id
+                 LEFT JOIN projects p ON p.id = e.project_id
+                 WHERE e.sensitivity != 'private' AND (?1 IS NULL OR e.agent = ?1) AND e.at >= ?2
+                 ORDER BY e.id"
+        ))?;
         let mut rows = stmt.query(params![filter.agent, since])?;
         while let Some(r) = rows.next()? {
-            let text = |i: usize| -> rusqlite::Result<String> { r.get(i) };
-            let kind = text(2)?;
-            let event = Event {
-                uid: text(0)?,
-                agent: text(1)?,
-                kind: EventKind::parse(&kind)
-                    .ok_or_else(|| StoreError::Data(format!("unknown event kind {kind}")))?,
-                source_event: text(3)?,
-                session: text(4)?,
-                cwd: r.get(5)?,
-                at_ms: r.get(6)?,
-                tool: r.get(7)?,
-                tool_kind: r
-                    .get::<_, Option<String>>(8)?
-                    .and_then(|k| serde_json::from_value::<ToolKind>(k.into()).ok()),
-                summary: text(9)?,
-                body: text(10)?,
-                payload: serde_json::from_str(&text(11)?).unwrap_or_default(),
-                files: serde_json::from_str(&text(12)?).unwrap_or_default(),
-                sensitivity: Sensitivity::Normal,
-                transcript_path: r.get(13)?,
-            };
-            let record = EventRecord { project: r.get(14)?, content_hash: text(15)?, event };
+            let event = event_from_row(r, 0)?;
+            let record = EventRecord { project: r.get(15)?, content_hash: r.get(16)?, event };
             write_line(out, &Line::Event(record))?;
             report.events += 1;
         }

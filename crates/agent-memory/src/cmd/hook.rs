@@ -1,7 +1,7 @@
 //! `agent-memory hook`: the capture path every agent's hooks call.
 //!
 //! A plain synchronous run: read stdin (capped), run capture, answer in the agent's protocol,
-//! exit 0. A watchdog thread enforces the deadline: if the main thread is still waiting (on a
+//! exit 0. After a stop or a session end it starts one detached distil pass and does not wait. A watchdog thread enforces the deadline: if the main thread is still waiting (on a
 //! locked database, a slow disk) when it passes, the watchdog spools the event and ends the
 //! process with success.
 
@@ -61,6 +61,9 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         started,
     };
     let report = capture::run_hook(request, &in_flight);
+    if report.ends_turn && config.distil.auto_work {
+        start_background_work();
+    }
     match report.outcome {
         "invalid" | "spooled" | "failed" => tracing::warn!(
             agent,
@@ -70,6 +73,23 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
             "hook run did not store its event"
         ),
         _ => tracing::debug!(agent, event = args.event, outcome = report.outcome, "hook run"),
+    }
+}
+
+/// Starts one `agent-memory work` pass that outlives this hook, in its own process group so an
+/// agent ending the hook's group leaves it running; never waits for it.
+fn start_background_work() {
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["work", "--background"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    if let Err(err) = command.spawn() {
+        tracing::warn!(%err, "cannot start the background distil pass; run `agent-memory work`");
     }
 }
 

@@ -17,7 +17,7 @@ pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         limit: args.limit.unwrap_or(ctx.config.search.limit),
         max_terms: ctx.config.search.max_query_terms,
     };
-    let results = store.search_events(&query)?;
+    let results = store.search(&query)?;
     output::search(&results, args.json)?;
     Ok(())
 }

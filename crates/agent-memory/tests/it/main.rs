@@ -4,6 +4,7 @@
 mod architecture;
 mod capture_robustness;
 mod concurrency;
+mod distil;
 mod project_identity;
 mod redaction;
 mod samples;

@@ -1,0 +1,367 @@
+//! Distilled memory in the store: observations, session summaries, and the distil worker's
+//! per-session progress and lease.
+//!
+//! Here is a session to distil: which events are new, may I work on it (a lease), and store
+//! these drafts exactly once. Must not: decide what an observation says (that is
+//! [`crate::distil`]).
+
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+use super::{EVENT_COLUMNS, Result, Store, event_from_row};
+use crate::distil::{ObservationDraft, StoredEvent, SummaryDraft};
+
+/// A session with events the distil worker has not finished with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSession {
+    pub session_id: i64,
+    pub agent: String,
+    pub project_id: Option<i64>,
+    pub observed_through: i64,
+    pub summarized_through: i64,
+    pub last_event_id: i64,
+    pub last_event_at: i64,
+    pub ended: bool,
+}
+
+/// What identifies the author of stored drafts.
+#[derive(Debug, Clone, Copy)]
+pub struct Provenance<'a> {
+    pub mode: &'a str,
+    pub distiller: &'a str,
+}
+
+/// A stored observation, as `show` and search present it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observation {
+    pub id: i64,
+    pub session: String,
+    pub agent: String,
+    pub project: Option<String>,
+    pub mode: String,
+    #[serde(flatten)]
+    pub draft: ObservationDraft,
+    pub tokens: i64,
+    pub work_tokens: i64,
+    pub distiller: String,
+}
+
+/// A stored session summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub id: i64,
+    pub session: String,
+    pub agent: String,
+    pub project: Option<String>,
+    pub mode: String,
+    #[serde(flatten)]
+    pub draft: SummaryDraft,
+    pub at_ms: i64,
+    pub through_event_id: i64,
+    pub tokens: i64,
+    pub work_tokens: i64,
+    pub distiller: String,
+}
+
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "[]".into())
+}
+
+fn list(text: String) -> Vec<String> {
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+impl Store {
+    /// Sessions with events not yet observed or not yet summarized, oldest activity first.
+    pub fn pending_sessions(&self, limit: usize) -> Result<Vec<PendingSession>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT s.id, s.agent, s.project_id, coalesce(p.observed_through, 0),
+                    coalesce(p.summarized_through, 0), max(e.id), s.last_event_at,
+                    s.ended_at IS NOT NULL
+             FROM sessions s JOIN events e ON e.session_id = s.id
+             LEFT JOIN distil_progress p ON p.session_id = s.id
+             GROUP BY s.id
+             HAVING max(e.id) > min(coalesce(p.observed_through, 0), coalesce(p.summarized_through, 0))
+             ORDER BY s.last_event_at LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit as i64], |r| {
+            Ok(PendingSession {
+                session_id: r.get(0)?,
+                agent: r.get(1)?,
+                project_id: r.get(2)?,
+                observed_through: r.get(3)?,
+                summarized_through: r.get(4)?,
+                last_event_id: r.get(5)?,
+                last_event_at: r.get(6)?,
+                ended: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Takes the session for `owner` until `now_ms + lease_ms`, unless another owner holds an
+    /// unexpired lease. True when taken.
+    pub fn claim_session(
+        &mut self,
+        session_id: i64,
+        owner: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> Result<bool> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("INSERT OR IGNORE INTO distil_progress (session_id) VALUES (?1)", [session_id])?;
+        let taken = tx.execute(
+            "UPDATE distil_progress SET lease_owner = ?2, lease_until = ?3
+             WHERE session_id = ?1
+               AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until < ?4)",
+            params![session_id, owner, now_ms + lease_ms, now_ms],
+        )? == 1;
+        tx.commit()?;
+        Ok(taken)
+    }
+
+    /// Gives the session back.
+    pub fn release_session(&mut self, session_id: i64, owner: &str) -> Result<()> {
+        self.conn().execute(
+            "UPDATE distil_progress SET lease_owner = NULL, lease_until = NULL
+             WHERE session_id = ?1 AND lease_owner = ?2",
+            params![session_id, owner],
+        )?;
+        Ok(())
+    }
+
+    /// The session's events after `after_id`, in order.
+    pub fn session_events(&self, session_id: i64, after_id: i64) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT e.id, {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.id = e.session_id
+             WHERE e.session_id = ?1 AND e.id > ?2 ORDER BY e.id"
+        ))?;
+        let rows = stmt.query_map(params![session_id, after_id], |r| {
+            Ok(StoredEvent { id: r.get(0)?, event: event_from_row(r, 1)? })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Stores observations distilled from a session's events up to `through_event_id`, and moves
+    /// the session's progress there, in one transaction; only while `owner` holds the lease.
+    /// Returns how many observations were new (a repeated batch adds none).
+    pub fn save_observations(
+        &mut self,
+        session: &PendingSession,
+        owner: &str,
+        provenance: Provenance<'_>,
+        drafts: &[(ObservationDraft, i64, i64)],
+        through_event_id: i64,
+    ) -> Result<Option<usize>> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if !holds_lease(&tx, session.session_id, owner)? {
+            return Ok(None);
+        }
+        let mut added = 0;
+        for (draft, tokens, work_tokens) in drafts {
+            let source_key = format!(
+                "{}:{}",
+                session.session_id,
+                draft
+                    .source_event_ids
+                    .iter()
+                    .map(|id| id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let inserted = tx.prepare_cached(
+                "INSERT INTO observations (session_id, project_id, agent, mode, kind, title, subtitle,
+                     facts, narrative, concepts, files_read, files_modified, at, tokens,
+                     work_tokens, distiller, source_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                 ON CONFLICT (source_key) DO NOTHING",
+            )?
+            .execute(params![
+                session.session_id,
+                session.project_id,
+                session.agent,
+                provenance.mode,
+                draft.kind,
+                draft.title,
+                draft.subtitle,
+                json(&draft.facts),
+                draft.narrative,
+                json(&draft.concepts),
+                json(&draft.files_read),
+                json(&draft.files_modified),
+                draft.at_ms,
+                tokens,
+                work_tokens,
+                provenance.distiller,
+                source_key,
+            ])?;
+            if inserted == 1 {
+                let id = tx.last_insert_rowid();
+                for event_id in &draft.source_event_ids {
+                    tx.prepare_cached(
+                        "INSERT OR IGNORE INTO observation_sources (observation_id, event_id) VALUES (?1, ?2)",
+                    )?
+                    .execute(params![id, event_id])?;
+                }
+                added += 1;
+            }
+        }
+        tx.execute(
+            "UPDATE distil_progress SET observed_through = max(observed_through, ?2) WHERE session_id = ?1",
+            params![session.session_id, through_event_id],
+        )?;
+        tx.commit()?;
+        Ok(Some(added))
+    }
+
+    /// Stores (or replaces) the session's summary, covering events up to `through_event_id`;
+    /// only while `owner` holds the lease. False when the lease was lost.
+    pub fn save_summary(
+        &mut self,
+        session: &PendingSession,
+        owner: &str,
+        provenance: Provenance<'_>,
+        draft: &SummaryDraft,
+        (at_ms, through_event_id, tokens, work_tokens): (i64, i64, i64, i64),
+    ) -> Result<bool> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if !holds_lease(&tx, session.session_id, owner)? {
+            return Ok(false);
+        }
+        tx.prepare_cached(
+            "INSERT INTO summaries (session_id, project_id, agent, mode, request, investigated,
+                 learned, completed, next_steps, files_read, files_modified, at, through_event_id,
+                 tokens, work_tokens, distiller)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+             ON CONFLICT (session_id) DO UPDATE SET
+                 mode = excluded.mode, request = excluded.request,
+                 investigated = excluded.investigated, learned = excluded.learned,
+                 completed = excluded.completed, next_steps = excluded.next_steps,
+                 files_read = excluded.files_read, files_modified = excluded.files_modified,
+                 at = excluded.at, through_event_id = excluded.through_event_id,
+                 tokens = excluded.tokens, work_tokens = excluded.work_tokens,
+                 distiller = excluded.distiller",
+        )?
+        .execute(params![
+            session.session_id,
+            session.project_id,
+            session.agent,
+            provenance.mode,
+            draft.request,
+            json(&draft.investigated),
+            json(&draft.learned),
+            json(&draft.completed),
+            json(&draft.next_steps),
+            json(&draft.files_read),
+            json(&draft.files_modified),
+            at_ms,
+            through_event_id,
+            tokens,
+            work_tokens,
+            provenance.distiller,
+        ])?;
+        tx.execute(
+            "UPDATE distil_progress SET summarized_through = max(summarized_through, ?2) WHERE session_id = ?1",
+            params![session.session_id, through_event_id],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// One observation by id.
+    pub fn observation(&self, id: i64) -> Result<Option<Observation>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT o.id, s.source_id, o.agent, p.name, o.mode, o.title, o.subtitle, o.facts,
+                    o.narrative, o.kind, o.concepts, o.files_read, o.files_modified, o.at,
+                    o.tokens, o.work_tokens, o.distiller,
+                    (SELECT json_group_array(event_id) FROM observation_sources WHERE observation_id = o.id)
+             FROM observations o JOIN sessions s ON s.id = o.session_id
+             LEFT JOIN projects p ON p.id = o.project_id WHERE o.id = ?1",
+        )?;
+        Ok(stmt
+            .query_row([id], |r| {
+                Ok(Observation {
+                    id: r.get(0)?,
+                    session: r.get(1)?,
+                    agent: r.get(2)?,
+                    project: r.get(3)?,
+                    mode: r.get(4)?,
+                    draft: ObservationDraft {
+                        title: r.get(5)?,
+                        subtitle: r.get(6)?,
+                        facts: list(r.get(7)?),
+                        narrative: r.get(8)?,
+                        kind: r.get(9)?,
+                        concepts: list(r.get(10)?),
+                        files_read: list(r.get(11)?),
+                        files_modified: list(r.get(12)?),
+                        source_event_ids: serde_json::from_str(&r.get::<_, String>(17)?)
+                            .unwrap_or_default(),
+                        at_ms: r.get(13)?,
+                    },
+                    tokens: r.get(14)?,
+                    work_tokens: r.get(15)?,
+                    distiller: r.get(16)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// One summary by id.
+    pub fn summary(&self, id: i64) -> Result<Option<Summary>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT m.id, s.source_id, m.agent, p.name, m.mode, m.request, m.investigated,
+                    m.learned, m.completed, m.next_steps, m.files_read, m.files_modified, m.at,
+                    m.through_event_id, m.tokens, m.work_tokens, m.distiller
+             FROM summaries m JOIN sessions s ON s.id = m.session_id
+             LEFT JOIN projects p ON p.id = m.project_id WHERE m.id = ?1",
+        )?;
+        Ok(stmt
+            .query_row([id], |r| {
+                Ok(Summary {
+                    id: r.get(0)?,
+                    session: r.get(1)?,
+                    agent: r.get(2)?,
+                    project: r.get(3)?,
+                    mode: r.get(4)?,
+                    draft: SummaryDraft {
+                        request: r.get(5)?,
+                        investigated: list(r.get(6)?),
+                        learned: list(r.get(7)?),
+                        completed: list(r.get(8)?),
+                        next_steps: list(r.get(9)?),
+                        files_read: list(r.get(10)?),
+                        files_modified: list(r.get(11)?),
+                    },
+                    at_ms: r.get(12)?,
+                    through_event_id: r.get(13)?,
+                    tokens: r.get(14)?,
+                    work_tokens: r.get(15)?,
+                    distiller: r.get(16)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// One event by id.
+    pub fn event(&self, id: i64) -> Result<Option<StoredEvent>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?1"
+        ))?;
+        Ok(stmt
+            .query_row([id], |r| event_from_row(r, 0))
+            .optional()?
+            .map(|event| StoredEvent { id, event }))
+    }
+}
+
+fn holds_lease(conn: &rusqlite::Connection, session_id: i64, owner: &str) -> Result<bool> {
+    let holder: Option<Option<String>> = conn
+        .query_row(
+            "SELECT lease_owner FROM distil_progress WHERE session_id = ?1",
+            [session_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(holder.flatten().as_deref() == Some(owner))
+}

@@ -1,0 +1,40 @@
+//! `agent-memory show`: print observations (`o12`, or just `12`), summaries (`s3`) and events
+//! (`e45`) in full.
+
+use super::Context;
+use crate::cli::ShowArgs;
+use crate::output::{self, Shown};
+
+pub fn run(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let mut shown = Vec::new();
+    for raw in &args.ids {
+        let (kind, number) = parse_id(raw)?;
+        let found = match kind {
+            'o' => store.observation(number)?.map(Shown::Observation),
+            's' => store.summary(number)?.map(Shown::Summary),
+            _ => store.event(number)?.map(Shown::Event),
+        };
+        match found {
+            Some(item) => shown.push(item),
+            None => {
+                anyhow::bail!("nothing stored under {raw}; ids come from `agent-memory search`")
+            }
+        }
+    }
+    output::show(&shown, args.json)?;
+    Ok(())
+}
+
+/// `o12`/`12` → observation 12, `s3` → summary 3, `e45` → event 45 (a leading `#` is fine).
+fn parse_id(raw: &str) -> anyhow::Result<(char, i64)> {
+    let id = raw.trim().trim_start_matches('#');
+    let (kind, digits) = match id.chars().next() {
+        Some(c @ ('o' | 's' | 'e' | 'O' | 'S' | 'E')) => (c.to_ascii_lowercase(), &id[1..]),
+        _ => ('o', id),
+    };
+    let number = digits.parse::<i64>().map_err(|_| {
+        anyhow::anyhow!("`{raw}` is not an id: use o12 (observation), s3 (summary) or e45 (event)")
+    })?;
+    Ok((kind, number))
+}

@@ -1,0 +1,70 @@
+//! `agent-memory work`: distil new events into observations and session summaries.
+//!
+//! One pass by default; `--watch` keeps going. A lock file keeps to one pass at a time: the stop
+//! hook starts a pass in the background (`--background`), which quietly gives way when one is
+//! already running.
+
+use std::fs::File;
+use std::time::Duration;
+
+use agent_memory_core::distil::offline::OfflineDistiller;
+use agent_memory_core::distil::{mode, work};
+use agent_memory_core::{fsutil, time};
+use anyhow::Context as _;
+
+use super::Context;
+use crate::cli::WorkArgs;
+use crate::output;
+
+/// Sessions one pass takes on, so a huge backlog is worked through in steps.
+const SESSIONS_PER_PASS: usize = 500;
+
+pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
+    fsutil::ensure_private_dir(ctx.home.root())?;
+    let lock_path = ctx.home.root().join("work.lock");
+    let lock = fsutil::private_file_options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("cannot open {}", lock_path.display()))?;
+    if !take_lock(&lock) {
+        if args.background {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "another distil pass is running (it holds {}); wait for it, or stop `agent-memory work --watch`",
+            lock_path.display()
+        );
+    }
+    let distil = &ctx.config.distil;
+    let mode = mode::load(&distil.mode, &distil.language, Some(&ctx.home.root().join("modes")))
+        .context("cannot load the distil mode; see `agent-memory mode list`")?;
+    let owner = format!("work-{}-{}", std::process::id(), time::now_ms());
+    loop {
+        let mut store = ctx.store()?;
+        let options = work::WorkOptions {
+            owner: owner.clone(),
+            now_ms: time::now_ms(),
+            silence_ms: distil.silence_minutes as i64 * 60_000,
+            lease_ms: distil.lease_seconds as i64 * 1000,
+            max_sessions: SESSIONS_PER_PASS,
+        };
+        let report =
+            work::run_pass(&mut store, &OfflineDistiller::new(), "offline", &mode, &options)?;
+        if !args.background {
+            output::work(&report, args.json)?;
+        }
+        if !args.watch {
+            return Ok(());
+        }
+        drop(store);
+        std::thread::sleep(Duration::from_secs(args.interval.max(1)));
+    }
+}
+
+/// Takes the pass lock without waiting; false when another process holds it. The lock goes
+/// with the process, so a crashed pass never leaves it taken.
+fn take_lock(file: &File) -> bool {
+    file.try_lock().is_ok()
+}

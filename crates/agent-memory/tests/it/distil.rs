@@ -1,0 +1,195 @@
+//! Distilling through the real binary: a session's hooks become observations and a summary,
+//! passes are idempotent, silent sessions are summarized, and the stop hook starts a pass
+//! without waiting for it.
+
+use serde_json::json;
+
+use crate::{assert_quiet_success, count, home, payload};
+use agent_memory_testkit::TestHome;
+
+/// A Claude Code session that fixes a failing test, ending with `Stop` when `stop` is set.
+fn bug_fix_session(home: &TestHome, session: &str, stop: bool) {
+    let cwd = "/w/app";
+    let steps: Vec<(&str, serde_json::Value)> = vec![
+        ("SessionStart", json!({"source": "startup"})),
+        ("UserPromptSubmit", json!({"prompt": "the parser test fails, please fix it"})),
+        // Claude Code reports a command that exits non-zero as PostToolUseFailure.
+        (
+            "PostToolUseFailure",
+            json!({"tool_name": "Bash", "tool_use_id": "t1",
+            "tool_input": {"command": "cargo test -p parser"},
+            "error": "Exit code 101\nerror[E0425]: cannot find value `depth` in this scope\n --> src/parser.rs:42:9\nerror: could not compile `parser`"}),
+        ),
+        (
+            "PostToolUse",
+            json!({"tool_name": "Read", "tool_use_id": "t2",
+            "tool_input": {"file_path": "/w/app/src/parser.rs"},
+            "tool_response": {"type": "text", "file": {"filePath": "/w/app/src/parser.rs", "content": "fn parse(input: &str) { let d = depth + 1; }"}}}),
+        ),
+        (
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_use_id": "t3",
+            "tool_input": {"file_path": "/w/app/src/parser.rs", "old_string": "depth + 1", "new_string": "self.depth + 1"},
+            "tool_response": {"filePath": "/w/app/src/parser.rs"}}),
+        ),
+        (
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": "t4",
+            "tool_input": {"command": "cargo test -p parser"},
+            "tool_response": {"stdout": "test result: ok. 12 passed; 0 failed", "stderr": "", "interrupted": false}}),
+        ),
+    ];
+    for (event, extra) in steps {
+        assert_quiet_success(&home.hook(
+            "claude-code",
+            event,
+            &payload(session, event, cwd, extra),
+        ));
+    }
+    if stop {
+        let extra =
+            json!({"stop_hook_active": false, "last_assistant_message": "Fixed the parser."});
+        assert_quiet_success(&home.hook(
+            "claude-code",
+            "Stop",
+            &payload(session, "Stop", cwd, extra),
+        ));
+    }
+}
+
+#[test]
+fn a_bug_fix_session_becomes_an_observation_and_a_summary() {
+    let home = home();
+    bug_fix_session(&home, "fix-1", true);
+    let report = home.json(&["work"]);
+    assert_eq!(report["summaries"], 1, "{report}");
+    let bugfix: String = crate::db(&home)
+        .query_row("SELECT title FROM observations WHERE kind = 'bugfix'", [], |r| r.get(0))
+        .expect("a bugfix observation");
+    assert!(
+        bugfix.contains("cargo test -p parser") && bugfix.contains("src/parser.rs"),
+        "{bugfix}"
+    );
+
+    // Idempotent: a second pass adds nothing.
+    let again = home.json(&["work"]);
+    assert_eq!(
+        (again["observations"].as_i64(), again["summaries"].as_i64()),
+        (Some(0), Some(0)),
+        "{again}"
+    );
+
+    // Searchable and showable like everything else.
+    let hits = home.json(&["search", "parser"]);
+    let kinds: Vec<&str> =
+        hits["hits"].as_array().expect("hits").iter().filter_map(|h| h["kind"].as_str()).collect();
+    assert!(kinds.contains(&"observation") && kinds.contains(&"summary"), "{kinds:?}");
+    let id = count(&home, "SELECT id FROM observations WHERE kind = 'bugfix'");
+    let shown = home.ok(&["show", &format!("o{id}")]);
+    assert!(shown.contains("[bugfix]") && shown.contains("from events"), "{shown}");
+    let summary = home.ok(&["show", "s1"]);
+    assert!(summary.contains("the parser test fails, please fix it"), "{summary}");
+    let event = home.json(&["show", "e2"]);
+    assert_eq!(event[0]["kind"], "event", "{event}");
+    let bad = home.run(&["show", "x9"], b"");
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("not an id"));
+}
+
+#[test]
+fn an_unfinished_turn_waits_until_the_session_goes_silent() {
+    let home = home();
+    bug_fix_session(&home, "crashed", false);
+    let report = home.json(&["work"]);
+    assert_eq!(
+        (report["observations"].as_i64(), report["summaries"].as_i64()),
+        (Some(0), Some(0)),
+        "{report}"
+    );
+    let out = home
+        .cmd()
+        .args(["work", "--json"])
+        .env("AGENT_MEMORY_DISTIL__SILENCE_MINUTES", "0")
+        .output()
+        .expect("work");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["summaries"], 1, "{report}");
+    assert!(report["observations"].as_i64().unwrap_or(0) >= 1, "{report}");
+}
+
+#[test]
+fn concurrent_passes_store_each_observation_once() {
+    let home = home();
+    for i in 0..6 {
+        bug_fix_session(&home, &format!("s{i}"), true);
+    }
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            home.cmd()
+                .args(["work", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn work")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        // A pass either works or says another one is running; it never fails otherwise.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() || stderr.contains("another distil pass is running"),
+            "{stderr}"
+        );
+    }
+    home.ok(&["work"]);
+    assert_eq!(count(&home, "SELECT count(*) FROM summaries"), 6);
+    assert_eq!(count(&home, "SELECT count(*) FROM observations WHERE kind = 'bugfix'"), 6);
+    assert_eq!(count(&home, "SELECT count(*) - count(DISTINCT source_key) FROM observations"), 0);
+}
+
+#[test]
+fn the_stop_hook_starts_a_pass_without_waiting_for_it() {
+    let home = home();
+    bug_fix_session(&home, "auto", false);
+    let stop = payload("auto", "Stop", "/w/app", json!({"last_assistant_message": "done"}));
+    let out = agent_memory_testkit::run_with_stdin(
+        home.cmd()
+            .args(["hook", "--agent", "claude-code", "--event", "Stop"])
+            .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "true"),
+        &stop,
+    );
+    assert_quiet_success(&out);
+    // The pass runs on its own; wait for its result (bounded), not for a time.
+    let mut summaries = 0;
+    for _ in 0..200 {
+        summaries = count(&home, "SELECT count(*) FROM summaries");
+        if summaries > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(summaries, 1, "the background pass summarized the session");
+}
+
+#[test]
+fn modes_are_listed_shown_and_chosen() {
+    let home = home();
+    let list = home.ok(&["mode", "list"]);
+    for name in ["code", "code-quiet", "meeting-notes"] {
+        assert!(list.contains(name), "{list}");
+    }
+    let shown = home.ok(&["mode", "show", "code", "--language", "zh-CN"]);
+    assert!(shown.contains("缺陷修复") || shown.contains("修复"), "{shown}");
+    home.ok(&["mode", "use", "code-quiet", "--language", "zh-CN"]);
+    let config = std::fs::read_to_string(home.home().join("config.toml")).expect("config written");
+    assert!(config.contains("code-quiet") && config.contains("zh-CN"), "{config}");
+    let bad = home.run(&["mode", "use", "no-such-mode"], b"");
+    assert!(!bad.status.success());
+    bug_fix_session(&home, "zh", true);
+    home.ok(&["work"]);
+    let title: String = crate::db(&home)
+        .query_row("SELECT title FROM observations WHERE kind = 'bugfix'", [], |r| r.get(0))
+        .expect("bugfix in Chinese");
+    assert!(title.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{title}");
+}
