@@ -1,9 +1,9 @@
-//! Capture benchmarks, run as whole processes the way agents run them:
-//! bulk import rate into an empty store, then hook wall time for a PostToolUse payload with
-//! 100,000 events already stored, against the binary's bare start-up (`--version`) as a
-//! baseline measured in the same run.
+//! Pipeline benchmarks, run as whole processes the way agents and people run them: bulk import
+//! rate into an empty store; hook wall time for a PostToolUse payload with the imported events
+//! stored, against the binary's bare start-up (`--version`) as a baseline measured in the same
+//! run; and the offline distiller's throughput over the whole store (`agent-memory work`).
 //!
-//! `cargo bench -p agent-memory --bench capture` (release profile). Knobs: `BENCH_EVENTS`
+//! `cargo bench -p agent-memory --bench pipeline` (release profile). Knobs: `BENCH_EVENTS`
 //! (default 100000), `BENCH_RUNS` (default 300).
 
 #![allow(clippy::print_stdout)]
@@ -77,6 +77,22 @@ fn main() {
         "hook / start-up, p50: {:.2}x",
         pct(&hook, 0.5).as_secs_f64() / pct(&baseline, 0.5).as_secs_f64()
     );
+    // The offline distiller over every stored session.
+    let started = Instant::now();
+    let out = cmd(&["work", "--json"]).output().expect("work");
+    assert!(out.status.success(), "work failed: {}", String::from_utf8_lossy(&out.stderr));
+    let elapsed = started.elapsed();
+    let work: serde_json::Value = serde_json::from_slice(&out.stdout).expect("work json");
+    println!(
+        "distil: {} events in {} sessions in {:.2} s = {:.0} events/s ({} observations, {} summaries)",
+        events + runs,
+        work["sessions"],
+        elapsed.as_secs_f64(),
+        (events + runs) as f64 / elapsed.as_secs_f64(),
+        work["observations"],
+        work["summaries"]
+    );
+
     let status = cmd(&["status", "--json"]).output().expect("status");
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status json");
     println!(
@@ -131,8 +147,83 @@ fn report(name: &str, sorted: &[Duration]) {
     );
 }
 
-/// A synthetic export: three agents, sessions of 50 events, prompts and tool uses with varied
-/// text in English and Chinese.
+/// One synthetic event, by its place in a ten-event turn: a prompt, a failing test run, a read,
+/// an edit, the test passing, a second prompt (now and then a decision), a new test file, a
+/// passing run, a read, and the stop. `(kind, tool, tool kind, summary, body, payload, files)`.
+fn synthetic(
+    i: usize,
+    topic: &str,
+) -> (
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+    String,
+    String,
+    serde_json::Value,
+    Vec<String>,
+) {
+    let slug = format!("module{}", i / 10 % 50);
+    let file = format!("/bench/src/{slug}.rs");
+    let test = format!("cargo test -p {slug}");
+    let shell = |ok: bool, output: String| {
+        let summary =
+            if ok { format!("Bash: {test}") } else { format!("Bash failed (exit 101): {test}") };
+        let payload =
+            serde_json::json!({"input": {"command": test}, "output": output, "is_error": !ok});
+        (
+            "tool_use",
+            Some("Bash"),
+            Some("shell"),
+            summary,
+            format!("{test}\n{output}"),
+            payload,
+            vec![],
+        )
+    };
+    let file_tool = |tool: &'static str, kind: &'static str, path: String| {
+        let payload =
+            serde_json::json!({"input": {"file_path": path}, "output": "", "is_error": false});
+        (
+            "tool_use",
+            Some(tool),
+            Some(kind),
+            format!("{tool} {path}"),
+            path.clone(),
+            payload,
+            vec![path],
+        )
+    };
+    let prompt = |text: String| {
+        let payload = serde_json::json!({"prompt": text});
+        ("prompt", None, None, format!("Prompt: {text}"), text, payload, vec![])
+    };
+    match i % 10 {
+        0 => prompt(format!("fix the {topic} issue in {slug}")),
+        1 => {
+            shell(false, format!("error[E0425]: cannot find value `depth` in this scope ({topic})"))
+        }
+        2 => file_tool("Read", "read", file),
+        3 => file_tool("Edit", "edit", file),
+        4 => shell(true, "test result: ok. 12 passed; 0 failed".into()),
+        5 if (i / 10).is_multiple_of(3) => prompt(format!(
+            "from now on use the {topic} helpers instead of raw SQL, because they escape input"
+        )),
+        5 => prompt(format!("now add a test for {topic}")),
+        6 => file_tool("Write", "write", format!("/bench/tests/{slug}_test.rs")),
+        7 => shell(true, "test result: ok. 13 passed; 0 failed".into()),
+        8 => file_tool("Read", "read", "/bench/README.md".into()),
+        _ => (
+            "stop",
+            None,
+            None,
+            "Turn ended".into(),
+            format!("done with {topic}"),
+            serde_json::json!({"last_message": "done"}),
+            vec![],
+        ),
+    }
+}
+
 fn write_export(path: &std::path::Path, events: usize) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create export"));
     let now = 1_790_000_000_000i64;
@@ -160,29 +251,18 @@ fn write_export(path: &std::path::Path, events: usize) {
         "API rate limit",
     ];
     for i in 0..events {
-        let agent = agents[i % 3];
+        // 150 consecutive events a session, each agent in turn.
+        let agent = agents[i / 150 % 3];
         let session = format!("{agent}-{}", i / 150);
-        let topic = topics[i % topics.len()];
-        let (kind, summary, body) = if i % 5 == 0 {
-            (
-                "prompt",
-                format!("Prompt: fix the {topic} issue #{i}"),
-                format!("fix the {topic} issue #{i}"),
-            )
-        } else {
-            (
-                "tool_use",
-                format!("Bash: cargo test {topic} {i}"),
-                format!("cargo test {i}\ntest result: ok. {} passed; 0 failed; {topic}", i % 97),
-            )
-        };
+        let topic = topics[i / 10 % topics.len()];
+        let (kind, tool, tool_kind, summary, body, payload, files) = synthetic(i, topic);
         line(
             &mut out,
             serde_json::json!({"type": "event", "data": {"project": "path:/bench", "content_hash": format!("{i:032x}"), "event": {
                 "uid": format!("bench-{i}"), "agent": agent, "kind": kind, "source_event": "bench", "session": session,
-                "cwd": "/bench", "at_ms": now + i as i64 * 1000, "tool": if kind == "tool_use" { Some("Bash") } else { None },
-                "tool_kind": if kind == "tool_use" { Some("shell") } else { None }, "summary": summary, "body": body,
-                "payload": {}, "files": [], "sensitivity": "normal", "transcript_path": null}}}),
+                "cwd": "/bench", "at_ms": now + i as i64 * 1000, "tool": tool, "tool_kind": tool_kind,
+                "summary": summary, "body": body, "payload": payload, "files": files,
+                "sensitivity": "normal", "transcript_path": null}}}),
         );
     }
     out.flush().expect("flush");
