@@ -1,13 +1,16 @@
 //! Distil: turns a session's events into observations and, at stop, a session summary.
 //!
 //! Two distillers stand behind one trait: the offline one (deterministic rules, always there,
-//! no network) and, later, an LLM one driven by the mode's prompts. A [`mode::Mode`] says what
+//! no network) and the LLM one driven by the mode's prompts ([`llm`]: prompts, strict parsing,
+//! retries, budget and the offline fallback; the network sits behind its `Transport` trait,
+//! implemented outside this crate). A [`mode::Mode`] says what
 //! to watch: the closed sets of observation types and concepts, what to record and skip, and
 //! the output language. The distillers are pure, events in and drafts out; [`work`] runs a pass
 //! that feeds them a session's new events and stores what they return.
 //!
 //! Must not: touch the network, or read the clock (times come from the events and the caller).
 
+pub mod llm;
 pub mod mode;
 pub mod offline;
 pub mod work;
