@@ -27,6 +27,7 @@ pub struct Config {
     pub filter: FilterConfig,
     pub search: SearchConfig,
     pub distil: DistilConfig,
+    pub llm: LlmConfig,
     pub log: LogConfig,
 }
 
@@ -136,6 +137,46 @@ impl Default for DistilConfig {
             silence_minutes: 30,
             lease_seconds: 120,
             auto_work: true,
+        }
+    }
+}
+
+/// Which language model, if any, distils events; `none` keeps to the offline distiller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// `none`, `anthropic`, `openai` (any OpenAI-compatible chat-completions endpoint),
+    /// `claude-cli` or `codex-cli`.
+    pub provider: String,
+    /// The model name the provider expects; empty means the provider's default.
+    pub model: String,
+    /// The API's base URL; empty means the provider's public endpoint.
+    pub base_url: String,
+    /// The environment variable holding the API key; empty means the provider's usual one.
+    pub api_key_env: String,
+    /// A file holding the API key, read when the variable is unset.
+    pub key_file: String,
+    /// For the CLI providers: the program to run; empty means `claude` or `codex`.
+    pub command: String,
+    pub timeout_seconds: u64,
+    /// Retries after the first attempt, on timeouts, rate limits and server errors.
+    pub max_retries: u32,
+    /// Tokens the distiller may spend per day (UTC); past it, the offline distiller takes over.
+    pub daily_token_budget: u64,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: "none".into(),
+            model: String::new(),
+            base_url: String::new(),
+            api_key_env: String::new(),
+            key_file: String::new(),
+            command: String::new(),
+            timeout_seconds: 60,
+            max_retries: 3,
+            daily_token_budget: 200_000,
         }
     }
 }

@@ -74,4 +74,10 @@ pub trait Distiller {
 
     /// The summary of a whole session, given all its events in order.
     fn summarize(&self, events: &[StoredEvent], mode: &mode::Mode) -> SummaryDraft;
+
+    /// Who produced the last drafts (`offline`, `llm:anthropic`), when that varies from call to
+    /// call (a model that falls back to the offline rules); `None` means the distiller's name.
+    fn last_source(&self) -> Option<String> {
+        None
+    }
 }

@@ -31,6 +31,7 @@ use crate::project::ProjectIdentity;
 const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0001_capture.sql"),
     include_str!("store/migrations/0002_distil.sql"),
+    include_str!("store/migrations/0003_llm_usage.sql"),
 ];
 
 /// The schema version this build writes.
@@ -335,6 +336,33 @@ impl Store {
         self.conn.busy_timeout(wait)?;
         let busy: i64 = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
         Ok(busy == 0)
+    }
+
+    /// Tokens the LLM distiller spent on `day` (YYYY-MM-DD, UTC), over all providers.
+    pub fn llm_tokens_spent(&self, day: &str) -> Result<u64> {
+        let spent: i64 = self.conn.query_row(
+            "SELECT coalesce(sum(tokens), 0) FROM llm_usage WHERE day = ?1",
+            [day],
+            |r| r.get(0),
+        )?;
+        Ok(spent.max(0) as u64)
+    }
+
+    /// Adds what the LLM distiller spent.
+    pub fn record_llm_spend(
+        &mut self,
+        day: &str,
+        provider: &str,
+        tokens: u64,
+        calls: u64,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO llm_usage (day, provider, tokens, calls) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (day, provider) DO UPDATE SET
+                 tokens = tokens + excluded.tokens, calls = calls + excluded.calls",
+            params![day, provider, tokens as i64, calls as i64],
+        )?;
+        Ok(())
     }
 
     /// Checks the file with SQLite's own integrity check.

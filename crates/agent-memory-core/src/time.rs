@@ -71,6 +71,14 @@ pub fn format_local(ms: i64) -> String {
     }
 }
 
+/// The UTC day of `ms` as `YYYY-MM-DD`, the key of daily budgets.
+pub fn utc_day(ms: i64) -> String {
+    match Timestamp::from_millisecond(ms) {
+        Ok(ts) => ts.strftime("%Y-%m-%d").to_string(),
+        Err(_) => "1970-01-01".into(),
+    }
+}
+
 /// RFC 3339 in UTC, for machine-readable output.
 pub fn format_rfc3339(ms: i64) -> String {
     Timestamp::from_millisecond(ms).map(|t| t.to_string()).unwrap_or_else(|_| ms.to_string())
@@ -92,6 +100,7 @@ mod tests {
         );
         assert!(parse_when("2026-12-01", now).is_ok());
         assert!(parse_when("2026-12-01T10:00", now).is_ok());
+        assert_eq!(utc_day(1_796_222_039_561), "2026-12-02");
     }
 
     #[test]

@@ -16,6 +16,13 @@ use clap::Parser;
 fn main() -> ExitCode {
     let started = Instant::now();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // An agent run that agent-memory itself started (the LLM distiller's `claude -p`) must not
+    // be recorded: it carries AGENT_MEMORY_DISABLE, and every hook in it returns at once.
+    if args.get(1).is_some_and(|a| a == "hook")
+        && std::env::var_os("AGENT_MEMORY_DISABLE").is_some_and(|v| !v.is_empty() && v != "0")
+    {
+        return ExitCode::SUCCESS;
+    }
     // The hook runs on every agent event: its two flags are read without building the whole
     // command-line parser, which costs as much as the rest of the hook's start-up.
     if args.get(1).is_some_and(|a| a == "hook")

@@ -145,6 +145,14 @@ pub fn status(status: &StoreStatus, spool: &SpoolDepth, as_json: bool) -> io::Re
             .collect();
         writeln!(out, "filtered {:<4} {}", w.window, layers.join(", "))?;
     }
+    for (i, spend) in status.llm_spend.iter().enumerate() {
+        let label = if i == 0 { "llm" } else { "" };
+        writeln!(
+            out,
+            "{label:<10} {}  {:<18} {:>9} tokens in {} calls",
+            spend.day, spend.provider, spend.tokens, spend.calls
+        )?;
+    }
     writeln!(
         out,
         "spool      {} events waiting in {} files{}",

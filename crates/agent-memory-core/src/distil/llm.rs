@@ -95,6 +95,43 @@ pub trait Budget {
     fn spend(&self, tokens: u64);
 }
 
+/// A day's budget held in memory for one pass: it starts from what the store says is left and
+/// counts what the pass spends, which the caller then adds to the store.
+#[derive(Debug, Default)]
+pub struct DayBudget {
+    remaining: std::cell::Cell<u64>,
+    spent: std::cell::Cell<u64>,
+    calls: std::cell::Cell<u64>,
+}
+
+impl DayBudget {
+    pub fn new(remaining: u64) -> DayBudget {
+        DayBudget { remaining: remaining.into(), ..DayBudget::default() }
+    }
+
+    /// Tokens spent through this budget so far.
+    pub fn spent(&self) -> u64 {
+        self.spent.get()
+    }
+
+    /// Model calls charged to this budget so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.get()
+    }
+}
+
+impl Budget for DayBudget {
+    fn remaining(&self) -> u64 {
+        self.remaining.get()
+    }
+
+    fn spend(&self, tokens: u64) {
+        self.remaining.set(self.remaining.get().saturating_sub(tokens));
+        self.spent.set(self.spent.get() + tokens);
+        self.calls.set(self.calls.get() + 1);
+    }
+}
+
 /// Waits between retries. Tests record the waits instead of sleeping.
 pub trait Sleeper {
     fn sleep(&self, duration: Duration);
@@ -351,6 +388,10 @@ impl Distiller for LlmDistiller<'_> {
         let (summary, outcome) = self.summarize_detailed(events, mode);
         *self.last.borrow_mut() = Some(outcome);
         summary
+    }
+
+    fn last_source(&self) -> Option<String> {
+        self.last.borrow().as_ref().map(|outcome| outcome.distiller.clone())
     }
 }
 

@@ -98,6 +98,11 @@ fn work_session(
             })
             .collect();
         let through = turn.last().map_or(session.observed_through, |e| e.id);
+        let source = distiller.last_source();
+        let provenance = Provenance {
+            distiller: source.as_deref().unwrap_or(provenance.distiller),
+            ..provenance
+        };
         match store.save_observations(session, &options.owner, provenance, &drafts, through)? {
             Some(added) => report.observations += added,
             // The lease expired and another pass took over; leave the session to it.
@@ -118,6 +123,11 @@ fn work_session(
                 .chain(draft.next_steps.iter().map(String::as_str)),
         );
         let figures = (last.event.at_ms, last.id, own as i64, work_tokens(all.iter()) as i64);
+        let source = distiller.last_source();
+        let provenance = Provenance {
+            distiller: source.as_deref().unwrap_or(provenance.distiller),
+            ..provenance
+        };
         if store.save_summary(session, &options.owner, provenance, &draft, figures)? {
             report.summaries += 1;
         }

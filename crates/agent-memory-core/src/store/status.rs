@@ -20,6 +20,16 @@ pub struct StoreStatus {
     pub agents: Vec<AgentCount>,
     pub projects: Vec<ProjectCount>,
     pub hooks: Vec<HookWindow>,
+    /// What the LLM distiller spent, per day and provider, newest first (last 7 days).
+    pub llm_spend: Vec<LlmSpend>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LlmSpend {
+    pub day: String,
+    pub provider: String,
+    pub tokens: i64,
+    pub calls: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -99,6 +109,20 @@ impl Store {
             .iter()
             .map(|(label, since)| self.hook_window(label, *since))
             .collect::<Result<_>>()?;
+        let mut llm_spend = Vec::new();
+        let mut stmt = conn.prepare(
+            "SELECT day, provider, tokens, calls FROM llm_usage ORDER BY day DESC, provider LIMIT 14",
+        )?;
+        for row in stmt.query_map([], |r| {
+            Ok(LlmSpend {
+                day: r.get(0)?,
+                provider: r.get(1)?,
+                tokens: r.get(2)?,
+                calls: r.get(3)?,
+            })
+        })? {
+            llm_spend.push(row?);
+        }
         let wal = super::wal_path(self.path());
         Ok(StoreStatus {
             path: self.path().display().to_string(),
@@ -110,6 +134,7 @@ impl Store {
             agents,
             projects,
             hooks,
+            llm_spend,
         })
     }
 

@@ -1,12 +1,14 @@
 //! `agent-memory work`: distil new events into observations and session summaries.
 //!
-//! One pass by default; `--watch` keeps going. A lock file keeps to one pass at a time: the stop
+//! One pass by default; `--watch` keeps going. The offline distiller unless `[llm]` names a
+//! provider; then the LLM distiller, within the day's token budget. A lock file keeps to one pass at a time: the stop
 //! hook starts a pass in the background (`--background`), which quietly gives way when one is
 //! already running.
 
 use std::fs::File;
 use std::time::Duration;
 
+use agent_memory_core::distil::llm::{DayBudget, LlmDistiller};
 use agent_memory_core::distil::offline::OfflineDistiller;
 use agent_memory_core::distil::{mode, work};
 use agent_memory_core::{fsutil, time};
@@ -40,18 +42,44 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     let distil = &ctx.config.distil;
     let mode = mode::load(&distil.mode, &distil.language, Some(&ctx.home.root().join("modes")))
         .context("cannot load the distil mode; see `agent-memory mode list`")?;
+    let transport = agent_memory_serve::llm::transport(&ctx.config.llm)
+        .context("the [llm] configuration cannot be used; fix it or set provider = \"none\"")?;
     let owner = format!("work-{}-{}", std::process::id(), time::now_ms());
     loop {
         let mut store = ctx.store()?;
+        let now = time::now_ms();
         let options = work::WorkOptions {
             owner: owner.clone(),
-            now_ms: time::now_ms(),
+            now_ms: now,
             silence_ms: distil.silence_minutes as i64 * 60_000,
             lease_ms: distil.lease_seconds as i64 * 1000,
             max_sessions: SESSIONS_PER_PASS,
         };
-        let report =
-            work::run_pass(&mut store, &OfflineDistiller::new(), "offline", &mode, &options)?;
+        let report = match &transport {
+            None => {
+                work::run_pass(&mut store, &OfflineDistiller::new(), "offline", &mode, &options)?
+            }
+            Some(transport) => {
+                // The day's budget is what the store says is left; the pass adds its spend.
+                let day = time::utc_day(now);
+                let spent = store.llm_tokens_spent(&day)?;
+                let budget =
+                    DayBudget::new(ctx.config.llm.daily_token_budget.saturating_sub(spent));
+                let distiller = LlmDistiller::new(transport.as_ref(), &budget)
+                    .with_max_retries(ctx.config.llm.max_retries);
+                let name = format!("llm:{}", transport.name());
+                let report = work::run_pass(&mut store, &distiller, &name, &mode, &options);
+                if budget.calls() > 0 {
+                    store.record_llm_spend(
+                        &day,
+                        transport.name(),
+                        budget.spent(),
+                        budget.calls(),
+                    )?;
+                }
+                report?
+            }
+        };
         if !args.background {
             output::work(&report, args.json)?;
         }

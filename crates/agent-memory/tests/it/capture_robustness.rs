@@ -152,3 +152,22 @@ fn private_spans_and_sensitive_files_keep_only_the_fact() {
         "the access itself is recorded: {all}"
     );
 }
+
+#[test]
+fn hooks_of_runs_agent_memory_started_itself_record_nothing() {
+    let home = home();
+    let body = payload(
+        "s-self",
+        "UserPromptSubmit",
+        "/tmp",
+        serde_json::json!({"prompt": "distil these events please"}),
+    );
+    let out = agent_memory_testkit::run_with_stdin(
+        home.cmd()
+            .args(["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"])
+            .env("AGENT_MEMORY_DISABLE", "1"),
+        &body,
+    );
+    assert_quiet_success(&out);
+    assert!(!home.db_path().exists(), "nothing was opened or written");
+}

@@ -193,3 +193,107 @@ fn modes_are_listed_shown_and_chosen() {
         .expect("bugfix in Chinese");
     assert!(title.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{title}");
 }
+
+/// A scripted stand-in for the Anthropic Messages API on 127.0.0.1: answers observation
+/// requests with one bug-fix observation and summary requests with a summary, and records
+/// every request body.
+struct FakeAnthropic {
+    port: u16,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl FakeAnthropic {
+    fn start() -> FakeAnthropic {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let port = listener.local_addr().expect("addr").port();
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream);
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    continue;
+                }
+                let body = String::from_utf8_lossy(&body).into_owned();
+                let text = if body.contains("Observation types") {
+                    json!({"observations": [{"type": "bugfix", "title": "Fixed the depth lookup in src/parser.rs",
+                        "subtitle": "cargo test -p parser failed on an unknown value", "facts": ["`depth` must be read from self."],
+                        "narrative": "The parser read a local that did not exist.", "concepts": ["gotcha", "no-such-concept"],
+                        "files_read": [], "files_modified": ["src/parser.rs"], "source_event_ids": []}]})
+                } else {
+                    json!({"request": "fix the parser test", "investigated": [], "learned": ["depth lives on self"],
+                        "completed": ["cargo test -p parser passes"], "next_steps": [], "files_read": [], "files_modified": ["src/parser.rs"]})
+                };
+                seen.lock().expect("lock").push(body);
+                let answer = json!({"content": [{"type": "text", "text": text.to_string()}],
+                    "usage": {"input_tokens": 1000, "output_tokens": 100}})
+                .to_string();
+                let mut stream = reader.into_inner();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        FakeAnthropic { port, requests }
+    }
+}
+
+#[test]
+fn a_configured_model_distils_within_its_budget() {
+    let home = home();
+    bug_fix_session(&home, "llm", true);
+    let server = FakeAnthropic::start();
+    let work = |budget: &str| {
+        let out = home
+            .cmd()
+            .args(["work", "--json"])
+            .env("AGENT_MEMORY_LLM__PROVIDER", "anthropic")
+            .env("AGENT_MEMORY_LLM__BASE_URL", format!("http://127.0.0.1:{}", server.port))
+            .env("AGENT_MEMORY_LLM__DAILY_TOKEN_BUDGET", budget)
+            .env("ANTHROPIC_API_KEY", "test-key-not-a-secret")
+            .output()
+            .expect("work");
+        assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    };
+    work("200000");
+    let (title, distiller, concepts): (String, String, String) = crate::db(&home)
+        .query_row("SELECT title, distiller, concepts FROM observations", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .expect("the model's observation");
+    assert_eq!(title, "Fixed the depth lookup in src/parser.rs");
+    assert_eq!(distiller, "llm:anthropic");
+    assert!(
+        !concepts.contains("no-such-concept"),
+        "concepts outside the mode are dropped: {concepts}"
+    );
+    let summary: String = crate::db(&home)
+        .query_row("SELECT request FROM summaries", [], |r| r.get(0))
+        .expect("summary");
+    assert_eq!(summary, "fix the parser test");
+    let requests = server.requests.lock().expect("lock").clone();
+    assert_eq!(requests.len(), 2, "one observe call for the turn, one summary call");
+    assert!(requests[0].contains("cargo test -p parser"), "the turn's events were sent");
+    let status = home.json(&["status"]);
+    assert_eq!(status["llm_spend"][0]["tokens"], 2200, "{status}");
+
+    // Past the day's budget the offline distiller takes over, and nothing is sent.
+    bug_fix_session(&home, "over-budget", true);
+    work("10");
+    assert_eq!(server.requests.lock().expect("lock").len(), 2);
+    assert!(count(&home, "SELECT count(*) FROM observations WHERE distiller = 'offline'") >= 1);
+}

@@ -1,0 +1,4 @@
+//! The one integration-test binary of agent-memory-serve (link time dominates on 2 cores): one
+//! module per area.
+
+mod llm;
