@@ -75,9 +75,18 @@ pub trait Distiller {
     /// The summary of a whole session, given all its events in order.
     fn summarize(&self, events: &[StoredEvent], mode: &mode::Mode) -> SummaryDraft;
 
-    /// Who produced the last drafts (`offline`, `llm:anthropic`), when that varies from call to
-    /// call (a model that falls back to the offline rules); `None` means the distiller's name.
-    fn last_source(&self) -> Option<String> {
+    /// Who produced the last drafts and what the model cost, when that varies from call to
+    /// call (a model that falls back to the offline rules); `None` means the distiller's own
+    /// name and no model tokens.
+    fn last_run(&self) -> Option<LastRun> {
         None
     }
+}
+
+/// Who produced a distiller's last drafts, and the model tokens they cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastRun {
+    /// `offline` or `llm:<provider>`.
+    pub distiller: String,
+    pub tokens_spent: u64,
 }

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::mode::{Mode, Term};
 use super::offline::OfflineDistiller;
-use super::{Distiller, ObservationDraft, StoredEvent, SummaryDraft};
+use super::{Distiller, LastRun, ObservationDraft, StoredEvent, SummaryDraft};
 use crate::capture::sanitize_text;
 use crate::event::Sensitivity;
 
@@ -390,8 +390,11 @@ impl Distiller for LlmDistiller<'_> {
         summary
     }
 
-    fn last_source(&self) -> Option<String> {
-        self.last.borrow().as_ref().map(|outcome| outcome.distiller.clone())
+    fn last_run(&self) -> Option<LastRun> {
+        self.last.borrow().as_ref().map(|outcome| LastRun {
+            distiller: outcome.distiller.clone(),
+            tokens_spent: outcome.tokens_spent,
+        })
     }
 }
 

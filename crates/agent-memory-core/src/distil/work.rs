@@ -83,8 +83,11 @@ fn work_session(
     let complete =
         if finished { new.len() } else { new.iter().rposition(ends_turn).map_or(0, |i| i + 1) };
     for turn in turns(&new[..complete]) {
-        let drafts: Vec<_> = distiller
-            .observe(turn, mode)
+        let observed = distiller.observe(turn, mode);
+        let run = distiller.last_run();
+        // The model's tokens are work behind the observations too, shared out evenly.
+        let model_share = run.as_ref().map_or(0, |r| r.tokens_spent) / observed.len().max(1) as u64;
+        let drafts: Vec<_> = observed
             .into_iter()
             .map(|draft| {
                 let own = tokens::estimate_all(
@@ -92,15 +95,14 @@ fn work_session(
                         .into_iter()
                         .chain(draft.facts.iter().map(String::as_str)),
                 );
-                let work =
-                    work_tokens(turn.iter().filter(|e| draft.source_event_ids.contains(&e.id)));
+                let events = turn.iter().filter(|e| draft.source_event_ids.contains(&e.id));
+                let work = work_tokens(events) as u64 + model_share;
                 (draft, own as i64, work as i64)
             })
             .collect();
         let through = turn.last().map_or(session.observed_through, |e| e.id);
-        let source = distiller.last_source();
         let provenance = Provenance {
-            distiller: source.as_deref().unwrap_or(provenance.distiller),
+            distiller: run.as_ref().map_or(provenance.distiller, |r| r.distiller.as_str()),
             ..provenance
         };
         match store.save_observations(session, &options.owner, provenance, &drafts, through)? {
@@ -122,10 +124,11 @@ fn work_session(
                 .chain(draft.completed.iter().map(String::as_str))
                 .chain(draft.next_steps.iter().map(String::as_str)),
         );
-        let figures = (last.event.at_ms, last.id, own as i64, work_tokens(all.iter()) as i64);
-        let source = distiller.last_source();
+        let run = distiller.last_run();
+        let work = work_tokens(all.iter()) as u64 + run.as_ref().map_or(0, |r| r.tokens_spent);
+        let figures = (last.event.at_ms, last.id, own as i64, work as i64);
         let provenance = Provenance {
-            distiller: source.as_deref().unwrap_or(provenance.distiller),
+            distiller: run.as_ref().map_or(provenance.distiller, |r| r.distiller.as_str()),
             ..provenance
         };
         if store.save_summary(session, &options.owner, provenance, &draft, figures)? {

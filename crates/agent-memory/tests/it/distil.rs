@@ -277,6 +277,8 @@ fn a_configured_model_distils_within_its_budget() {
         .expect("the model's observation");
     assert_eq!(title, "Fixed the depth lookup in src/parser.rs");
     assert_eq!(distiller, "llm:anthropic");
+    let work_tokens = count(&home, "SELECT work_tokens FROM observations");
+    assert!(work_tokens > 1100, "the model's tokens count as work behind it: {work_tokens}");
     assert!(
         !concepts.contains("no-such-concept"),
         "concepts outside the mode are dropped: {concepts}"
