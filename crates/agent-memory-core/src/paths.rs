@@ -1,7 +1,8 @@
 //! Where agent-memory keeps its files.
 //!
 //! One home directory, `$AGENT_MEMORY_HOME` or `~/.agent-memory`, private to the user (0700):
-//! `memory.db` (the store), `config.toml`, `spool/` (events waiting for the store), `logs/`,
+//! `memory.db` (the store), `config.toml`, `modes/` (the user's distil modes), `spool/` (events
+//! waiting for the store), `logs/`,
 //! `rejected/` (payloads that could not be read, kept for inspection). When the home itself is
 //! unwritable, a second spool under the system temp directory keeps events safe.
 //!
@@ -65,6 +66,11 @@ impl Home {
     /// Both spools, primary first.
     pub fn spool_dirs(&self) -> [PathBuf; 2] {
         [self.spool_dir(), self.fallback_spool_dir()]
+    }
+
+    /// The user's own distil modes, `NAME.toml` each.
+    pub fn modes_dir(&self) -> PathBuf {
+        self.root.join("modes")
     }
 
     pub fn log_dir(&self) -> PathBuf {

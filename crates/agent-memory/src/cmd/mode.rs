@@ -2,10 +2,9 @@
 //!
 //! Loading and validating modes is core's (`distil::mode`); editing `config.toml` is core's
 //! too (`config::set_in_file`, which keeps the user's file byte for byte but for the one line).
-//! This module only picks the user modes directory, `<home>/modes`, and the defaults from
-//! `[distil]`.
+//! This module only picks the defaults from `[distil]`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_memory_core::config;
 use agent_memory_core::distil::mode::{self, ModeError};
@@ -15,7 +14,7 @@ use crate::cli::ModeCommand;
 use crate::output;
 
 pub fn run(ctx: &Context, command: ModeCommand) -> anyhow::Result<()> {
-    let user_dir = modes_dir(ctx);
+    let user_dir = ctx.home.modes_dir();
     match command {
         ModeCommand::List(args) => {
             let modes = mode::list(Some(&user_dir));
@@ -60,10 +59,6 @@ pub fn run(ctx: &Context, command: ModeCommand) -> anyhow::Result<()> {
 }
 
 /// Where user modes live: `<home>/modes/NAME.toml`.
-fn modes_dir(ctx: &Context) -> PathBuf {
-    ctx.home.root().join("modes")
-}
-
 /// Loads a mode; when the name is unknown, the error also says where user modes go.
 fn load(name: &str, language: &str, user_dir: &Path) -> anyhow::Result<mode::Mode> {
     mode::load(name, language, Some(user_dir)).map_err(|err| match err {

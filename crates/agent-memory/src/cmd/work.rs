@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
         );
     }
     let distil = &ctx.config.distil;
-    let mode = mode::load(&distil.mode, &distil.language, Some(&ctx.home.root().join("modes")))
+    let mode = mode::load(&distil.mode, &distil.language, Some(&ctx.home.modes_dir()))
         .context("cannot load the distil mode; see `agent-memory mode list`")?;
     let transport = agent_memory_serve::llm::transport(&ctx.config.llm)
         .context("the [llm] configuration cannot be used; fix it or set provider = \"none\"")?;
