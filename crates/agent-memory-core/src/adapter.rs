@@ -20,6 +20,7 @@ use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::{Map, Value, json};
 
 use crate::event::{CaptureContext, Event, EventKind, Sensitivity, ToolKind};
+use crate::text::one_line;
 
 /// Longest event summary, in characters (the cut ends in `…`).
 pub const SUMMARY_MAX_CHARS: usize = 200;
@@ -692,11 +693,6 @@ fn truncate(text: &str, max: usize) -> String {
     }
     let end = text.char_indices().nth(max.saturating_sub(1)).map_or(text.len(), |(at, _)| at);
     format!("{}…", &text[..end])
-}
-
-/// Whitespace runs (newlines included) collapsed to single spaces.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn join_nonempty(parts: &[&str], separator: &str) -> String {

@@ -19,6 +19,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 
+/// Most words in a subtitle (DESIGN.md §3).
+pub(crate) const SUBTITLE_MAX_WORDS: usize = 24;
+/// Text without spaces (Chinese) cannot be counted in words; it is capped in characters.
+pub(crate) const SUBTITLE_MAX_CJK_CHARS: usize = 48;
+
+/// A subtitle within the word limit, whoever wrote it.
+pub(crate) fn cap_subtitle(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() > SUBTITLE_MAX_WORDS {
+        return format!("{}…", words[..SUBTITLE_MAX_WORDS - 1].join(" "));
+    }
+    let wide = text.chars().filter(|c| !c.is_ascii()).count();
+    if wide > SUBTITLE_MAX_CJK_CHARS / 2 {
+        return crate::text::clip(text, SUBTITLE_MAX_CJK_CHARS);
+    }
+    text.to_owned()
+}
+
 /// A stored event: its row id and the event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredEvent {

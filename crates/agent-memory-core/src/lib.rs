@@ -19,5 +19,6 @@ pub mod inject;
 pub mod paths;
 pub mod project;
 pub mod store;
+pub mod text;
 pub mod time;
 pub mod tokens;

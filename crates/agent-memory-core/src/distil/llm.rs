@@ -22,9 +22,10 @@ use serde_json::Value;
 
 use super::mode::{Mode, Term};
 use super::offline::OfflineDistiller;
-use super::{Distiller, LastRun, ObservationDraft, StoredEvent, SummaryDraft};
+use super::{Distiller, LastRun, ObservationDraft, StoredEvent, SummaryDraft, cap_subtitle};
 use crate::capture::sanitize_text;
 use crate::event::Sensitivity;
+use crate::text::{clip, one_line};
 
 /// Longest event body sent to the model, in characters.
 const EVENT_BODY_MAX_CHARS: usize = 1_500;
@@ -34,10 +35,6 @@ const SUMMARY_MAX_CHARS: usize = 300;
 const BATCH_MAX_CHARS: usize = 24_000;
 /// Longest accepted title, in characters.
 const TITLE_MAX_CHARS: usize = 200;
-/// Most words in a subtitle (DESIGN.md §3); text without spaces (Chinese) is capped in
-/// characters instead.
-const SUBTITLE_MAX_WORDS: usize = 24;
-const SUBTITLE_MAX_CJK_CHARS: usize = 48;
 /// The longest `retry_after` honoured: a server asking for more is treated as asking for this,
 /// so that one odd header cannot park the worker for hours.
 const RETRY_AFTER_MAX: Duration = Duration::from_secs(300);
@@ -554,7 +551,7 @@ fn render_event(stored: &StoredEvent) -> String {
     block.push('\n');
     let summary = sanitize_text(&event.summary);
     if !summary.trim().is_empty() {
-        let _ = writeln!(block, "summary: {}", cut(&one_line(&summary), SUMMARY_MAX_CHARS));
+        let _ = writeln!(block, "summary: {}", clip(&one_line(&summary), SUMMARY_MAX_CHARS));
     }
     if !event.files.is_empty() {
         let files: Vec<String> =
@@ -564,7 +561,7 @@ fn render_event(stored: &StoredEvent) -> String {
     let body = sanitize_text(&event.body);
     let body = body.trim();
     if !body.is_empty() {
-        let _ = writeln!(block, "body:\n{}", cut(body, EVENT_BODY_MAX_CHARS));
+        let _ = writeln!(block, "body:\n{}", clip(body, EVENT_BODY_MAX_CHARS));
     }
     block
 }
@@ -702,7 +699,7 @@ fn validate_observation(
         .unwrap_or_default();
     Ok(ObservationDraft {
         title,
-        subtitle: cap_words(&one_line(&wire.subtitle)),
+        subtitle: cap_subtitle(&one_line(&wire.subtitle)),
         facts: clean(wire.facts),
         narrative: wire.narrative.trim().to_owned(),
         kind: wire.kind,
@@ -745,32 +742,6 @@ fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
         }
     }
     seen
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `text` cut to `max` characters on a char boundary, ending in `…` when cut.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let kept: String = text.chars().take(max.saturating_sub(1)).collect();
-    format!("{}…", kept.trim_end())
-}
-
-/// A subtitle within the word limit; text without spaces (Chinese) is capped in characters.
-fn cap_words(text: &str) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    if words.len() > SUBTITLE_MAX_WORDS {
-        return format!("{}…", words[..SUBTITLE_MAX_WORDS - 1].join(" "));
-    }
-    let wide = text.chars().filter(|c| !c.is_ascii()).count();
-    if wide > SUBTITLE_MAX_CJK_CHARS / 2 {
-        return cut(text, SUBTITLE_MAX_CJK_CHARS);
-    }
-    text.to_owned()
 }
 
 #[cfg(test)]
@@ -1252,7 +1223,10 @@ mod tests {
             panic!("a valid answer");
         };
         let subtitle = &drafts[0].subtitle;
-        assert!(subtitle.split_whitespace().count() <= SUBTITLE_MAX_WORDS, "{subtitle}");
+        assert!(
+            subtitle.split_whitespace().count() <= crate::distil::SUBTITLE_MAX_WORDS,
+            "{subtitle}"
+        );
         assert!(subtitle.ends_with('…'), "{subtitle}");
     }
 

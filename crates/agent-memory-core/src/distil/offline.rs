@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::mode::Mode;
-use super::{Distiller, ObservationDraft, StoredEvent, SummaryDraft};
+use super::{Distiller, ObservationDraft, StoredEvent, SummaryDraft, cap_subtitle};
 use crate::event::{EventKind, ToolKind};
+use crate::text::{clip, one_line};
 
 /// Longest title, in characters.
 const TITLE_MAX_CHARS: usize = 100;
@@ -25,10 +26,6 @@ const TITLE_MAX_CHARS: usize = 100;
 const QUOTE_MAX_CHARS: usize = 160;
 /// Longest session request in a summary, in characters.
 const REQUEST_MAX_CHARS: usize = 300;
-/// Most words in a subtitle (DESIGN.md §3); CJK text has no spaces, so it is capped in
-/// characters instead.
-const SUBTITLE_MAX_WORDS: usize = 24;
-const SUBTITLE_MAX_CJK_CHARS: usize = 48;
 /// Reads of one file in a batch that make it worth a note even when other work happened.
 const REPEATED_READS: usize = 3;
 /// Most files or names listed in one title.
@@ -76,7 +73,7 @@ impl Distiller for OfflineDistiller {
             request: batch
                 .prompts()
                 .next()
-                .map(|(_, text)| quote(text, REQUEST_MAX_CHARS))
+                .map(|(_, text)| clip(&one_line(text), REQUEST_MAX_CHARS))
                 .unwrap_or_default(),
             investigated: investigated(&batch, lang),
             learned: dedup(learned),
@@ -347,7 +344,7 @@ fn error_line(output: &str) -> String {
     let found = lines.iter().position(states).or_else(|| lines.iter().position(points));
     let Some(at) = found else {
         let fallback = lines.iter().find(|l| !l.to_lowercase().starts_with("exit code"));
-        return fallback.map(|l| quote(l, QUOTE_MAX_CHARS)).unwrap_or_default();
+        return fallback.map(|l| clip(&one_line(l), QUOTE_MAX_CHARS)).unwrap_or_default();
     };
     let line = lines[at];
     // Rust puts a panic's message on the line after `panicked at`.
@@ -357,7 +354,7 @@ fn error_line(output: &str) -> String {
         }
         _ => line.to_owned(),
     };
-    quote(&text, QUOTE_MAX_CHARS)
+    clip(&one_line(&text), QUOTE_MAX_CHARS)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -592,7 +589,7 @@ fn asked(batch: &Batch<'_>, first: usize, items: &mut Vec<usize>) -> Option<Stri
     items.insert(0, at);
     items.sort_unstable();
     items.dedup();
-    Some(quote(prompt, QUOTE_MAX_CHARS))
+    Some(clip(&one_line(prompt), QUOTE_MAX_CHARS))
 }
 
 /// Reads of the changed files before their last change: the looking that led to it.
@@ -690,7 +687,10 @@ fn stated_decision(prompt: &str) -> Option<(String, Option<String>)> {
     };
     let trim = |s: &str| s.trim().trim_matches([',', '，', '、', ':', '：', ' ']).trim().to_owned();
     let reason = reason.map(trim).filter(|r| !r.is_empty());
-    Some((quote(&trim(decision), QUOTE_MAX_CHARS), reason.map(|r| quote(&r, QUOTE_MAX_CHARS))))
+    Some((
+        clip(&one_line(&trim(decision)), QUOTE_MAX_CHARS),
+        reason.map(|r| clip(&one_line(&r), QUOTE_MAX_CHARS)),
+    ))
 }
 
 /// Names a read file defines (functions, types, classes), from what the read returned.
@@ -784,8 +784,8 @@ impl Found {
         let mut ids: Vec<i64> = self.items.iter().map(|at| batch.items[*at].id).collect();
         ids.dedup();
         Some(ObservationDraft {
-            title: quote(&text.title, TITLE_MAX_CHARS),
-            subtitle: cap_words(&text.subtitle),
+            title: clip(&one_line(&text.title), TITLE_MAX_CHARS),
+            subtitle: cap_subtitle(&text.subtitle),
             facts: text.facts,
             narrative: text.narrative,
             kind: kind.to_owned(),
@@ -1055,7 +1055,7 @@ fn next_steps(batch: &Batch<'_>, lang: Lang) -> Vec<String> {
         let acted =
             batch.items[at..].iter().any(|i| matches!(i.step, Step::Command(_) | Step::Change(_)));
         if !acted {
-            next.push(quote(prompt, QUOTE_MAX_CHARS));
+            next.push(clip(&one_line(prompt), QUOTE_MAX_CHARS));
         }
     }
     for command in last_runs(batch).filter(|c| !c.passed) {
@@ -1091,33 +1091,6 @@ fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
         }
     }
     seen
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `text` on one line, cut to `max` characters on a char boundary, ending in `…` when cut.
-fn quote(text: &str, max: usize) -> String {
-    let text = one_line(text);
-    if text.chars().count() <= max {
-        return text;
-    }
-    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    format!("{}…", cut.trim_end())
-}
-
-/// A subtitle within the word limit; text without spaces (Chinese) is capped in characters.
-fn cap_words(text: &str) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    if words.len() > SUBTITLE_MAX_WORDS {
-        return format!("{}…", words[..SUBTITLE_MAX_WORDS - 1].join(" "));
-    }
-    let cjk = text.chars().filter(|c| !c.is_ascii()).count();
-    if cjk > SUBTITLE_MAX_CJK_CHARS / 2 {
-        return quote(text, SUBTITLE_MAX_CJK_CHARS);
-    }
-    text.to_owned()
 }
 
 #[cfg(test)]
