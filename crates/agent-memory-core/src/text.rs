@@ -15,6 +15,17 @@ pub fn clip(text: &str, max: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
+/// The items in first-seen order, each once.
+pub fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -26,5 +37,6 @@ mod tests {
         assert_eq!(clip("exactly ten", 11), "exactly ten");
         assert_eq!(clip("a longer sentence", 9), "a longer…");
         assert_eq!(clip("支付回调签名校验", 5), "支付回调…");
+        assert_eq!(dedup(["b", "a", "b"].map(String::from)), ["b", "a"]);
     }
 }

@@ -25,7 +25,7 @@ use super::offline::OfflineDistiller;
 use super::{Distiller, LastRun, ObservationDraft, StoredEvent, SummaryDraft, cap_subtitle};
 use crate::capture::sanitize_text;
 use crate::event::Sensitivity;
-use crate::text::{clip, one_line};
+use crate::text::{clip, dedup, one_line};
 
 /// Longest event body sent to the model, in characters.
 const EVENT_BODY_MAX_CHARS: usize = 1_500;
@@ -732,16 +732,6 @@ fn parse_summary(text: &str) -> Result<Answer<SummaryDraft>, String> {
 /// Trimmed, without empty entries or repeats.
 fn clean(items: Vec<String>) -> Vec<String> {
     dedup(items.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()))
-}
-
-fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::mode::Mode;
 use super::{Distiller, ObservationDraft, StoredEvent, SummaryDraft, cap_subtitle};
 use crate::event::{EventKind, ToolKind};
-use crate::text::{clip, one_line};
+use crate::text::{clip, dedup, one_line};
 
 /// Longest title, in characters.
 const TITLE_MAX_CHARS: usize = 100;
@@ -1082,16 +1082,6 @@ fn last_runs<'b>(batch: &'b Batch<'_>) -> impl Iterator<Item = &'b Command> {
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers.
-
-fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
-}
 
 #[cfg(test)]
 mod tests {
