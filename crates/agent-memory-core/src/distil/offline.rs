@@ -1080,9 +1080,6 @@ fn last_runs<'b>(batch: &'b Batch<'_>) -> impl Iterator<Item = &'b Command> {
     order.into_iter().filter_map(move |text| last.get(text).copied())
 }
 
-// ---------------------------------------------------------------------------------------------
-// Text helpers.
-
 #[cfg(test)]
 mod tests {
     use std::fmt::Write as _;
