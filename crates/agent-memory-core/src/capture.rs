@@ -68,6 +68,8 @@ pub struct HookReport {
     /// The stored event ended a turn or the session (a stop, a session end): distilling it
     /// is due.
     pub ends_turn: bool,
+    /// The context to hand the agent (at session start), wrapped in the sentinel.
+    pub context: Option<String>,
 }
 
 /// A hook run in progress, shared with the watchdog that spools it if the deadline passes.
@@ -145,6 +147,7 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
         event_uid: req.uid.clone(),
         drained: 0,
         ends_turn: false,
+        context: None,
     };
     let mut record = SpoolRecord {
         v: spool::RECORD_VERSION,
@@ -253,6 +256,10 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
                         Some(format!("{} of event {of}", filter::Layer::NearDuplicate.as_str()));
                 }
             }
+            if event.kind == EventKind::SessionStart && req.config.inject.session_start {
+                report.context =
+                    session_start_context(&store, req.home, req.config, &event, &project);
+            }
             // Drain what earlier runs spooled while there is time left.
             if Instant::now() + Duration::from_millis(100) < deadline {
                 let limit = req.config.capture.drain_per_hook;
@@ -273,6 +280,37 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
         }
     }
     report
+}
+
+/// The context a starting session gets; `None` when there is nothing yet or it cannot be read
+/// (the agent then starts as it would without agent-memory).
+fn session_start_context(
+    store: &Store,
+    home: &Home,
+    config: &Config,
+    event: &Event,
+    project: &ProjectIdentity,
+) -> Option<String> {
+    let read = || -> Result<Option<String>, crate::store::StoreError> {
+        let timeline =
+            store.recent_observations(&project.key, crate::inject::TIMELINE_CANDIDATES)?;
+        let last = store.last_summary(&project.key, &event.agent, &event.session)?;
+        let language = &config.distil.language;
+        let icons: Vec<(String, String)> =
+            crate::distil::mode::load(&config.distil.mode, language, Some(&home.modes_dir()))
+                .map(|mode| mode.types.into_iter().map(|t| (t.key, t.emoji)).collect())
+                .unwrap_or_default();
+        let options = crate::inject::ContextOptions {
+            budget_tokens: config.inject.budget_tokens,
+            language,
+            icons: &icons,
+        };
+        Ok(crate::inject::session_start_context(last.as_ref(), &timeline, &options))
+    };
+    read().unwrap_or_else(|err| {
+        tracing::warn!(%err, "cannot read the session-start context");
+        None
+    })
 }
 
 /// Records the run of a hook that stores no event (unreadable, skipped or filtered input).

@@ -28,6 +28,7 @@ pub struct Config {
     pub search: SearchConfig,
     pub distil: DistilConfig,
     pub llm: LlmConfig,
+    pub inject: InjectConfig,
     pub log: LogConfig,
 }
 
@@ -178,6 +179,22 @@ impl Default for LlmConfig {
             max_retries: 3,
             daily_token_budget: 200_000,
         }
+    }
+}
+
+/// What agents are handed back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InjectConfig {
+    /// Whether session-start hooks answer with the context of earlier sessions.
+    pub session_start: bool,
+    /// The most tokens that context may take.
+    pub budget_tokens: usize,
+}
+
+impl Default for InjectConfig {
+    fn default() -> Self {
+        InjectConfig { session_start: true, budget_tokens: 1500 }
     }
 }
 

@@ -34,6 +34,13 @@ fn json(value: &impl Serialize) -> io::Result<()> {
     writeln!(out)
 }
 
+/// A hook's answer to its agent: one line of JSON on stdout, the only thing a hook prints.
+pub fn hook_answer(json: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    writeln!(out, "{json}")?;
+    out.flush()
+}
+
 pub fn text(text: &str) -> io::Result<()> {
     io::stdout().lock().write_all(text.as_bytes())
 }

@@ -355,6 +355,69 @@ impl Store {
     }
 }
 
+/// One line of the session-start timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TimelineItem {
+    pub id: i64,
+    pub at_ms: i64,
+    pub agent: String,
+    pub kind: String,
+    pub title: String,
+    pub tokens: i64,
+    pub work_tokens: i64,
+}
+
+impl Store {
+    /// The project's most recent observations, newest first, from every agent.
+    pub fn recent_observations(
+        &self,
+        project_key: &str,
+        limit: usize,
+    ) -> Result<Vec<TimelineItem>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT o.id, o.at, o.agent, o.kind, o.title, o.tokens, o.work_tokens
+             FROM observations o JOIN projects p ON p.id = o.project_id
+             WHERE p.key = ?1 ORDER BY o.at DESC, o.id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![project_key, limit as i64], |r| {
+            Ok(TimelineItem {
+                id: r.get(0)?,
+                at_ms: r.get(1)?,
+                agent: r.get(2)?,
+                kind: r.get(3)?,
+                title: r.get(4)?,
+                tokens: r.get(5)?,
+                work_tokens: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The newest summary in the project of a session other than (`agent`, `session`).
+    pub fn last_summary(
+        &self,
+        project_key: &str,
+        agent: &str,
+        session: &str,
+    ) -> Result<Option<Summary>> {
+        let id: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT m.id FROM summaries m JOIN projects p ON p.id = m.project_id
+                 JOIN sessions s ON s.id = m.session_id
+                 WHERE p.key = ?1 AND NOT (s.agent = ?2 AND s.source_id = ?3)
+                 ORDER BY m.at DESC LIMIT 1",
+                params![project_key, agent, session],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match id {
+            Some(id) => self.summary(id),
+            None => Ok(None),
+        }
+    }
+}
+
 fn holds_lease(conn: &rusqlite::Connection, session_id: i64, owner: &str) -> Result<bool> {
     let holder: Option<Option<String>> = conn
         .query_row(

@@ -40,11 +40,13 @@ fn bug_fix_session(home: &TestHome, session: &str, stop: bool) {
         ),
     ];
     for (event, extra) in steps {
-        assert_quiet_success(&home.hook(
-            "claude-code",
-            event,
-            &payload(session, event, cwd, extra),
-        ));
+        let out = home.hook("claude-code", event, &payload(session, event, cwd, extra));
+        // A session start answers with earlier sessions' context once there is some.
+        if event == "SessionStart" {
+            assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+        } else {
+            assert_quiet_success(&out);
+        }
     }
     if stop {
         let extra =
@@ -298,4 +300,96 @@ fn a_configured_model_distils_within_its_budget() {
     work("10");
     assert_eq!(server.requests.lock().expect("lock").len(), 2);
     assert!(count(&home, "SELECT count(*) FROM observations WHERE distiller = 'offline'") >= 1);
+}
+
+fn session_start(
+    home: &TestHome,
+    agent: &str,
+    event: &str,
+    session: &str,
+    envs: &[(&str, &str)],
+) -> serde_json::Value {
+    let body = payload(session, event, "/w/app", json!({"source": "startup"}));
+    let mut cmd = home.cmd();
+    cmd.args(["hook", "--agent", agent, "--event", event]);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = agent_memory_testkit::run_with_stdin(&mut cmd, &body);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(text.lines().count(), 1, "one line of JSON: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn a_new_session_of_another_agent_starts_with_what_earlier_ones_left() {
+    let home = home();
+    bug_fix_session(&home, "earlier", true);
+    home.ok(&["work"]);
+
+    let answer = session_start(&home, "gemini", "SessionStart", "gemini-new", &[]);
+    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    assert!(context.starts_with(agent_memory_core::inject::SENTINEL_OPEN), "{context}");
+    assert!(
+        context.contains("the parser test fails, please fix it"),
+        "the last session's request: {context}"
+    );
+    assert!(
+        context.contains("cargo test -p parser") && context.contains("claude-code"),
+        "the timeline: {context}"
+    );
+    assert!(context.contains("the conversation wins"), "{context}");
+    assert!(context.contains("tokens of work behind them"), "{context}");
+
+    // Codex drops any answer with a key outside its schema: exactly this shape.
+    let codex = session_start(&home, "codex", "SessionStart", "codex-new", &[]);
+    let keys: Vec<&String> = codex.as_object().expect("object").keys().collect();
+    assert_eq!(keys, ["hookSpecificOutput"]);
+    let inner: Vec<&String> =
+        codex["hookSpecificOutput"].as_object().expect("object").keys().collect();
+    assert_eq!(inner, ["additionalContext", "hookEventName"]);
+    let copilot = session_start(&home, "copilot", "sessionStart", "copilot-new", &[]);
+    assert!(
+        copilot["additionalContext"].as_str().is_some_and(|c| c.contains("parser")),
+        "{copilot}"
+    );
+
+    // The budget holds, and the language follows the configuration.
+    for budget in [120usize, 400, 1500] {
+        let budget_env = budget.to_string();
+        let answer = session_start(
+            &home,
+            "claude-code",
+            "SessionStart",
+            &format!("b{budget}"),
+            &[("AGENT_MEMORY_INJECT__BUDGET_TOKENS", &budget_env)],
+        );
+        let context = answer["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
+        assert!(
+            agent_memory_core::tokens::estimate(context) <= budget,
+            "budget {budget}: {context}"
+        );
+    }
+    let zh = session_start(
+        &home,
+        "claude-code",
+        "SessionStart",
+        "zh-new",
+        &[("AGENT_MEMORY_DISTIL__LANGUAGE", "zh-CN")],
+    );
+    let context = zh["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
+    assert!(context.contains("以当前对话为准"), "{context}");
+
+    // Echoed back by the agent, the context is never captured as new text.
+    let echo = format!("<hook_context>{context}</hook_context>\n\nnow add a regression test");
+    let body = payload("gemini-new", "BeforeAgent", "/w/app", json!({"prompt": echo}));
+    assert_quiet_success(&home.hook("gemini", "BeforeAgent", &body));
+    let stored: String = crate::db(&home)
+        .query_row("SELECT body FROM events WHERE agent = 'gemini' AND kind = 'prompt'", [], |r| {
+            r.get(0)
+        })
+        .expect("prompt");
+    assert_eq!(stored, "now add a regression test");
 }
