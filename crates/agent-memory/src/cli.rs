@@ -37,7 +37,11 @@ pub enum Command {
     /// Distil new events into observations and session summaries.
     Work(WorkArgs),
     /// Print observations (o12, or 12), session summaries (s3) or events (e45) in full.
+    #[command(alias = "get")]
     Show(ShowArgs),
+    /// What happened around an item, across agents: the project's observations before and
+    /// after it.
+    Timeline(TimelineArgs),
     /// List, show or choose the mode: what the distiller watches for, and in which language.
     #[command(subcommand)]
     Mode(ModeCommand),
@@ -219,4 +223,19 @@ pub struct ModeUseArgs {
     /// Also set the output language of observations and summaries: en or zh-CN.
     #[arg(long)]
     pub language: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TimelineArgs {
+    /// An id (o12, s3, e45) or words to search for; the best hit is the anchor.
+    #[arg(required = true, num_args = 1..)]
+    pub anchor: Vec<String>,
+    /// Observations before the anchor.
+    #[arg(long, short = 'b', default_value_t = 5)]
+    pub before: usize,
+    /// Observations after the anchor.
+    #[arg(long, short = 'a', default_value_t = 5)]
+    pub after: usize,
+    #[arg(long)]
+    pub json: bool,
 }

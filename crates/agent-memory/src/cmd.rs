@@ -11,6 +11,7 @@ pub mod recover;
 pub mod search;
 pub mod show;
 pub mod status;
+pub mod timeline;
 pub mod work;
 
 use std::path::Path;
@@ -38,6 +39,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Project(args) => project::run(&ctx, args),
         Command::Work(args) => work::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
+        Command::Timeline(args) => timeline::run(&ctx, args),
         Command::Mode(args) => mode::run(&ctx, args),
     }
 }

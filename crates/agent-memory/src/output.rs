@@ -9,7 +9,7 @@ use agent_memory_core::capture::DrainReport;
 use agent_memory_core::capture::spool::SpoolDepth;
 use agent_memory_core::distil::StoredEvent;
 use agent_memory_core::distil::work::WorkReport;
-use agent_memory_core::store::distilled::{Observation, Summary};
+use agent_memory_core::store::distilled::{Observation, Summary, TimelineItem};
 use agent_memory_core::store::search::SearchResults;
 use agent_memory_core::store::status::{ProjectCount, StoreStatus};
 use agent_memory_core::store::transfer::TransferReport;
@@ -440,6 +440,39 @@ fn list_lines(out: &mut impl Write, label: &str, items: &[String]) -> io::Result
     writeln!(out, "  {label}")?;
     for item in items {
         writeln!(out, "    - {item}")?;
+    }
+    Ok(())
+}
+
+pub fn timeline(
+    items: &[TimelineItem],
+    anchor: Option<i64>,
+    anchor_at: i64,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(&items);
+    }
+    let mut out = io::stdout().lock();
+    if items.is_empty() {
+        return writeln!(
+            out,
+            "no observations around {} yet; run `agent-memory work`",
+            format_local(anchor_at)
+        );
+    }
+    for item in items {
+        let mark = if Some(item.id) == anchor { "→" } else { " " };
+        writeln!(
+            out,
+            "{mark} {:<7} {}  {:<11} [{}] {}  (~{} tokens)",
+            format!("o{}", item.id),
+            format_local(item.at_ms),
+            item.agent,
+            item.kind,
+            clip(&item.title, 100),
+            item.tokens
+        )?;
     }
     Ok(())
 }

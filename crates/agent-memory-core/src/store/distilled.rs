@@ -418,6 +418,69 @@ impl Store {
     }
 }
 
+/// Where an item sits in time: its project and moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    pub project_id: Option<i64>,
+    pub at_ms: i64,
+}
+
+impl Store {
+    /// The project and time of an observation (`o`), summary (`s`) or event (`e`).
+    pub fn anchor(&self, kind: char, id: i64) -> Result<Option<Anchor>> {
+        let table = match kind {
+            'o' => "observations",
+            's' => "summaries",
+            _ => "events",
+        };
+        Ok(self
+            .conn()
+            .query_row(&format!("SELECT project_id, at FROM {table} WHERE id = ?1"), [id], |r| {
+                Ok(Anchor { project_id: r.get(0)?, at_ms: r.get(1)? })
+            })
+            .optional()?)
+    }
+
+    /// Observations of the anchor's project around its time, from every agent, oldest first:
+    /// `before` from before it (the anchor itself included when it is an observation) and
+    /// `after` from after it.
+    pub fn timeline_around(
+        &self,
+        anchor: &Anchor,
+        before: usize,
+        after: usize,
+    ) -> Result<Vec<TimelineItem>> {
+        let select = |sql: &str, limit: usize| -> Result<Vec<TimelineItem>> {
+            let mut stmt = self.conn().prepare_cached(sql)?;
+            let rows =
+                stmt.query_map(params![anchor.project_id, anchor.at_ms, limit as i64], |r| {
+                    Ok(TimelineItem {
+                        id: r.get(0)?,
+                        at_ms: r.get(1)?,
+                        agent: r.get(2)?,
+                        kind: r.get(3)?,
+                        title: r.get(4)?,
+                        tokens: r.get(5)?,
+                        work_tokens: r.get(6)?,
+                    })
+                })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        };
+        let mut items = select(
+            "SELECT id, at, agent, kind, title, tokens, work_tokens FROM observations
+             WHERE project_id IS ?1 AND at <= ?2 ORDER BY at DESC, id DESC LIMIT ?3",
+            before,
+        )?;
+        items.reverse();
+        items.extend(select(
+            "SELECT id, at, agent, kind, title, tokens, work_tokens FROM observations
+             WHERE project_id IS ?1 AND at > ?2 ORDER BY at, id LIMIT ?3",
+            after,
+        )?);
+        Ok(items)
+    }
+}
+
 fn holds_lease(conn: &rusqlite::Connection, session_id: i64, owner: &str) -> Result<bool> {
     let holder: Option<Option<String>> = conn
         .query_row(

@@ -27,7 +27,7 @@ pub fn run(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
 }
 
 /// `o12`/`12` → observation 12, `s3` → summary 3, `e45` → event 45 (a leading `#` is fine).
-fn parse_id(raw: &str) -> anyhow::Result<(char, i64)> {
+pub fn parse_id(raw: &str) -> anyhow::Result<(char, i64)> {
     let id = raw.trim().trim_start_matches('#');
     let (kind, digits) = match id.chars().next() {
         Some(c @ ('o' | 's' | 'e' | 'O' | 'S' | 'E')) => (c.to_ascii_lowercase(), &id[1..]),

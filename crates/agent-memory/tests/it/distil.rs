@@ -393,3 +393,63 @@ fn a_new_session_of_another_agent_starts_with_what_earlier_ones_left() {
         .expect("prompt");
     assert_eq!(stored, "now add a regression test");
 }
+
+#[test]
+fn the_timeline_orders_observations_across_agents_around_an_anchor() {
+    let home = home();
+    bug_fix_session(&home, "first", true);
+    home.ok(&["work"]);
+    let gemini = |event: &str, extra: serde_json::Value| {
+        assert_quiet_success(&home.hook(
+            "gemini",
+            event,
+            &payload("decide", event, "/w/app", extra),
+        ));
+    };
+    gemini(
+        "BeforeAgent",
+        json!({"prompt": "from now on use jiff instead of chrono for every timestamp, because its time zone API is harder to misuse"}),
+    );
+    gemini("AfterAgent", json!({"prompt_response": "noted", "stop_hook_active": false}));
+    home.ok(&["work"]);
+    bug_fix_session(&home, "second", true);
+    home.ok(&["work"]);
+
+    let items = home.json(&["timeline", "jiff", "chrono"]);
+    let rows: Vec<(String, String)> = items
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| {
+            (
+                i["agent"].as_str().unwrap_or("").to_owned(),
+                i["kind"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let decision = rows
+        .iter()
+        .position(|(agent, kind)| agent == "gemini" && kind == "decision")
+        .expect("the anchor");
+    assert!(
+        rows[..decision].iter().any(|(a, _)| a == "claude-code"),
+        "earlier work first: {rows:?}"
+    );
+    assert!(
+        rows[decision + 1..].iter().any(|(a, _)| a == "claude-code"),
+        "later work after: {rows:?}"
+    );
+    let times: Vec<i64> =
+        items.as_array().expect("items").iter().filter_map(|i| i["at_ms"].as_i64()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "oldest first: {times:?}");
+
+    let narrow = home.json(&["timeline", "jiff", "--before", "1", "--after", "0"]);
+    assert_eq!(narrow.as_array().map(Vec::len), Some(1), "just the anchor: {narrow}");
+    let text = home.ok(&[
+        "timeline",
+        &format!("o{}", count(&home, "SELECT id FROM observations WHERE kind = 'decision'")),
+    ]);
+    assert!(text.contains("→") && text.contains("[decision]"), "{text}");
+    let several = home.json(&["get", "o1", "s1"]);
+    assert_eq!(several.as_array().map(Vec::len), Some(2), "get fetches several at once");
+}
