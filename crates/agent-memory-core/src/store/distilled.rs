@@ -379,17 +379,7 @@ impl Store {
              FROM observations o JOIN projects p ON p.id = o.project_id
              WHERE p.key = ?1 ORDER BY o.at DESC, o.id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![project_key, limit as i64], |r| {
-            Ok(TimelineItem {
-                id: r.get(0)?,
-                at_ms: r.get(1)?,
-                agent: r.get(2)?,
-                kind: r.get(3)?,
-                title: r.get(4)?,
-                tokens: r.get(5)?,
-                work_tokens: r.get(6)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![project_key, limit as i64], timeline_item)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -452,18 +442,8 @@ impl Store {
     ) -> Result<Vec<TimelineItem>> {
         let select = |sql: &str, limit: usize| -> Result<Vec<TimelineItem>> {
             let mut stmt = self.conn().prepare_cached(sql)?;
-            let rows =
-                stmt.query_map(params![anchor.project_id, anchor.at_ms, limit as i64], |r| {
-                    Ok(TimelineItem {
-                        id: r.get(0)?,
-                        at_ms: r.get(1)?,
-                        agent: r.get(2)?,
-                        kind: r.get(3)?,
-                        title: r.get(4)?,
-                        tokens: r.get(5)?,
-                        work_tokens: r.get(6)?,
-                    })
-                })?;
+            let rows = stmt
+                .query_map(params![anchor.project_id, anchor.at_ms, limit as i64], timeline_item)?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         };
         let mut items = select(
@@ -479,6 +459,19 @@ impl Store {
         )?);
         Ok(items)
     }
+}
+
+/// A [`TimelineItem`] from `id, at, agent, kind, title, tokens, work_tokens`.
+fn timeline_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<TimelineItem> {
+    Ok(TimelineItem {
+        id: r.get(0)?,
+        at_ms: r.get(1)?,
+        agent: r.get(2)?,
+        kind: r.get(3)?,
+        title: r.get(4)?,
+        tokens: r.get(5)?,
+        work_tokens: r.get(6)?,
+    })
 }
 
 fn holds_lease(conn: &rusqlite::Connection, session_id: i64, owner: &str) -> Result<bool> {
