@@ -13,6 +13,7 @@ pub mod adapter;
 pub mod capture;
 pub mod config;
 pub mod distil;
+pub mod embed;
 pub mod event;
 pub mod fsutil;
 pub mod inject;

@@ -3,7 +3,7 @@
 //! One home directory, `$AGENT_MEMORY_HOME` or `~/.agent-memory`, private to the user (0700):
 //! `memory.db` (the store), `config.toml`, `modes/` (the user's distil modes), `spool/` (events
 //! waiting for the store), `logs/`,
-//! `rejected/` (payloads that could not be read, kept for inspection). When the home itself is
+//! `models/` (installed embedding models), `rejected/` (payloads that could not be read, kept for inspection). When the home itself is
 //! unwritable, a second spool under the system temp directory keeps events safe.
 //!
 //! Must not: create anything on its own; callers decide when a directory is needed.
@@ -79,5 +79,10 @@ impl Home {
 
     pub fn rejected_dir(&self) -> PathBuf {
         self.root.join("rejected")
+    }
+
+    /// Installed embedding models, one directory each (see [`crate::embed::Manifest`]).
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
     }
 }

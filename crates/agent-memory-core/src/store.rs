@@ -32,6 +32,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0001_capture.sql"),
     include_str!("store/migrations/0002_distil.sql"),
     include_str!("store/migrations/0003_llm_usage.sql"),
+    include_str!("store/migrations/0004_recall.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,108 @@
+//! Embeddings: the [`Embedder`] trait the vector channel of search is built on, and the model
+//! directory format every embedder is installed in.
+//!
+//! Implementations live outside this crate (`agent-memory-embed`: a sentence-embedding model
+//! run with candle, static model2vec embeddings); this crate only stores and compares vectors
+//! (see [`crate::store::vectors`]). Embedding never runs on the hook path: the distil worker
+//! and `reindex` embed what is stored, and a search embeds its query.
+//!
+//! Must not: download anything, or load a model for a caller that did not ask for one.
+
+use std::path::{Path, PathBuf};
+
+/// The file that describes an installed model, inside its directory.
+pub const MANIFEST: &str = "agent-memory-model.toml";
+
+/// Something that turns texts into vectors of one fixed dimension.
+pub trait Embedder: Send + Sync {
+    /// The model's name as installed (`all-minilm-l6-v2`, …). Stored with every vector, so that
+    /// vectors of two models are never compared.
+    fn model(&self) -> &str;
+
+    /// The length of every vector this embedder returns.
+    fn dimensions(&self) -> usize;
+
+    /// One L2-normalised vector per text, in order. An empty text gets a zero vector.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Why a model could not be loaded or could not embed.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error(
+        "no embedding model named {name:?} is installed in {dir}; run `agent-memory model install {name}`"
+    )]
+    NotInstalled { name: String, dir: PathBuf },
+    #[error(
+        "the model in {dir} cannot be used: {reason}; reinstall it with `agent-memory model install`"
+    )]
+    BadModel { dir: PathBuf, reason: String },
+    #[error(
+        "this build of agent-memory cannot run {kind} models; build it with the `{feature}` feature"
+    )]
+    Unsupported { kind: String, feature: &'static str },
+    #[error("embedding failed: {0}")]
+    Failed(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The kinds of model an installed directory can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelKind {
+    /// A BERT-family sentence encoder (safetensors weights, `config.json`, `tokenizer.json`),
+    /// mean-pooled, e.g. all-MiniLM-L6-v2.
+    Bert,
+    /// A model2vec static embedding model (`model.safetensors`, `tokenizer.json`,
+    /// `config.json`).
+    Static,
+}
+
+/// `agent-memory-model.toml`: what an installed model directory holds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Manifest {
+    pub name: String,
+    pub kind: ModelKind,
+    pub dimensions: usize,
+    /// Where it was installed from (a path or a package name), for `model list`.
+    #[serde(default)]
+    pub source: String,
+}
+
+impl Manifest {
+    /// Reads the manifest of the model installed in `dir`.
+    pub fn read(dir: &Path) -> Result<Manifest, EmbedError> {
+        let path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path).map_err(|source| EmbedError::Io {
+            context: format!("cannot read {}", path.display()),
+            source,
+        })?;
+        toml::from_str(&text)
+            .map_err(|err| EmbedError::BadModel { dir: dir.to_owned(), reason: err.to_string() })
+    }
+}
+
+/// The text an item is embedded from: its title and what it says, clipped so that long items
+/// cost no more than short ones to embed.
+pub fn item_text(parts: &[&str]) -> String {
+    let joined = parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect::<Vec<_>>();
+    crate::text::clip(&joined.join("\n"), 1_000)
+}
+
+/// Cosine similarity of two L2-normalised vectors: their dot product.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Scales `v` to unit length in place; a zero vector stays zero.
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
