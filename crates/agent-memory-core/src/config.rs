@@ -106,11 +106,54 @@ impl Default for FilterConfig {
 pub struct SearchConfig {
     pub limit: usize,
     pub max_query_terms: usize,
+    pub semantic_recall: bool,
+    pub model: String,
+    pub candidates: usize,
+    pub similarity_floor: f32,
+    pub weight_relevance: f64,
+    pub weight_importance: f64,
+    pub weight_freshness: f64,
+    pub weight_hits: f64,
+    pub half_life_days: f64,
 }
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { limit: 20, max_query_terms: 12 }
+        let ranking = crate::store::search::Ranking::default();
+        SearchConfig {
+            limit: 20,
+            max_query_terms: 12,
+            semantic_recall: true,
+            model: String::new(),
+            candidates: ranking.candidates,
+            similarity_floor: ranking.similarity_floor,
+            weight_relevance: ranking.weight_relevance,
+            weight_importance: ranking.weight_importance,
+            weight_freshness: ranking.weight_freshness,
+            weight_hits: ranking.weight_hits,
+            half_life_days: ranking.half_life_days,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// How search ranks, as configured.
+    pub fn ranking(&self) -> crate::store::search::Ranking {
+        crate::store::search::Ranking {
+            candidates: self.candidates,
+            similarity_floor: self.similarity_floor,
+            weight_relevance: self.weight_relevance,
+            weight_importance: self.weight_importance,
+            weight_freshness: self.weight_freshness,
+            weight_hits: self.weight_hits,
+            half_life_days: self.half_life_days,
+            now_ms: None,
+        }
+    }
+
+    /// The embedding model search and the worker use, if vectors are on and one is chosen.
+    pub fn embedding_model(&self) -> Option<&str> {
+        (self.semantic_recall && !self.model.trim().is_empty()).then_some(self.model.trim())
     }
 }
 

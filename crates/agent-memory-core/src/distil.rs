@@ -45,7 +45,7 @@ pub struct StoredEvent {
 }
 
 /// One distilled note, the same shape every time (DESIGN.md §3 "observation").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ObservationDraft {
     /// One line, specific: names the file, function, command or error.
     pub title: String,

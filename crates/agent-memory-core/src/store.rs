@@ -13,6 +13,7 @@ pub mod fts;
 pub mod search;
 pub mod status;
 pub mod transfer;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -768,5 +769,139 @@ mod tests {
             .query_row("SELECT detail FROM hook_runs ORDER BY id DESC LIMIT 1", [], |r| r.get(0))
             .expect("run");
         assert_eq!(outcome, "near_duplicate");
+    }
+
+    /// A store whose one session holds an observation per `(type, title, at_ms)`.
+    fn observed(items: &[(&str, &str, i64)]) -> Store {
+        let fillers: Vec<String> = (1..items.len()).map(|i| format!("filler {i}")).collect();
+        let mut bodies = vec!["first prompt"];
+        bodies.extend(fillers.iter().map(String::as_str));
+        let mut store = seeded(&bodies);
+        let session = store.pending_sessions(10).expect("pending")[0].clone();
+        assert!(store.claim_session(session.session_id, "t", 0, 60_000).expect("claim"));
+        let drafts: Vec<_> = items
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, title, at_ms))| {
+                let draft = crate::distil::ObservationDraft {
+                    title: (*title).into(),
+                    kind: (*kind).into(),
+                    source_event_ids: vec![i as i64 + 1],
+                    at_ms: *at_ms,
+                    ..Default::default()
+                };
+                (draft, 10, 100)
+            })
+            .collect();
+        let provenance = distilled::Provenance { mode: "code", distiller: "offline" };
+        store.save_observations(&session, "t", provenance, &drafts, 1).expect("save");
+        store
+    }
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let mut v = v.to_vec();
+        crate::embed::normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn hybrid_search_merges_channels_and_keeps_weak_vector_hits_out() {
+        const DAY: i64 = 86_400_000;
+        let mut store = observed(&[
+            ("bugfix", "payment callback signature check fixed", 10 * DAY),
+            ("change", "webhook verification rewritten", 10 * DAY),
+            ("discovery", "sourdough needs a long rise", 10 * DAY),
+        ]);
+        let ids: Vec<i64> = store
+            .conn()
+            .prepare("SELECT id FROM observations ORDER BY id")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("ids");
+        // Vectors: the query is close to both payment items, far from bread.
+        let vectors = vec![
+            ("observation", ids[0], unit(&[1.0, 0.2, 0.0])),
+            ("observation", ids[1], unit(&[0.9, 0.35, 0.0])),
+            ("observation", ids[2], unit(&[0.0, 0.1, 1.0])),
+        ];
+        store.save_vectors("m", &vectors).expect("vectors");
+        assert_eq!(store.vector_coverage("m").expect("coverage"), (3, 0));
+        let index = store.vector_index("m", 3).expect("index");
+        let query_vec = unit(&[1.0, 0.25, 0.0]);
+        let vector = search::VectorQuery { index: &index, vector: &query_vec };
+        let mut q = query("payment signature");
+        q.ranking.now_ms = Some(10 * DAY);
+
+        let bm25_only = store.search(&q).expect("bm25");
+        assert_eq!(bm25_only.hits.len(), 1, "only one item has the words: {bm25_only:?}");
+        let hybrid = store.search_hybrid(&q, Some(vector)).expect("hybrid");
+        assert!(hybrid.semantic);
+        let found: Vec<i64> = hybrid.hits.iter().map(|h| h.id).collect();
+        assert_eq!(
+            found,
+            vec![ids[0], ids[1]],
+            "the paraphrase comes in through vectors, bread does not"
+        );
+        let (both, vector_only) = (&hybrid.hits[0].parts, &hybrid.hits[1].parts);
+        assert!(both.bm25.is_some() && both.similarity.is_some());
+        assert!(vector_only.bm25.is_none() && vector_only.similarity.expect("sim") >= 0.72);
+        assert!((both.relevance - 1.0).abs() < 1e-9, "best BM25 normalises to 1: {both:?}");
+        let expected = 1.0 - (1.0 - 0.0) * (1.0 - f64::from(vector_only.similarity.expect("sim")));
+        assert!((vector_only.relevance - expected).abs() < 1e-6);
+
+        // A higher floor keeps the vector-only hit out.
+        q.ranking.similarity_floor = 0.999;
+        assert_eq!(store.search_hybrid(&q, Some(vector)).expect("hybrid").hits.len(), 1);
+    }
+
+    #[test]
+    fn score_parts_add_up_and_hits_count() {
+        const DAY: i64 = 86_400_000;
+        let store = observed(&[
+            ("decision", "use sqlite for the cache", 0),
+            ("change", "sqlite cache size raised", 30 * DAY),
+        ]);
+        let mut q = query("sqlite cache");
+        q.ranking.now_ms = Some(30 * DAY);
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(hits.len(), 2);
+        for hit in &hits {
+            let p = &hit.parts;
+            let r = &q.ranking;
+            let sum = r.weight_relevance * p.relevance
+                + r.weight_importance * p.importance
+                + r.weight_freshness * p.freshness
+                + r.weight_hits * p.hits;
+            assert!((hit.score - sum).abs() < 1e-9, "{hit:?}");
+        }
+        let decision = hits.iter().find(|h| h.item_type == "decision").expect("decision");
+        assert!((decision.parts.freshness - 0.5).abs() < 1e-9, "one half-life old");
+        assert_eq!(decision.parts.importance, 1.0);
+        assert_eq!(decision.parts.hit_count, 0);
+
+        store.record_hits([(decision.kind, decision.id)]).expect("hit");
+        store.record_hits([(decision.kind, decision.id)]).expect("hit");
+        let again = store.search(&q).expect("search").hits;
+        let decision = again.iter().find(|h| h.item_type == "decision").expect("decision");
+        assert_eq!(decision.parts.hit_count, 2);
+        assert!((decision.parts.hits - 2.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn kind_and_type_filters() {
+        let store = observed(&[
+            ("decision", "first prompt decided", 5),
+            ("change", "first prompt changed", 6),
+        ]);
+        let mut q = query("first");
+        assert_eq!(store.search(&q).expect("all").hits.len(), 3, "two observations and the event");
+        q.kinds = vec!["event".into()];
+        let events = store.search(&q).expect("events").hits;
+        assert_eq!(events.iter().map(|h| h.kind).collect::<Vec<_>>(), vec!["event"]);
+        q.kinds = vec![];
+        q.types = vec!["decision".into(), "prompt".into()];
+        let mut types: Vec<_> =
+            store.search(&q).expect("types").hits.into_iter().map(|h| h.item_type).collect();
+        types.sort();
+        assert_eq!(types, vec!["decision", "prompt"]);
     }
 }

@@ -1,12 +1,20 @@
 //! Search over everything stored — events, observations, session summaries: here is a query
-//! and filters, give me ranked hits.
+//! and filters, give me ranked hits, and say why each one ranks where it does.
 //!
-//! Ranks by FTS5 BM25 over the CJK-bigram shadow text (see [`super::fts`]), each kind from its
-//! own index, merged by score; if FTS5 rejects a query, falls back to `LIKE` over event
-//! summaries and bodies so a search never fails on odd input.
+//! Two channels (DESIGN.md §4 recall). Full text: FTS5 BM25 over the CJK-bigram shadow text
+//! (see [`super::fts`]), each kind from its own index, top candidates each. Vectors, when the
+//! caller brings a query vector and a [`VectorIndex`]: cosine similarity over observations and
+//! summaries, top candidates, and a hit found by vectors alone must reach a similarity floor.
+//! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
+//! importance (what kind of item it is), freshness (a half-life) and how often search found it
+//! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
+//! event summaries and bodies keeps a search from failing on odd input.
+
+use std::collections::HashMap;
 
 use rusqlite::types::Value;
 
+use super::vectors::VectorIndex;
 use super::{Result, Store, fts};
 
 /// What to search for.
@@ -18,8 +26,72 @@ pub struct SearchQuery {
     pub project: Option<String>,
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
+    /// Only these kinds of item (`observation`, `summary`, `event`); all when empty.
+    pub kinds: Vec<String>,
+    /// Only these types: an observation's type, an event's kind, or `summary`.
+    pub types: Vec<String>,
     pub limit: usize,
     pub max_terms: usize,
+    pub ranking: Ranking,
+}
+
+/// How candidates are gathered and ranked; from `[search]` in the configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    /// Candidates each channel contributes before merging.
+    pub candidates: usize,
+    /// The least cosine similarity a hit found only by vectors must have.
+    pub similarity_floor: f32,
+    pub weight_relevance: f64,
+    pub weight_importance: f64,
+    pub weight_freshness: f64,
+    pub weight_hits: f64,
+    /// Freshness halves every this many days.
+    pub half_life_days: f64,
+    /// The time freshness is measured from; the clock when `None`.
+    pub now_ms: Option<i64>,
+}
+
+impl Default for Ranking {
+    fn default() -> Self {
+        Ranking {
+            candidates: 30,
+            similarity_floor: 0.72,
+            weight_relevance: 0.70,
+            weight_importance: 0.15,
+            weight_freshness: 0.10,
+            weight_hits: 0.05,
+            half_life_days: 30.0,
+            now_ms: None,
+        }
+    }
+}
+
+/// A query vector and the matrix to compare it with.
+#[derive(Debug, Clone, Copy)]
+pub struct VectorQuery<'a> {
+    pub index: &'a VectorIndex,
+    pub vector: &'a [f32],
+}
+
+/// Every term of a hit's score.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Parts {
+    /// BM25 with the sign flipped (higher is better); `None` when full text did not find it.
+    pub bm25: Option<f64>,
+    /// BM25 over the best BM25 of this search, 0 to 1.
+    pub bm25_norm: f64,
+    /// Cosine similarity to the query; `None` when vectors did not find it.
+    pub similarity: Option<f32>,
+    /// Either channel's evidence: `1 - (1 - bm25_norm)(1 - similarity)`.
+    pub relevance: f64,
+    pub importance: f64,
+    pub freshness: f64,
+    /// Earlier searches that returned it.
+    pub hit_count: i64,
+    /// `1 - 1 / (1 + hit_count)`.
+    pub hits: f64,
+    pub age_days: f64,
 }
 
 /// One ranked result.
@@ -37,8 +109,9 @@ pub struct SearchHit {
     pub item_type: String,
     pub tool: Option<String>,
     pub title: String,
-    /// Higher is better. BM25 with the sign flipped; 0 for fallback hits.
+    /// Higher is better: the weighted sum of `parts`; 0 for fallback hits.
     pub score: f64,
+    pub parts: Parts,
 }
 
 /// Hits, and whether the fallback produced them.
@@ -46,6 +119,8 @@ pub struct SearchHit {
 pub struct SearchResults {
     pub hits: Vec<SearchHit>,
     pub fallback: bool,
+    /// Whether the vector channel took part.
+    pub semantic: bool,
 }
 
 /// Where each kind of hit comes from: its table, its index, and its id, type, tool and title.
@@ -54,6 +129,7 @@ struct Source {
     table: &'static str,
     fts: &'static str,
     columns: &'static str,
+    type_column: &'static str,
 }
 
 const SOURCES: &[Source] = &[
@@ -62,41 +138,150 @@ const SOURCES: &[Source] = &[
         table: "observations",
         fts: "observations_fts",
         columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, x.title",
+        type_column: "x.kind",
     },
     Source {
         kind: "summary",
         table: "summaries",
         fts: "summaries_fts",
         columns: "x.id, x.at, x.agent, p.name, s.source_id, 'summary', NULL, x.request",
+        type_column: "'summary'",
     },
     Source {
         kind: "event",
         table: "events",
         fts: "events_fts",
         columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, x.tool, x.summary",
+        type_column: "x.kind",
     },
 ];
 
+/// How much an item is worth by what it is, before its relevance to the query: distilled
+/// conclusions over raw events, decisions and fixes over routine changes.
+pub fn importance(kind: &str, item_type: &str) -> f64 {
+    match (kind, item_type) {
+        ("memory", _) => 1.0,
+        ("summary", _) => 0.7,
+        ("event", "prompt") => 0.4,
+        ("event", _) => 0.3,
+        (_, "decision") => 1.0,
+        (_, "bugfix" | "security_alert") => 0.9,
+        (_, "feature" | "security_note") => 0.8,
+        (_, "discovery") => 0.7,
+        (_, "refactor") => 0.6,
+        _ => 0.5,
+    }
+}
+
 impl Store {
-    /// Searches observations, summaries and events, best first.
+    /// Searches with full text only.
     pub fn search(&self, query: &SearchQuery) -> Result<SearchResults> {
-        let Some(fts_query) = fts::to_match_query(&query.text, query.max_terms) else {
-            return Ok(SearchResults::default());
-        };
-        let mut hits = Vec::new();
-        for source in SOURCES {
-            match self.search_fts(source, &fts_query, query) {
-                Ok(found) => hits.extend(found),
-                Err(err) => {
-                    tracing::warn!(%err, "full-text query failed; falling back to LIKE");
-                    return Ok(SearchResults { hits: self.search_like(query)?, fallback: true });
+        self.search_hybrid(query, None)
+    }
+
+    /// Searches with full text and, when `vector` is given, vector similarity; best first.
+    pub fn search_hybrid(
+        &self,
+        query: &SearchQuery,
+        vector: Option<VectorQuery<'_>>,
+    ) -> Result<SearchResults> {
+        let sources: Vec<&Source> = SOURCES
+            .iter()
+            .filter(|s| query.kinds.is_empty() || query.kinds.iter().any(|k| k == s.kind))
+            .collect();
+        let candidates = query.ranking.candidates.max(query.limit).max(1);
+        let mut found: Vec<(SearchHit, Option<f64>, Option<f32>)> = Vec::new();
+        if let Some(fts_query) = fts::to_match_query(&query.text, query.max_terms) {
+            for source in &sources {
+                match self.search_fts(source, &fts_query, query, candidates) {
+                    Ok(hits) => found.extend(hits.into_iter().map(|(h, s)| (h, Some(s), None))),
+                    Err(err) => {
+                        tracing::warn!(%err, "full-text query failed; falling back to LIKE");
+                        let hits = self.search_like(query)?;
+                        return Ok(SearchResults { hits, fallback: true, semantic: false });
+                    }
                 }
             }
         }
+        let semantic = vector.is_some_and(|v| !v.index.is_empty());
+        if let Some(vector) = vector.filter(|_| semantic) {
+            for (hit, sim) in self.search_vectors(&sources, vector, query, candidates)? {
+                match found.iter_mut().find(|(h, _, _)| h.kind == hit.kind && h.id == hit.id) {
+                    Some(existing) => existing.2 = Some(sim),
+                    None if sim >= query.ranking.similarity_floor => {
+                        found.push((hit, None, Some(sim)))
+                    }
+                    None => {}
+                }
+            }
+        }
+        let hit_counts = self.hit_counts(found.iter().map(|(h, _, _)| (h.kind, h.id)))?;
+        let best_bm25 = found.iter().filter_map(|(_, b, _)| *b).fold(0.0_f64, f64::max);
+        let now = query.ranking.now_ms.unwrap_or_else(crate::time::now_ms);
+        let r = &query.ranking;
+        let mut hits: Vec<SearchHit> = found
+            .into_iter()
+            .map(|(mut hit, bm25, similarity)| {
+                let bm25_norm = match bm25 {
+                    Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
+                    _ => 0.0,
+                };
+                let sim = similarity.map_or(0.0, |s| f64::from(s).clamp(0.0, 1.0));
+                let hit_count = hit_counts.get(&(hit.kind, hit.id)).copied().unwrap_or(0);
+                let age_days = ((now - hit.at_ms).max(0) as f64) / 86_400_000.0;
+                let parts = Parts {
+                    bm25,
+                    bm25_norm,
+                    similarity,
+                    relevance: 1.0 - (1.0 - bm25_norm) * (1.0 - sim),
+                    importance: importance(hit.kind, &hit.item_type),
+                    freshness: 0.5_f64.powf(age_days / r.half_life_days.max(0.01)),
+                    hit_count,
+                    hits: 1.0 - 1.0 / (1.0 + hit_count as f64),
+                    age_days,
+                };
+                hit.score = r.weight_relevance * parts.relevance
+                    + r.weight_importance * parts.importance
+                    + r.weight_freshness * parts.freshness
+                    + r.weight_hits * parts.hits;
+                hit.parts = parts;
+                hit
+            })
+            .collect();
         // Stable on ties: newer first.
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.at_ms.cmp(&a.at_ms)));
         hits.truncate(query.limit.max(1));
-        Ok(SearchResults { hits, fallback: false })
+        Ok(SearchResults { hits, fallback: false, semantic })
+    }
+
+    /// Counts one more hit, now, for each item.
+    pub fn record_hits<'a>(&self, items: impl IntoIterator<Item = (&'a str, i64)>) -> Result<()> {
+        let now = crate::time::now_ms();
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT INTO hits (item_kind, item_id, count, last_at) VALUES (?1, ?2, 1, ?3)
+             ON CONFLICT (item_kind, item_id) DO UPDATE SET count = count + 1, last_at = ?3",
+        )?;
+        for (kind, id) in items {
+            stmt.execute(rusqlite::params![kind, id, now])?;
+        }
+        Ok(())
+    }
+
+    fn hit_counts<'a>(
+        &self,
+        items: impl Iterator<Item = (&'a str, i64)>,
+    ) -> Result<HashMap<(&'a str, i64), i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT count FROM hits WHERE item_kind = ?1 AND item_id = ?2")?;
+        let mut counts = HashMap::new();
+        for (kind, id) in items {
+            let mut rows = stmt.query(rusqlite::params![kind, id])?;
+            if let Some(row) = rows.next()? {
+                counts.insert((kind, id), row.get(0)?);
+            }
+        }
+        Ok(counts)
     }
 
     fn search_fts(
@@ -104,9 +289,10 @@ impl Store {
         source: &Source,
         fts_query: &str,
         query: &SearchQuery,
-    ) -> Result<Vec<SearchHit>> {
+        limit: usize,
+    ) -> Result<Vec<(SearchHit, f64)>> {
         let mut args = vec![Value::Text(fts_query.to_owned())];
-        let filters = filter_sql(query, &mut args);
+        let filters = filter_sql(query, source, &mut args);
         let sql = format!(
             "SELECT {columns}, -bm25({fts}) AS score
              FROM {fts} JOIN {table} x ON x.id = {fts}.rowid
@@ -116,9 +302,54 @@ impl Store {
             columns = source.columns,
             fts = source.fts,
             table = source.table,
-            limit = query.limit.max(1),
         );
         self.collect_hits(source.kind, &sql, &args)
+    }
+
+    /// The vector channel: the most similar observations and summaries that pass the filters.
+    fn search_vectors(
+        &self,
+        sources: &[&Source],
+        vector: VectorQuery<'_>,
+        query: &SearchQuery,
+        limit: usize,
+    ) -> Result<Vec<(SearchHit, f32)>> {
+        // Filters run in SQL after the scan, so the scan takes a wider cut to leave enough.
+        let filtered = query.agent.is_some()
+            || query.project.is_some()
+            || query.since_ms.is_some()
+            || query.until_ms.is_some()
+            || !query.types.is_empty();
+        let wide = if filtered { limit * 8 } else { limit };
+        let top = vector.index.top(vector.vector, wide);
+        let mut out = Vec::new();
+        for source in sources.iter().filter(|s| s.kind != "event") {
+            let sims: HashMap<i64, f32> = top
+                .iter()
+                .filter(|(k, _, _)| *k == source.kind)
+                .map(|(_, id, s)| (*id, *s))
+                .collect();
+            if sims.is_empty() {
+                continue;
+            }
+            let ids = sims.keys().map(i64::to_string).collect::<Vec<_>>().join(",");
+            let mut args = Vec::new();
+            let filters = filter_sql(query, source, &mut args);
+            let sql = format!(
+                "SELECT {columns}, 0.0 FROM {table} x JOIN sessions s ON s.id = x.session_id
+                 LEFT JOIN projects p ON p.id = x.project_id
+                 WHERE x.id IN ({ids}) {filters}",
+                columns = source.columns,
+                table = source.table,
+            );
+            for (hit, _) in self.collect_hits(source.kind, &sql, &args)? {
+                let sim = sims[&hit.id];
+                out.push((hit, sim));
+            }
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out.truncate(limit);
+        Ok(out)
     }
 
     /// The `LIKE` path: events containing any term, newest first.
@@ -135,17 +366,18 @@ impl Store {
             let n = args.len();
             ors.push(format!("x.summary LIKE ?{n} ESCAPE '\\' OR x.body LIKE ?{n} ESCAPE '\\'"));
         }
-        let filters = filter_sql(query, &mut args);
+        let events = &SOURCES[2];
+        let filters = filter_sql(query, events, &mut args);
         let sql = format!(
             "SELECT {}, 0.0 AS score
              FROM events x JOIN sessions s ON s.id = x.session_id
              LEFT JOIN projects p ON p.id = x.project_id
              WHERE ({}) {filters} ORDER BY x.at DESC, x.id DESC LIMIT {}",
-            SOURCES[2].columns,
+            events.columns,
             ors.join(" OR "),
             query.limit.max(1)
         );
-        self.collect_hits("event", &sql, &args)
+        Ok(self.collect_hits("event", &sql, &args)?.into_iter().map(|(h, _)| h).collect())
     }
 
     fn collect_hits(
@@ -153,10 +385,11 @@ impl Store {
         kind: &'static str,
         sql: &str,
         args: &[Value],
-    ) -> Result<Vec<SearchHit>> {
+    ) -> Result<Vec<(SearchHit, f64)>> {
         let mut stmt = self.conn().prepare(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-            Ok(SearchHit {
+            let score: f64 = r.get(8)?;
+            let hit = SearchHit {
                 kind,
                 id: r.get(0)?,
                 at_ms: r.get(1)?,
@@ -166,16 +399,18 @@ impl Store {
                 item_type: r.get(5)?,
                 tool: r.get(6)?,
                 title: r.get(7)?,
-                score: r.get(8)?,
-            })
+                score: 0.0,
+                parts: Parts::default(),
+            };
+            Ok((hit, score))
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
 
-/// The filter clauses for `query` over the table aliased `x`, pushing their values onto `args`
-/// as numbered parameters.
-fn filter_sql(query: &SearchQuery, args: &mut Vec<Value>) -> String {
+/// The filter clauses for `query` over `source`'s table aliased `x`, pushing their values onto
+/// `args` as numbered parameters.
+fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> String {
     let mut sql = String::new();
     // Each clause names its value as `?N`, N being the value's position in `args`.
     let mut push = |clause: &str, value: Value| {
@@ -196,6 +431,14 @@ fn filter_sql(query: &SearchQuery, args: &mut Vec<Value>) -> String {
     }
     if let Some(until) = query.until_ms {
         push(" AND x.at < ?N", Value::Integer(until));
+    }
+    if !query.types.is_empty() {
+        let mut list = Vec::new();
+        for t in &query.types {
+            args.push(Value::Text(t.clone()));
+            list.push(format!("?{}", args.len()));
+        }
+        sql.push_str(&format!(" AND {} IN ({})", source.type_column, list.join(", ")));
     }
     sql
 }

@@ -16,6 +16,7 @@ pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         until_ms: parse_time(args.filters.until.as_deref())?,
         limit: args.limit.unwrap_or(ctx.config.search.limit),
         max_terms: ctx.config.search.max_query_terms,
+        ..SearchQuery::default()
     };
     let results = store.search(&query)?;
     output::search(&results, args.json)?;

@@ -39,6 +39,11 @@ CREATE TRIGGER observation_files_delete AFTER DELETE ON observations BEGIN
     DELETE FROM hits WHERE item_kind = 'observation' AND item_id = old.id;
 END;
 
+-- A summary rewritten as its session goes on needs a new vector.
+CREATE TRIGGER summaries_vectors_update AFTER UPDATE ON summaries BEGIN
+    DELETE FROM vectors WHERE item_kind = 'summary' AND item_id = old.id;
+END;
+
 INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
     SELECT j.value, o.id, 1 FROM observations o, json_each(o.files_modified) j
     WHERE json_valid(o.files_modified) AND j.type = 'text';

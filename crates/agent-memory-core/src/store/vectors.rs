@@ -1,0 +1,228 @@
+//! Vectors in the store: which observations and summaries still need one for a model, saving
+//! them, and the in-memory matrix search scans (DESIGN.md §7: brute force over f32 rows beats
+//! an ANN index below a few hundred thousand items).
+//!
+//! Vectors are stored per model, so switching models never compares vectors of two models;
+//! a summary rewritten later loses its vector (a trigger) and is embedded again.
+
+use rusqlite::params;
+
+use super::{Result, Store};
+use crate::embed::Embedder;
+
+/// An observation or summary waiting for its vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unembedded {
+    pub kind: &'static str,
+    pub id: i64,
+    pub text: String,
+}
+
+/// Every vector of one model, row after row, with the item each row belongs to.
+#[derive(Debug, Clone, Default)]
+pub struct VectorIndex {
+    pub model: String,
+    pub dim: usize,
+    keys: Vec<(&'static str, i64)>,
+    data: Vec<f32>,
+}
+
+impl VectorIndex {
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The `k` rows most similar to `query` (cosine: rows and query are unit length), best
+    /// first.
+    pub fn top(&self, query: &[f32], k: usize) -> Vec<(&'static str, i64, f32)> {
+        if query.len() != self.dim || self.dim == 0 || k == 0 {
+            return Vec::new();
+        }
+        // A bounded min-heap would save a sort, but k is small and selection is cheaper still.
+        let mut scored: Vec<(usize, f32)> = self
+            .data
+            .chunks_exact(self.dim)
+            .enumerate()
+            .map(|(i, row)| (i, crate::embed::dot(row, query)))
+            .collect();
+        let k = k.min(scored.len());
+        if k < scored.len() {
+            scored.select_nth_unstable_by(k, |a, b| b.1.total_cmp(&a.1));
+            scored.truncate(k);
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.into_iter().map(|(i, sim)| (self.keys[i].0, self.keys[i].1, sim)).collect()
+    }
+}
+
+fn kind_name(kind: &str) -> &'static str {
+    if kind == "summary" { "summary" } else { "observation" }
+}
+
+fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+impl Store {
+    /// Up to `limit` observations, then summaries, with no vector of `model` yet, oldest first.
+    pub fn unembedded(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>> {
+        let mut out = Vec::new();
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT o.id, o.title, o.subtitle, o.narrative, o.facts FROM observations o
+             WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1
+                               AND v.item_kind = 'observation' AND v.item_id = o.id)
+             ORDER BY o.id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![model, limit as i64], |r| {
+            let facts: Vec<String> =
+                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
+            let (title, subtitle, narrative): (String, String, String) =
+                (r.get(1)?, r.get(2)?, r.get(3)?);
+            let mut parts = vec![title.as_str(), subtitle.as_str(), narrative.as_str()];
+            parts.extend(facts.iter().map(String::as_str));
+            Ok(Unembedded {
+                kind: "observation",
+                id: r.get(0)?,
+                text: crate::embed::item_text(&parts),
+            })
+        })?;
+        for row in rows {
+            out.push(row?);
+        }
+        if out.len() >= limit {
+            return Ok(out);
+        }
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT m.id, m.request, m.learned, m.completed FROM summaries m
+             WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1
+                               AND v.item_kind = 'summary' AND v.item_id = m.id)
+             ORDER BY m.id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![model, (limit - out.len()) as i64], |r| {
+            let request: String = r.get(1)?;
+            let mut lists: Vec<String> = Vec::new();
+            for col in [2, 3] {
+                let items: Vec<String> =
+                    serde_json::from_str(&r.get::<_, String>(col)?).unwrap_or_default();
+                lists.extend(items);
+            }
+            let mut parts = vec![request.as_str()];
+            parts.extend(lists.iter().map(String::as_str));
+            Ok(Unembedded { kind: "summary", id: r.get(0)?, text: crate::embed::item_text(&parts) })
+        })?;
+        for row in rows {
+            out.push(row?);
+        }
+        Ok(out)
+    }
+
+    /// How many items have a vector of `model`, and how many have none yet.
+    pub fn vector_coverage(&self, model: &str) -> Result<(i64, i64)> {
+        let have: i64 = self.conn().query_row(
+            "SELECT count(*) FROM vectors WHERE model = ?1",
+            [model],
+            |r| r.get(0),
+        )?;
+        let total: i64 = self.conn().query_row(
+            "SELECT (SELECT count(*) FROM observations) + (SELECT count(*) FROM summaries)",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok((have, (total - have).max(0)))
+    }
+
+    /// Stores vectors of `model`, replacing any earlier ones of the same items.
+    pub fn save_vectors(&mut self, model: &str, vectors: &[(&str, i64, Vec<f32>)]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO vectors (item_kind, item_id, model, dim, vec)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for (kind, id, v) in vectors {
+                stmt.execute(params![kind_name(kind), id, model, v.len() as i64, to_blob(v)])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Forgets every vector of `model` (before embedding everything again).
+    pub fn drop_vectors(&mut self, model: &str) -> Result<usize> {
+        Ok(self.conn().execute("DELETE FROM vectors WHERE model = ?1", [model])?)
+    }
+
+    /// Loads every vector of `model` into one matrix. Rows of another dimension (a model
+    /// reinstalled with a different size under the same name) are left out.
+    pub fn vector_index(&self, model: &str, dim: usize) -> Result<VectorIndex> {
+        let mut index =
+            VectorIndex { model: model.to_owned(), dim, keys: Vec::new(), data: Vec::new() };
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT item_kind, item_id, vec FROM vectors WHERE model = ?1 AND dim = ?2",
+        )?;
+        let mut rows = stmt.query(params![model, dim as i64])?;
+        while let Some(row) = rows.next()? {
+            let kind: String = row.get(0)?;
+            let Ok(blob) = row.get_ref(2)?.as_blob() else { continue };
+            if blob.len() != dim * 4 {
+                continue;
+            }
+            index.keys.push((kind_name(&kind), row.get(1)?));
+            index
+                .data
+                .extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        }
+        Ok(index)
+    }
+}
+
+/// What one embedding pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmbedPass {
+    pub embedded: usize,
+    /// Items still without a vector after the pass.
+    pub left: i64,
+}
+
+/// Why an embedding pass stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedPassError {
+    #[error(transparent)]
+    Store(#[from] super::StoreError),
+    #[error(transparent)]
+    Embed(#[from] crate::embed::EmbedError),
+}
+
+/// Embeds up to `limit` stored items that have no vector of `embedder`'s model yet, `batch`
+/// at a time, calling `progress(done, total)` after each batch.
+pub fn embed_pending(
+    store: &mut Store,
+    embedder: &dyn Embedder,
+    batch: usize,
+    limit: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> std::result::Result<EmbedPass, EmbedPassError> {
+    let model = embedder.model().to_owned();
+    let (_, missing) = store.vector_coverage(&model)?;
+    let total = (missing.max(0) as usize).min(limit);
+    let mut done = 0;
+    while done < total {
+        let items = store.unembedded(&model, batch.max(1).min(total - done))?;
+        if items.is_empty() {
+            break;
+        }
+        let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+        let vectors = embedder.embed(&texts)?;
+        let rows: Vec<(&str, i64, Vec<f32>)> =
+            items.iter().zip(vectors).map(|(i, v)| (i.kind, i.id, v)).collect();
+        store.save_vectors(&model, &rows)?;
+        done += items.len();
+        progress(done, total);
+    }
+    let (_, left) = store.vector_coverage(&model)?;
+    Ok(EmbedPass { embedded: done, left })
+}
