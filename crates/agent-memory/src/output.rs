@@ -9,10 +9,12 @@ use agent_memory_core::capture::DrainReport;
 use agent_memory_core::capture::spool::SpoolDepth;
 use agent_memory_core::distil::StoredEvent;
 use agent_memory_core::distil::work::WorkReport;
+use agent_memory_core::embed::{Manifest, ModelKind};
 use agent_memory_core::store::distilled::{Observation, Summary, TimelineItem};
-use agent_memory_core::store::search::SearchResults;
+use agent_memory_core::store::search::{Ranking, SearchResults};
 use agent_memory_core::store::status::{ProjectCount, StoreStatus};
 use agent_memory_core::store::transfer::TransferReport;
+use agent_memory_core::store::vectors::EmbedPass;
 use agent_memory_core::time::format_local;
 use serde::Serialize;
 
@@ -49,7 +51,12 @@ pub fn line(text: &str) -> io::Result<()> {
     writeln!(io::stdout().lock(), "{text}")
 }
 
-pub fn search(results: &SearchResults, as_json: bool) -> io::Result<()> {
+pub fn search(
+    results: &SearchResults,
+    ranking: &Ranking,
+    explain: bool,
+    as_json: bool,
+) -> io::Result<()> {
     if as_json {
         return json(results);
     }
@@ -60,17 +67,47 @@ pub fn search(results: &SearchResults, as_json: bool) -> io::Result<()> {
     for hit in &results.hits {
         writeln!(
             out,
-            "{:<7} {}  {:<11} {:<14} {}  ({:.2})",
+            "{:<7} {}  {:<11} {:<14} {:<11} {}  ({:.3})",
             hit_id(hit.kind, hit.id),
             format_local(hit.at_ms),
             hit.agent,
             clip(hit.project.as_deref().unwrap_or("-"), 14),
+            clip(&hit.item_type, 11),
             clip(&hit.title, 100),
             hit.score,
         )?;
+        if explain && !results.fallback {
+            let p = &hit.parts;
+            let bm25 = p.bm25.map_or("-".to_owned(), |b| format!("{b:.2}"));
+            let sim = p.similarity.map_or("-".to_owned(), |s| format!("{s:.3}"));
+            writeln!(
+                out,
+                "        = {:.2}×relevance {:.3} (bm25 {bm25} → {:.3}, similarity {sim})\n          \
+                 + {:.2}×importance {:.2} ({} {})\n          \
+                 + {:.2}×freshness {:.3} ({:.1} days old, half-life {} days)\n          \
+                 + {:.2}×hits {:.3} ({} before)",
+                ranking.weight_relevance,
+                p.relevance,
+                p.bm25_norm,
+                ranking.weight_importance,
+                p.importance,
+                hit.kind,
+                hit.item_type,
+                ranking.weight_freshness,
+                p.freshness,
+                p.age_days,
+                ranking.half_life_days,
+                ranking.weight_hits,
+                p.hits,
+                p.hit_count,
+            )?;
+        }
     }
     if results.fallback {
         writeln!(out, "(ranked by time: the full-text index could not take this query)")?;
+    } else if explain {
+        let channels = if results.semantic { "full text and vectors" } else { "full text only" };
+        writeln!(out, "(channels: {channels})")?;
     }
     Ok(())
 }
@@ -472,6 +509,86 @@ pub fn timeline(
             item.kind,
             clip(&item.title, 100),
             item.tokens
+        )?;
+    }
+    Ok(())
+}
+
+/// Installed embedding models; `*` marks the one search uses.
+pub fn model_list(models: &[Manifest], current: Option<&str>, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(&models);
+    }
+    let mut out = io::stdout().lock();
+    if models.is_empty() {
+        return writeln!(
+            out,
+            "no embedding model installed: search uses full text only. \
+             `agent-memory model install all-minilm-l6-v2` adds search by meaning."
+        );
+    }
+    for m in models {
+        let mark = if current == Some(m.name.as_str()) { "*" } else { " " };
+        let kind = match m.kind {
+            ModelKind::Bert => "sentence encoder",
+            ModelKind::Static => "static",
+        };
+        writeln!(out, "{mark} {:<24} {kind:<16} {:>5} dims  {}", m.name, m.dimensions, m.source)?;
+    }
+    Ok(())
+}
+
+pub fn model_installed(m: &Manifest, used: bool, pending: i64) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    writeln!(out, "installed {} ({} dimensions) from {}", m.name, m.dimensions, m.source)?;
+    if used {
+        writeln!(out, "search uses it now ([search] model = \"{}\")", m.name)?;
+    }
+    if pending > 0 {
+        writeln!(out, "{pending} stored items have no vector yet: run `agent-memory reindex`")?;
+    }
+    Ok(())
+}
+
+pub fn model_removed(name: &str, was_used: bool) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    writeln!(out, "removed {name}")?;
+    if was_used {
+        writeln!(out, "search uses full text only until another model is installed")?;
+    }
+    Ok(())
+}
+
+/// A progress bar on standard error for long work; hidden for `--json` and when standard
+/// error is not a terminal.
+pub fn progress(total: u64, what: &'static str, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{msg} {bar:40} {pos}/{len} ({per_sec}, {eta} left)",
+    ) {
+        bar.set_style(style);
+    }
+    bar.set_message(what);
+    bar
+}
+
+pub fn reindex(model: &str, pass: &EmbedPass, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(pass);
+    }
+    let mut out = io::stdout().lock();
+    writeln!(out, "embedded {} items with {model}", pass.embedded)?;
+    if pass.left > 0 {
+        writeln!(
+            out,
+            "{} items still have no vector; run `agent-memory reindex` again",
+            pass.left
         )?;
     }
     Ok(())

@@ -11,6 +11,7 @@ use std::time::Duration;
 use agent_memory_core::distil::llm::{DayBudget, LlmDistiller};
 use agent_memory_core::distil::offline::OfflineDistiller;
 use agent_memory_core::distil::{mode, work};
+use agent_memory_core::store::vectors::embed_pending;
 use agent_memory_core::{fsutil, time};
 use anyhow::Context as _;
 
@@ -20,6 +21,10 @@ use crate::output;
 
 /// Sessions one pass takes on, so a huge backlog is worked through in steps.
 const SESSIONS_PER_PASS: usize = 500;
+
+/// Items one pass embeds, for the same reason; `agent-memory reindex` takes on a backlog at
+/// once.
+const EMBED_PER_PASS: usize = 512;
 
 pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     fsutil::ensure_private_dir(ctx.home.root())?;
@@ -45,6 +50,8 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     let transport = agent_memory_serve::llm::transport(&ctx.config.llm)
         .context("the [llm] configuration cannot be used; fix it or set provider = \"none\"")?;
     let owner = format!("work-{}-{}", std::process::id(), time::now_ms());
+    // Loaded once: a sentence encoder takes a moment to load, and `--watch` embeds every pass.
+    let embedder = ctx.embedder();
     loop {
         let mut store = ctx.store()?;
         let now = time::now_ms();
@@ -82,6 +89,16 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
         };
         if !args.background {
             output::work(&report, args.json)?;
+        }
+        if let Some(embedder) = &embedder {
+            // New observations and summaries get their vectors here, off the hook path.
+            match embed_pending(&mut store, embedder.as_ref(), 32, EMBED_PER_PASS, &mut |_, _| {}) {
+                Ok(pass) if pass.embedded > 0 && !args.background && !args.json => {
+                    output::reindex(embedder.model(), &pass, false)?;
+                }
+                Ok(_) => {}
+                Err(err) => tracing::warn!("embedding new items failed: {err}"),
+            }
         }
         if !args.watch {
             return Ok(());

@@ -9,6 +9,7 @@ mod project_identity;
 mod redaction;
 mod samples;
 mod search;
+mod semantic;
 mod spool;
 mod status;
 mod transfer;

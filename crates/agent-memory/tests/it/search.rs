@@ -102,3 +102,78 @@ fn odd_queries_never_fail() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("use a date"));
 }
+
+/// The explain lines of `search --explain`, with the clock-dependent columns masked.
+fn masked(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.split_once("  ") {
+            // `e1      2026-12-02 20:01  codex …`: the id column, then the local time.
+            Some((id, rest)) if !line.starts_with(' ') => {
+                let after_time = rest.get(16..).unwrap_or_default();
+                format!("{id}  <time>{after_time}")
+            }
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn explain_prints_every_part_of_each_score() {
+    let home = seeded();
+    let text = home.ok(&["search", "支付", "--explain"]);
+    expect_test::expect![[r#"
+        e1       <time>  codex       proj-a         prompt      Prompt: 修复支付回调的签名校验 bug  (0.905)
+                = 0.70×relevance 1.000 (bm25 1.16 → 1.000, similarity -)
+                  + 0.15×importance 0.40 (event prompt)
+                  + 0.10×freshness 1.000 (0.0 days old, half-life 30 days)
+                  + 0.05×hits 0.000 (0 before)
+        e3       <time>  gemini      proj-b         prompt      Prompt: 支付页面的样式调整  (0.898)
+                = 0.70×relevance 0.951 (bm25 1.10 → 0.951, similarity -)
+                  + 0.15×importance 0.40 (event prompt)
+                  + 0.10×freshness 1.000 (0.0 days old, half-life 30 days)
+                  + 0.05×hits 0.000 (0 before)
+        (channels: full text only)"#]]
+    .assert_eq(&masked(&text));
+    // Each search counts as a hit for what it returned; the next one shows it.
+    let again = home.json(&["search", "支付"]);
+    let counts: Vec<i64> = again["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .filter_map(|h| h["parts"]["hit_count"].as_i64())
+        .collect();
+    assert_eq!(counts, vec![1, 1], "{again}");
+}
+
+#[test]
+fn kind_and_type_narrow_the_list() {
+    let home = seeded();
+    let results = home.json(&["search", "回调 支付", "--kind", "event", "--type", "prompt"]);
+    assert_eq!(titles(&results).len(), 3, "{results}");
+    let none = home.json(&["search", "回调 支付", "--kind", "observation"]);
+    assert!(titles(&none).is_empty(), "nothing is distilled yet: {none}");
+    let none = home.json(&["search", "回调 支付", "--type", "bugfix"]);
+    assert!(titles(&none).is_empty(), "{none}");
+    let bad = home.run(&["search", "x", "--kind", "thing"], b"");
+    assert!(!bad.status.success(), "an unknown kind is refused");
+}
+
+#[test]
+fn chinese_words_mixed_with_english_identifiers() {
+    let home = home();
+    let dir = home.user_home().join("shop");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = dir.to_string_lossy().into_owned();
+    prompt(&home, "codex", "c1", &dir, "PaymentService 的回调签名校验失败，修一下 verify_signature");
+    prompt(&home, "codex", "c2", &dir, "OrderService 的分页查询太慢");
+    prompt(&home, "claude-code", "k1", &dir, "Rename verify_signature to check_signature everywhere");
+    let hits = titles(&home.json(&["search", "PaymentService 回调"]));
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].contains("PaymentService"), "{hits:?}");
+    let hits = titles(&home.json(&["search", "verify_signature 校验"]));
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits[0].contains("校验"), "matching both terms ranks first: {hits:?}");
+    let hits = titles(&home.json(&["search", "分页"]));
+    assert_eq!(hits, vec!["Prompt: OrderService 的分页查询太慢".to_owned()]);
+}

@@ -1,0 +1,134 @@
+//! Search by meaning through the real binary: installing a model, embedding what is stored
+//! (`reindex`, then every work pass), paraphrases that share no word with what they find
+//! reached through the vector channel, and the switches that keep search to full text.
+
+use std::path::Path;
+
+use crate::{assert_quiet_success, home, payload};
+use agent_memory_testkit::TestHome;
+
+/// A session of `agent` in `cwd` that asks `prompt` and stops: distilled, it is a summary
+/// whose request is the prompt.
+fn session(home: &TestHome, agent: &str, session: &str, cwd: &str, prompt: &str) {
+    let extra = serde_json::json!({ "prompt": prompt });
+    let out = home.hook(agent, "UserPromptSubmit", &payload(session, "UserPromptSubmit", cwd, extra));
+    assert_quiet_success(&out);
+    let extra = serde_json::json!({ "stop_hook_active": false, "last_assistant_message": "Done." });
+    assert_quiet_success(&home.hook(agent, "Stop", &payload(session, "Stop", cwd, extra)));
+}
+
+fn hits(results: &serde_json::Value) -> Vec<serde_json::Value> {
+    results["hits"].as_array().cloned().unwrap_or_default()
+}
+
+fn install(home: &TestHome, name: &str, from: &Path) -> String {
+    home.ok(&["model", "install", name, "--from", &from.to_string_lossy()])
+}
+
+#[test]
+fn a_static_model_finds_what_the_words_miss() {
+    let home = home();
+    let model_dir = home.user_home().join("tiny-model");
+    agent_memory_embed::testing::write_tiny_static_model(&model_dir).expect("tiny model");
+    session(&home, "codex", "c1", "/w/shop", "the payment webhook signature check is broken");
+    session(&home, "claude-code", "k1", "/w/shop", "bake sourdough bread in the oven");
+    home.ok(&["work"]);
+    assert!(
+        hits(&home.json(&["search", "callback invoice"])).is_empty(),
+        "no stored word matches the query"
+    );
+
+    let installed = install(&home, "tiny", &model_dir);
+    assert!(installed.contains("installed tiny"), "{installed}");
+    assert!(installed.contains("agent-memory reindex"), "it says what to run next: {installed}");
+    assert!(home.ok(&["model", "list"]).contains("* tiny"));
+    let reindexed = home.ok(&["reindex"]);
+    assert!(reindexed.contains("embedded 2 items with tiny"), "{reindexed}");
+
+    let results = home.json(&["search", "callback invoice"]);
+    assert_eq!(results["semantic"], true, "{results}");
+    let found = hits(&results);
+    assert_eq!(found.len(), 1, "the bread session stays below the similarity floor: {results}");
+    assert_eq!(found[0]["kind"], "summary");
+    assert!(found[0]["title"].as_str().unwrap_or_default().contains("payment webhook"));
+    assert!(found[0]["parts"]["bm25"].is_null(), "found by vectors alone: {results}");
+    assert!(found[0]["parts"]["similarity"].as_f64().unwrap_or_default() >= 0.72, "{results}");
+    let explained = home.ok(&["search", "callback invoice", "--explain"]);
+    assert!(explained.contains("(channels: full text and vectors)"), "{explained}");
+
+    // New items get their vectors from the work pass that distils them.
+    session(&home, "claude-code", "k2", "/w/shop", "add an index to the sqlite table");
+    let work = home.ok(&["work"]);
+    assert!(work.contains("embedded 1 items with tiny"), "{work}");
+    let found = hits(&home.json(&["search", "database migration schema"]));
+    assert!(found.iter().any(|h| h["title"].as_str().is_some_and(|t| t.contains("sqlite"))));
+
+    // Vectors off: full text only, and nothing is loaded.
+    let off = home
+        .cmd()
+        .env("AGENT_MEMORY_SEARCH__SEMANTIC_RECALL", "false")
+        .args(["search", "callback invoice", "--json"])
+        .output()
+        .expect("search");
+    let off: serde_json::Value = serde_json::from_slice(&off.stdout).expect("json");
+    assert!(hits(&off).is_empty() && off["semantic"] == false, "{off}");
+
+    // Removing the model in use puts search back on full text.
+    let removed = home.ok(&["model", "remove", "tiny"]);
+    assert!(removed.contains("full text only"), "{removed}");
+    assert!(hits(&home.json(&["search", "callback invoice"])).is_empty());
+    assert!(!home.ok(&["model", "list"]).contains("tiny"));
+}
+
+#[test]
+fn a_broken_model_leaves_search_on_full_text() {
+    let home = home();
+    session(&home, "codex", "c1", "/w/shop", "the payment webhook signature check is broken");
+    home.ok(&["work"]);
+    let out = home
+        .cmd()
+        .env("AGENT_MEMORY_SEARCH__MODEL", "missing-model")
+        .args(["search", "payment", "--json"])
+        .output()
+        .expect("search");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(hits(&results).len(), 2, "prompt event and summary, by full text: {results}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("model install missing-model"), "the warning says what to do: {stderr}");
+    let bad = home.run(&["model", "install", "nothing", "--from", "/no/such/dir"], b"");
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn minilm_finds_a_paraphrase_across_agents() {
+    let Some(wheel) =
+        agent_memory_embed::testing::require_minilm_wheel("minilm_finds_a_paraphrase_across_agents")
+    else {
+        return;
+    };
+    let home = home();
+    session(
+        &home,
+        "codex",
+        "c1",
+        "/w/shop",
+        "The Stripe webhook handler rejects every event because signature verification fails",
+    );
+    session(&home, "claude-code", "k1", "/w/shop", "Bake a loaf of sourdough bread at home");
+    session(&home, "claude-code", "k2", "/w/shop", "Add pagination to the orders list endpoint");
+    home.ok(&["work"]);
+    let installed = install(&home, "all-minilm-l6-v2", &wheel);
+    assert!(installed.contains("384 dimensions"), "{installed}");
+    assert!(home.ok(&["reindex"]).contains("embedded 3 items"));
+
+    let results = home.json(&["search", "payment notifications fail to authenticate", "--kind", "summary"]);
+    let found = hits(&results);
+    assert!(!found.is_empty(), "{results}");
+    assert!(found[0]["title"].as_str().unwrap_or_default().contains("Stripe webhook"), "{results}");
+    assert!(found[0]["parts"]["bm25"].is_null(), "no word in common: {results}");
+    assert!(
+        found.iter().all(|h| !h["title"].as_str().unwrap_or_default().contains("sourdough")),
+        "{results}"
+    );
+}
