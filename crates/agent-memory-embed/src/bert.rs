@@ -1,0 +1,337 @@
+//! A BERT sentence encoder (all-MiniLM-L6-v2 and its kin) run on the CPU with candle: the
+//! encoder's forward pass, then mean pooling over the attention mask and L2 normalisation,
+//! which is what sentence-transformers does for these models.
+//!
+//! The forward pass is written here on candle-nn's layers rather than taken from
+//! candle-transformers, whose hundred-odd models would all be compiled for this one.
+//!
+//! Must not: read anything outside the model directory, or fail on long input (texts are
+//! truncated to the model's maximum sequence length).
+
+use std::path::Path;
+
+use agent_memory_core::embed::{EmbedError, Embedder, normalize};
+use candle_core::{DType, Device, Module, Tensor};
+use candle_nn::{LayerNorm, Linear, VarBuilder};
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
+
+/// Texts run through the encoder together. Texts are sorted by length before they are cut
+/// into batches, so a batch pads little; larger batches gain nothing on a CPU.
+const BATCH: usize = 32;
+
+/// all-MiniLM-L6-v2's `max_seq_length`; a model's `sentence_bert_config.json` may say otherwise.
+const DEFAULT_MAX_TOKENS: usize = 256;
+
+/// Added to the attention scores of padding positions, so that softmax gives them weight 0.
+const MASKED: f64 = -1e9;
+
+/// The fields of a BERT `config.json` the forward pass needs.
+#[derive(Debug, serde::Deserialize)]
+struct Config {
+    vocab_size: usize,
+    hidden_size: usize,
+    num_hidden_layers: usize,
+    num_attention_heads: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    #[serde(default = "default_type_vocab_size")]
+    type_vocab_size: usize,
+    #[serde(default = "default_layer_norm_eps")]
+    layer_norm_eps: f64,
+    #[serde(default)]
+    hidden_act: Activation,
+}
+
+fn default_type_vocab_size() -> usize {
+    2
+}
+
+fn default_layer_norm_eps() -> f64 {
+    1e-12
+}
+
+/// The feed-forward activation, by its name in `config.json`.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+enum Activation {
+    /// The exact, erf-based GELU that BERT was trained with.
+    #[default]
+    #[serde(rename = "gelu")]
+    Gelu,
+    #[serde(rename = "gelu_new", alias = "gelu_pytorch_tanh", alias = "gelu_fast")]
+    GeluTanh,
+    #[serde(rename = "relu")]
+    Relu,
+}
+
+/// `sentence_bert_config.json`, written by sentence-transformers beside the weights.
+#[derive(Debug, serde::Deserialize)]
+struct SentenceConfig {
+    max_seq_length: usize,
+}
+
+/// One encoder layer: self-attention, then the feed-forward block, each with a residual
+/// connection and a layer norm.
+struct Layer {
+    /// Query, key and value projections in one matrix, the query part pre-scaled by
+    /// 1/sqrt(head size), so one matmul does the work of three and the scores need no division.
+    qkv: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+/// A loaded BERT sentence encoder.
+pub(crate) struct BertEmbedder {
+    name: String,
+    tokenizer: Tokenizer,
+    config: Config,
+    word_embeddings: Tensor,
+    position_embeddings: Tensor,
+    /// Row 0 of the token-type table: every text is a single segment.
+    token_type_embedding: Tensor,
+    embeddings_norm: LayerNorm,
+    layers: Vec<Layer>,
+    device: Device,
+}
+
+impl BertEmbedder {
+    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`.
+    pub(crate) fn load(dir: &Path, name: &str) -> Result<BertEmbedder, EmbedError> {
+        let bad = |reason: String| EmbedError::BadModel { dir: dir.to_owned(), reason };
+        let config: Config = read_json(dir, "config.json")?;
+        if config.num_attention_heads == 0
+            || !config.hidden_size.is_multiple_of(config.num_attention_heads)
+        {
+            return Err(bad(format!(
+                "config.json: hidden_size {} is not a multiple of num_attention_heads {}",
+                config.hidden_size, config.num_attention_heads
+            )));
+        }
+        let max_tokens = match read_json::<SentenceConfig>(dir, "sentence_bert_config.json") {
+            Ok(sentence) => sentence.max_seq_length,
+            Err(EmbedError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                DEFAULT_MAX_TOKENS
+            }
+            Err(err) => return Err(err),
+        }
+        .min(config.max_position_embeddings);
+
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|err| bad(format!("tokenizer.json: {err}")))?;
+        // The tokenizer file of all-MiniLM-L6-v2 pads every text to 128 tokens and truncates
+        // there; the model's own limit is 256, and this module pads per batch itself.
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..Default::default()
+            }))
+            .map_err(|err| bad(format!("tokenizer.json: {err}")))?;
+        tokenizer.with_padding(None);
+
+        let weights =
+            std::fs::read(dir.join("model.safetensors")).map_err(|source| EmbedError::Io {
+                context: format!("cannot read {}", dir.join("model.safetensors").display()),
+                source,
+            })?;
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(|err| bad(format!("model.safetensors: {err}")))?;
+        // Checkpoints saved from a BERT with a task head put the encoder under `bert.`.
+        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
+            vb.pp("bert")
+        } else {
+            vb
+        };
+        let weights =
+            Weights::load(&vb, &config).map_err(|err| bad(format!("model.safetensors: {err}")))?;
+        Ok(BertEmbedder {
+            name: name.to_owned(),
+            tokenizer,
+            config,
+            word_embeddings: weights.word_embeddings,
+            position_embeddings: weights.position_embeddings,
+            token_type_embedding: weights.token_type_embedding,
+            embeddings_norm: weights.embeddings_norm,
+            layers: weights.layers,
+            device,
+        })
+    }
+
+    /// Embeds non-blank texts: tokenize all, sort by length, run the encoder per batch, and put
+    /// the vectors back in the order of `texts`.
+    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|err| EmbedError::Failed(format!("tokenizing failed: {err}")))?;
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
+            let vectors = self
+                .forward(&batch)
+                .map_err(|err| EmbedError::Failed(format!("the encoder failed: {err}")))?;
+            for (&i, mut vector) in chunk.iter().zip(vectors) {
+                normalize(&mut vector);
+                out[i] = vector;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The encoder and mean pooling for one batch: one unnormalised vector per encoding.
+    fn forward(&self, batch: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let rows = batch.len();
+        let len = batch.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![0u32; rows * len];
+        let mut mask = vec![0f32; rows * len];
+        for (row, encoding) in batch.iter().enumerate() {
+            for (col, (&id, &attend)) in
+                encoding.get_ids().iter().zip(encoding.get_attention_mask()).enumerate()
+            {
+                ids[row * len + col] = id;
+                mask[row * len + col] = attend as f32;
+            }
+        }
+        let ids = Tensor::from_vec(ids, (rows, len), &self.device)?;
+        let mask = Tensor::from_vec(mask, (rows, len), &self.device)?;
+
+        let hidden = self.config.hidden_size;
+        let mut x = self
+            .word_embeddings
+            .embedding(&ids.flatten_all()?)?
+            .reshape((rows, len, hidden))?
+            .broadcast_add(&self.position_embeddings.narrow(0, 0, len)?)?
+            .broadcast_add(&self.token_type_embedding)?;
+        x = self.embeddings_norm.forward(&x)?;
+
+        // (rows, 1, 1, len): 0 where a token is attended to, MASKED on padding.
+        let bias = mask.affine(-MASKED, MASKED)?.reshape((rows, 1, 1, len))?;
+        let heads = self.config.num_attention_heads;
+        let head_size = hidden / heads;
+        let split =
+            |t: Tensor| t.reshape((rows, len, heads, head_size))?.transpose(1, 2)?.contiguous();
+        for layer in &self.layers {
+            let qkv = layer.qkv.forward(&x)?;
+            let q = split(qkv.narrow(2, 0, hidden)?)?;
+            let k = split(qkv.narrow(2, hidden, hidden)?)?;
+            let v = split(qkv.narrow(2, 2 * hidden, hidden)?)?;
+            let scores = q.matmul(&k.t()?)?.broadcast_add(&bias)?;
+            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+            let context =
+                probs.matmul(&v)?.transpose(1, 2)?.contiguous()?.reshape((rows, len, hidden))?;
+            x = layer.attention_norm.forward(&(layer.attention_out.forward(&context)? + &x)?)?;
+            let inner = layer.intermediate.forward(&x)?;
+            let inner = match self.config.hidden_act {
+                Activation::Gelu => inner.gelu_erf()?,
+                Activation::GeluTanh => inner.gelu()?,
+                Activation::Relu => inner.relu()?,
+            };
+            x = layer.output_norm.forward(&(layer.output.forward(&inner)? + &x)?)?;
+        }
+
+        // Mean over the attended tokens only.
+        let summed = x.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
+        let counts = mask.sum_keepdim(1)?.maximum(1e-9)?;
+        summed.broadcast_div(&counts)?.to_vec2::<f32>()
+    }
+}
+
+impl Embedder for BertEmbedder {
+    fn model(&self) -> &str {
+        &self.name
+    }
+
+    fn dimensions(&self) -> usize {
+        self.config.hidden_size
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        crate::embed_nonblank(texts, self.dimensions(), |texts| self.embed_texts(texts))
+    }
+}
+
+/// The tensors of the encoder, as read from the safetensors file.
+struct Weights {
+    word_embeddings: Tensor,
+    position_embeddings: Tensor,
+    token_type_embedding: Tensor,
+    embeddings_norm: LayerNorm,
+    layers: Vec<Layer>,
+}
+
+impl Weights {
+    fn load(vb: &VarBuilder, config: &Config) -> candle_core::Result<Weights> {
+        let hidden = config.hidden_size;
+        let embeddings = vb.pp("embeddings");
+        let token_types =
+            embeddings.get((config.type_vocab_size, hidden), "token_type_embeddings.weight")?;
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| Layer::load(&vb.pp(format!("encoder.layer.{i}")), config))
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Ok(Weights {
+            word_embeddings: embeddings
+                .get((config.vocab_size, hidden), "word_embeddings.weight")?,
+            position_embeddings: embeddings
+                .get((config.max_position_embeddings, hidden), "position_embeddings.weight")?,
+            token_type_embedding: token_types.get(0)?,
+            embeddings_norm: layer_norm(&embeddings.pp("LayerNorm"), config)?,
+            layers,
+        })
+    }
+}
+
+impl Layer {
+    fn load(vb: &VarBuilder, config: &Config) -> candle_core::Result<Layer> {
+        let hidden = config.hidden_size;
+        let attention = vb.pp("attention");
+        let project = |name: &str| {
+            let vb = attention.pp("self").pp(name);
+            Ok::<_, candle_core::Error>((
+                vb.get((hidden, hidden), "weight")?,
+                vb.get(hidden, "bias")?,
+            ))
+        };
+        let scale = 1.0 / ((hidden / config.num_attention_heads) as f64).sqrt();
+        let (qw, qb) = project("query")?;
+        let (kw, kb) = project("key")?;
+        let (vw, vb_) = project("value")?;
+        let qkv = Linear::new(
+            Tensor::cat(&[&(qw * scale)?, &kw, &vw], 0)?,
+            Some(Tensor::cat(&[&(qb * scale)?, &kb, &vb_], 0)?),
+        );
+        Ok(Layer {
+            qkv,
+            attention_out: linear(&attention.pp("output.dense"), hidden, hidden)?,
+            attention_norm: layer_norm(&attention.pp("output.LayerNorm"), config)?,
+            intermediate: linear(&vb.pp("intermediate.dense"), hidden, config.intermediate_size)?,
+            output: linear(&vb.pp("output.dense"), config.intermediate_size, hidden)?,
+            output_norm: layer_norm(&vb.pp("output.LayerNorm"), config)?,
+        })
+    }
+}
+
+fn linear(vb: &VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Linear> {
+    Ok(Linear::new(vb.get((outputs, inputs), "weight")?, Some(vb.get(outputs, "bias")?)))
+}
+
+fn layer_norm(vb: &VarBuilder, config: &Config) -> candle_core::Result<LayerNorm> {
+    let size = config.hidden_size;
+    Ok(LayerNorm::new(vb.get(size, "weight")?, vb.get(size, "bias")?, config.layer_norm_eps))
+}
+
+/// Reads and parses a JSON file of the model directory.
+fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, file: &str) -> Result<T, EmbedError> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|source| EmbedError::Io {
+        context: format!("cannot read {}", path.display()),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|err| EmbedError::BadModel {
+        dir: dir.to_owned(),
+        reason: format!("{file}: {err}"),
+    })
+}

