@@ -10,6 +10,7 @@
 
 pub mod distilled;
 pub mod fts;
+pub mod recall;
 pub mod search;
 pub mod status;
 pub mod transfer;
