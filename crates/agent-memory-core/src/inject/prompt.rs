@@ -1,0 +1,712 @@
+//! Prompt-time recall: here is what a person just asked, give me the few earlier items that
+//! match it strongly, or nothing.
+//!
+//! A prompt's *content terms* are its distinct words minus English stop words and the words of
+//! any coding request ("fix", "test", "error", "file"…), lightly stemmed (`failing` → `fail`,
+//! matched as a prefix so it also finds `failed` and `failure`); Chinese and Japanese text gives
+//! overlapping two-character pieces, as the full-text index stores it, minus pieces with a
+//! function character or that are common request words. An item's *strength* is absolute, not
+//! relative to the other results: the share of the content terms its text contains, out of at
+//! most [`SATURATION`] terms (so a long prompt needs five shared terms, not most of fifty), and
+//! it must contain at least [`MIN_MATCHED`] of them. Only items at or above the configured score
+//! are handed back; when none is, the agent hears nothing. A prompt with fewer than
+//! [`MIN_MATCHED`] content terms, or a slash command, is trivial and never looked up.
+//!
+//! Must not: read the store (callers hand over candidates), or rank by anything the person
+//! cannot check from the words themselves.
+
+use std::collections::HashSet;
+
+use jiff::Timestamp;
+
+use crate::store::fts::is_cjk;
+use crate::store::recall::{ItemKind, RecallCandidate};
+use crate::text::{clip, one_line};
+use crate::tokens::estimate;
+
+/// Content terms that must match, at least.
+pub const MIN_MATCHED: usize = 2;
+/// The number of content terms that counts as full coverage.
+pub const SATURATION: usize = 8;
+/// Content terms a prompt is searched for, at most (its first ones).
+pub const MAX_TERMS: usize = 16;
+/// Candidates of each kind the full-text index proposes before they are scored.
+pub const CANDIDATES: usize = 20;
+
+/// How recall answers.
+#[derive(Debug, Clone)]
+pub struct RecallOptions {
+    pub min_score: f64,
+    pub max_items: usize,
+    /// Sentinel included.
+    pub max_tokens: usize,
+    /// `en` or `zh-CN`.
+    pub language: String,
+    pub time_zone: jiff::tz::TimeZone,
+}
+
+/// One content term: an ASCII stem matched as a prefix (when it is long enough to be safe), or a
+/// word or CJK bigram matched whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    pub text: String,
+    pub prefix: bool,
+}
+
+/// Words that carry no topic: English stop words, the small talk of a chat, and the verbs and
+/// nouns of every coding request. Matching on them would find everything.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "ago",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "cannot",
+    "cant",
+    "could",
+    "did",
+    "didn",
+    "do",
+    "does",
+    "doesn",
+    "doing",
+    "don",
+    "done",
+    "down",
+    "during",
+    "each",
+    "else",
+    "even",
+    "ever",
+    "every",
+    "few",
+    "for",
+    "from",
+    "further",
+    "get",
+    "gets",
+    "getting",
+    "go",
+    "goes",
+    "going",
+    "gone",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "let",
+    "lets",
+    "like",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "ok",
+    "okay",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "out",
+    "over",
+    "own",
+    "please",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "something",
+    "still",
+    "such",
+    "sure",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "through",
+    "thx",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "us",
+    "very",
+    "want",
+    "was",
+    "way",
+    "we",
+    "well",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "without",
+    "won",
+    "would",
+    "yes",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    // Request words: what any coding prompt says, whatever it is about.
+    "add",
+    "added",
+    "again",
+    "agent",
+    "bug",
+    "bugs",
+    "build",
+    "change",
+    "changed",
+    "changes",
+    "check",
+    "code",
+    "continue",
+    "create",
+    "debug",
+    "do",
+    "error",
+    "errors",
+    "fail",
+    "failed",
+    "failing",
+    "fails",
+    "failure",
+    "file",
+    "files",
+    "find",
+    "fix",
+    "fixed",
+    "fixes",
+    "fixing",
+    "help",
+    "implement",
+    "issue",
+    "issues",
+    "last",
+    "look",
+    "make",
+    "need",
+    "new",
+    "next",
+    "pass",
+    "passed",
+    "passes",
+    "passing",
+    "problem",
+    "problems",
+    "remember",
+    "run",
+    "running",
+    "see",
+    "show",
+    "tell",
+    "test",
+    "tests",
+    "think",
+    "time",
+    "try",
+    "update",
+    "use",
+    "used",
+    "using",
+    "work",
+    "working",
+    "works",
+    "write",
+    // Fragments of paths that every project has.
+    "src",
+    "lib",
+    "rs",
+    "ts",
+    "js",
+    "py",
+    "go",
+    "md",
+    "json",
+    "toml",
+    "yaml",
+    "yml",
+    "txt",
+];
+
+/// Characters that mark a CJK bigram as grammar rather than topic: particles and pronouns.
+const CJK_FUNCTION_CHARS: &[char] = &[
+    '的', '了', '吗', '呢', '吧', '啊', '呀', '么', '着', '嘛', '我', '你', '他', '她', '它', '们',
+    '这', '那', '哪', '谁', '怎', '又', '也', '就', '都', '很', '把', '被', '帮',
+];
+
+/// Common Chinese words of requests and small talk.
+const CJK_STOP_BIGRAMS: &[&str] = &[
+    "一下", "一个", "一些", "上次", "不是", "之前", "以前", "但是", "使用", "修复", "修改", "先看",
+    "再次", "出错", "刚才", "可以", "告诉", "问题", "因为", "处理", "如何", "如果", "好的", "已经",
+    "帮忙", "所以", "报错", "文件", "时候", "是否", "更新", "有没", "没有", "然后", "现在", "看看",
+    "测试", "为什", "什么", "继续", "谢谢", "请你", "请问", "失败", "通过", "代码", "运行", "还是",
+    "进行", "错误", "需要", "解决", "添加", "实现", "检查", "记得", "重新", "时间",
+];
+
+/// A stem of an English word: common inflections off, so a prefix match finds the others.
+fn stem(word: &str) -> String {
+    let strip = |suffix: &str, keep: usize| {
+        word.strip_suffix(suffix).filter(|rest| rest.chars().count() >= keep)
+    };
+    if let Some(rest) = strip("ies", 3) {
+        return format!("{rest}y");
+    }
+    if let Some(rest) = strip("sses", 2) {
+        return format!("{rest}ss");
+    }
+    for (suffix, keep) in [("ing", 4), ("ed", 3), ("ures", 4), ("ure", 4), ("es", 4)] {
+        if let Some(rest) = strip(suffix, keep) {
+            return rest.to_owned();
+        }
+    }
+    if !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+        && let Some(rest) = strip("s", 3)
+    {
+        return rest.to_owned();
+    }
+    word.to_owned()
+}
+
+/// The tokens of a text as the index sees it: lowercase words (split at anything but letters
+/// and digits) and overlapping CJK bigrams (a lone CJK character is its own token).
+fn tokens(text: &str, mut each: impl FnMut(Token<'_>)) {
+    let mut word = String::new();
+    let mut run: Vec<char> = Vec::new();
+    let flush_word = |word: &mut String, each: &mut dyn FnMut(Token<'_>)| {
+        if !word.is_empty() {
+            each(Token::Word(word));
+            word.clear();
+        }
+    };
+    let flush_run = |run: &mut Vec<char>, each: &mut dyn FnMut(Token<'_>)| {
+        match run.len() {
+            0 => {}
+            1 => each(Token::Single(run[0])),
+            _ => run.windows(2).for_each(|pair| each(Token::Bigram(pair[0], pair[1]))),
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush_word(&mut word, &mut each);
+            run.push(c);
+        } else if c.is_alphanumeric() {
+            flush_run(&mut run, &mut each);
+            word.extend(c.to_lowercase());
+        } else {
+            flush_word(&mut word, &mut each);
+            flush_run(&mut run, &mut each);
+        }
+    }
+    flush_word(&mut word, &mut each);
+    flush_run(&mut run, &mut each);
+}
+
+#[derive(Debug)]
+enum Token<'a> {
+    Word(&'a str),
+    Bigram(char, char),
+    Single(char),
+}
+
+/// The prompt's content terms, in order of first appearance, at most [`MAX_TERMS`].
+pub fn content_terms(prompt: &str) -> Vec<Term> {
+    let mut terms: Vec<Term> = Vec::new();
+    tokens(prompt, |token| {
+        let term = match token {
+            Token::Word(word) => {
+                let too_short = word.chars().count() < 2
+                    || (word.chars().all(|c| c.is_ascii_digit()) && word.len() < 3);
+                if too_short || STOP_WORDS.contains(&word) {
+                    return;
+                }
+                let stem = stem(word);
+                if STOP_WORDS.contains(&stem.as_str()) {
+                    return;
+                }
+                // Short stems match whole words only: `run` must not find `runtime`.
+                let prefix = stem.chars().count() >= 4;
+                Term { text: stem, prefix }
+            }
+            Token::Bigram(a, b) => {
+                let bigram: String = [a, b].iter().collect();
+                if CJK_FUNCTION_CHARS.contains(&a)
+                    || CJK_FUNCTION_CHARS.contains(&b)
+                    || CJK_STOP_BIGRAMS.contains(&bigram.as_str())
+                {
+                    return;
+                }
+                Term { text: bigram, prefix: false }
+            }
+            // One character alone says too little to match on.
+            Token::Single(_) => return,
+        };
+        if terms.len() < MAX_TERMS && !terms.contains(&term) {
+            terms.push(term);
+        }
+    });
+    terms
+}
+
+/// A prompt not worth a lookup: a slash command, or too few content terms to match strongly.
+pub fn is_trivial(prompt: &str, terms: &[Term]) -> bool {
+    let first = prompt.split_whitespace().next().unwrap_or("");
+    let slash_command = first.len() > 1 && first.starts_with('/') && !first[1..].contains('/');
+    slash_command || terms.len() < MIN_MATCHED
+}
+
+/// The FTS5 expression that finds every item containing any term.
+pub fn match_query(terms: &[Term]) -> Option<String> {
+    let parts: Vec<String> = terms
+        .iter()
+        .map(|term| {
+            let quoted = format!("\"{}\"", term.text.replace('"', "\"\""));
+            if term.prefix { format!("{quoted}*") } else { quoted }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" OR "))
+}
+
+/// How strongly a text matches the terms: (terms it contains, score from 0 to 1).
+pub fn strength(terms: &[Term], text: &str) -> (usize, f64) {
+    let mut words: HashSet<String> = HashSet::new();
+    tokens(text, |token| {
+        match token {
+            Token::Word(word) => words.insert(word.to_owned()),
+            Token::Bigram(a, b) => words.insert([a, b].iter().collect()),
+            Token::Single(c) => words.insert(c.to_string()),
+        };
+    });
+    let matched = terms
+        .iter()
+        .filter(|term| {
+            words.contains(&term.text)
+                || (term.prefix && words.iter().any(|w| w.starts_with(&term.text)))
+        })
+        .count();
+    let out_of = terms.len().clamp(1, SATURATION);
+    (matched, (matched as f64 / out_of as f64).min(1.0))
+}
+
+/// What recall hands an agent: the context, and the items in it (for their hit counts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recalled {
+    /// Wrapped in the sentinel.
+    pub context: String,
+    pub items: Vec<(ItemKind, i64)>,
+}
+
+/// The strong candidates, best first, one per session, within the item and token limits;
+/// `None` when none is strong.
+pub fn recall(
+    terms: &[Term],
+    candidates: Vec<RecallCandidate>,
+    options: &RecallOptions,
+) -> Option<Recalled> {
+    let mut strong: Vec<(f64, usize, RecallCandidate)> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            let (matched, score) = strength(terms, &candidate.text);
+            (matched >= MIN_MATCHED && score >= options.min_score)
+                .then_some((score, matched, candidate))
+        })
+        .collect();
+    // Best first; on a tie an observation (more specific than a summary), then the newer.
+    strong.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then((a.2.kind == ItemKind::Summary).cmp(&(b.2.kind == ItemKind::Summary)))
+            .then(b.2.at_ms.cmp(&a.2.at_ms))
+    });
+    let zh = options.language.starts_with("zh");
+    let header = if zh {
+        "以往会话中与此请求相关的内容（agent-memory；`agent-memory show <id>` 查看全文）："
+    } else {
+        "Earlier sessions on this (agent-memory; `agent-memory show <id>` prints one in full):"
+    };
+    let mut spent = estimate(&super::wrap(header));
+    let mut sessions = Vec::new();
+    let mut lines = Vec::new();
+    let mut items = Vec::new();
+    for (_, _, candidate) in strong {
+        if items.len() >= options.max_items {
+            break;
+        }
+        if sessions.contains(&candidate.session_id) {
+            continue;
+        }
+        let line = format!(
+            "- {} {} {} {}",
+            candidate.kind.show_id(candidate.id),
+            candidate.agent,
+            day(candidate.at_ms, &options.time_zone),
+            clip(&one_line(&candidate.title), 160)
+        );
+        let cost = estimate(&line) + 1;
+        if spent + cost > options.max_tokens {
+            continue;
+        }
+        spent += cost;
+        sessions.push(candidate.session_id);
+        items.push((candidate.kind, candidate.id));
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let context = super::wrap(&format!("{header}\n{}", lines.join("\n")));
+    (estimate(&context) <= options.max_tokens).then_some(Recalled { context, items })
+}
+
+fn day(ms: i64, time_zone: &jiff::tz::TimeZone) -> String {
+    Timestamp::from_millisecond(ms)
+        .map(|ts| ts.to_zoned_datetime(time_zone.clone()).strftime("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use super::*;
+
+    fn texts(terms: &[Term]) -> Vec<String> {
+        terms
+            .iter()
+            .map(|t| if t.prefix { format!("{}*", t.text) } else { t.text.clone() })
+            .collect()
+    }
+
+    #[test]
+    fn content_terms_leave_out_small_talk_and_request_words() {
+        let cases: &[(&str, &[&str])] = &[
+            ("ok", &[]),
+            ("thanks!", &[]),
+            ("yes, please continue", &[]),
+            ("继续", &[]),
+            ("好的，谢谢", &[]),
+            ("fix the failing tests", &[]),
+            (
+                "The parser test fails again: cannot find value `depth` in src/parser.rs",
+                &["parser*", "value*", "depth*"],
+            ),
+            ("Parsing nested lists crashes", &["pars*", "nest*", "list*", "crash*"]),
+            ("支付回调的签名校验又失败了", &["支付", "付回", "回调", "签名", "名校", "校验"]),
+            ("run cargo build in 2 steps, then 2026", &["cargo*", "step*", "2026*"]),
+        ];
+        for (prompt, expected) in cases {
+            assert_eq!(texts(&content_terms(prompt)), *expected, "{prompt}");
+        }
+    }
+
+    #[test]
+    fn trivial_prompts() {
+        for prompt in ["ok", "thanks", "yes", "继续", "/clear", "/compact keep the tests", "fix it"]
+        {
+            assert!(is_trivial(prompt, &content_terms(prompt)), "{prompt}");
+        }
+        for prompt in ["parser depth lookup", "/w/app/src/parser.rs crashes on nested lists"] {
+            assert!(!is_trivial(prompt, &content_terms(prompt)), "{prompt}");
+        }
+    }
+
+    #[test]
+    fn stems_match_as_prefixes() {
+        let terms = content_terms("parsing nested lists");
+        assert_eq!(strength(&terms, "The parser rejected a nested list"), (3, 1.0));
+        assert_eq!(strength(&terms, "nothing here").0, 0);
+        let many = content_terms("alpha bravo charlie delta echo foxtrot golf hotel india juliet");
+        let (matched, score) = strength(&many, "alpha bravo charlie delta echo");
+        assert_eq!((matched, score), (5, 5.0 / 8.0), "coverage saturates at eight terms");
+        assert_eq!(
+            match_query(&content_terms("parsing run 回调")).as_deref(),
+            Some(r#""pars"* OR "回调""#),
+            "`run` is a request word"
+        );
+    }
+
+    fn candidate(
+        id: i64,
+        session: i64,
+        kind: ItemKind,
+        title: &str,
+        text: &str,
+    ) -> RecallCandidate {
+        RecallCandidate {
+            kind,
+            id,
+            at_ms: 1_796_222_039_561 - id * 86_400_000,
+            agent: "codex".into(),
+            session_id: session,
+            item_type: "bugfix".into(),
+            title: title.into(),
+            text: text.into(),
+        }
+    }
+
+    fn options(language: &str) -> RecallOptions {
+        RecallOptions {
+            min_score: 0.6,
+            max_items: 3,
+            max_tokens: 300,
+            language: language.into(),
+            time_zone: jiff::tz::TimeZone::UTC,
+        }
+    }
+
+    #[test]
+    fn only_strong_items_one_per_session() {
+        let terms = content_terms("the parser cannot find value depth for nested lists");
+        let fix = "Fixed `cargo test` failure in src/parser.rs: cannot find value `depth`";
+        let candidates = vec![
+            candidate(1, 10, ItemKind::Observation, fix, &format!("{fix} nested lists")),
+            candidate(
+                2,
+                10,
+                ItemKind::Summary,
+                "the parser test fails",
+                "parser depth nested lists value",
+            ),
+            candidate(
+                3,
+                11,
+                ItemKind::Observation,
+                "Studied src/parser.rs",
+                "src/parser.rs parser",
+            ),
+            candidate(
+                4,
+                12,
+                ItemKind::Observation,
+                "Depth of nested parser values",
+                "depth nested parser value",
+            ),
+        ];
+        let recalled = recall(&terms, candidates, &options("en")).expect("strong ones");
+        expect![[r#"
+            <agent-memory-context>
+            Earlier sessions on this (agent-memory; `agent-memory show <id>` prints one in full):
+            - o1 codex 2026-12-01 Fixed `cargo test` failure in src/parser.rs: cannot find value `depth`
+            - o4 codex 2026-11-28 Depth of nested parser values
+            </agent-memory-context>"#]]
+        .assert_eq(&recalled.context);
+        assert_eq!(recalled.items, [(ItemKind::Observation, 1), (ItemKind::Observation, 4)]);
+
+        let weak = vec![candidate(3, 11, ItemKind::Observation, "Studied src/parser.rs", "parser")];
+        assert_eq!(recall(&terms, weak, &options("en")), None, "one shared word is not strong");
+        let zh = recall(
+            &content_terms("支付回调的签名校验又失败了"),
+            vec![candidate(
+                5,
+                13,
+                ItemKind::Observation,
+                "修复支付回调签名校验失败",
+                "修复支付回调签名校验失败（src/pay.rs）",
+            )],
+            &options("zh-CN"),
+        )
+        .expect("Chinese");
+        expect![[r#"
+            <agent-memory-context>
+            以往会话中与此请求相关的内容（agent-memory；`agent-memory show <id>` 查看全文）：
+            - o5 codex 2026-11-27 修复支付回调签名校验失败
+            </agent-memory-context>"#]]
+        .assert_eq(&zh.context);
+    }
+
+    #[test]
+    fn the_token_limit_holds() {
+        let terms = content_terms("parser depth nested lists");
+        let long = "parser depth nested lists ".repeat(40);
+        let candidates: Vec<_> =
+            (1..=5).map(|i| candidate(i, i, ItemKind::Observation, &long, &long)).collect();
+        for max_tokens in [20, 60, 120, 300] {
+            let options = RecallOptions { max_tokens, ..options("en") };
+            if let Some(recalled) = recall(&terms, candidates.clone(), &options) {
+                assert!(estimate(&recalled.context) <= max_tokens, "{max_tokens}");
+                assert!(recalled.items.len() <= 3);
+            }
+        }
+    }
+}
