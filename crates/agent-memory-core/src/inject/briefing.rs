@@ -277,8 +277,9 @@ fn economics_line(economics: &Economics, zh: bool) -> String {
             "共 {n} 条观察：阅读约 {read} tokens，其背后的工作约 {work} tokens（节省 {saved}%）。"
         )
     } else {
+        let noun = if n == 1 { "observation" } else { "observations" };
         format!(
-            "{n} observations in all: ~{read} tokens to read, ~{work} tokens of work behind them ({saved}% saved)."
+            "{n} {noun} in all: ~{read} tokens to read, ~{work} tokens of work behind them ({saved}% saved)."
         )
     }
 }
