@@ -45,6 +45,9 @@ pub enum Command {
     /// List, show or choose the mode: what the distiller watches for, and in which language.
     #[command(subcommand)]
     Mode(ModeCommand),
+    /// Print a project's session-start briefing as Markdown, or keep it in
+    /// `.agent-memory/brief.md` for agents that cannot take injected context.
+    Brief(BriefArgs),
 }
 
 #[derive(Debug, Args)]
@@ -238,4 +241,15 @@ pub struct TimelineArgs {
     pub after: usize,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BriefArgs {
+    /// Keep it in `<project root>/.agent-memory/brief.md` (with a `.gitignore` of `*`), for your
+    /// agent's instructions file to include; `agent-memory work` refreshes it from then on.
+    #[arg(long)]
+    pub write: bool,
+    /// A directory inside the project (default: the current one).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
 }

@@ -1,9 +1,10 @@
 //! `agent-memory work`: distil new events into observations and session summaries.
 //!
 //! One pass by default; `--watch` keeps going. The offline distiller unless `[llm]` names a
-//! provider; then the LLM distiller, within the day's token budget. A lock file keeps to one pass at a time: the stop
-//! hook starts a pass in the background (`--background`), which quietly gives way when one is
-//! already running.
+//! provider; then the LLM distiller, within the day's token budget. A lock file keeps to one
+//! pass at a time: the stop hook starts a pass in the background (`--background`), which
+//! quietly gives way when one is already running. A pass that added observations or summaries
+//! refreshes the projects' brief files (`agent-memory brief --write`).
 
 use std::fs::File;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use agent_memory_core::distil::llm::{DayBudget, LlmDistiller};
 use agent_memory_core::distil::offline::OfflineDistiller;
 use agent_memory_core::distil::{mode, work};
-use agent_memory_core::{fsutil, time};
+use agent_memory_core::{fsutil, inject, time};
 use anyhow::Context as _;
 
 use super::Context;
@@ -80,6 +81,9 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
                 report?
             }
         };
+        if report.observations + report.summaries > 0 {
+            refresh_briefs(ctx, &store);
+        }
         if !args.background {
             output::work(&report, args.json)?;
         }
@@ -88,6 +92,22 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
         }
         drop(store);
         std::thread::sleep(Duration::from_secs(args.interval.max(1)));
+    }
+}
+
+/// Brings the brief files of the projects that keep one up to date with what the pass added. A
+/// file that cannot be written is logged, never a failed pass.
+fn refresh_briefs(ctx: &Context, store: &agent_memory_core::store::Store) {
+    match inject::refresh_briefs(store, &ctx.home, &ctx.config) {
+        Ok(files) => {
+            for (path, written) in files {
+                match written {
+                    Ok(changed) => tracing::debug!(path = %path.display(), changed, "brief file"),
+                    Err(err) => tracing::warn!(%err, "brief file not refreshed"),
+                }
+            }
+        }
+        Err(err) => tracing::warn!(%err, "brief files not refreshed"),
     }
 }
 
