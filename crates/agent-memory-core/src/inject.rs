@@ -21,6 +21,7 @@ pub mod file;
 pub mod prompt;
 
 use std::borrow::Cow;
+
 use crate::adapter::PendingTool;
 use crate::config::Config;
 use crate::event::{Event, EventKind, ToolKind};
