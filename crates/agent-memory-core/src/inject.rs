@@ -284,7 +284,17 @@ impl Responder<'_> {
         if prompt::is_trivial(prompt, &terms) {
             return None;
         }
-        let query = prompt::match_query(&terms)?;
+        let df: Vec<usize> = terms
+            .iter()
+            .map(|term| {
+                let query = prompt::match_query(std::slice::from_ref(term)).unwrap_or_default();
+                store.term_documents(&query, prompt::DF_CAP)
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|err| tracing::warn!(%err, "prompt recall failed"))
+            .ok()?;
+        let selective = prompt::selective_terms(&terms, &df, settings.prompt_recall_min_score);
+        let query = prompt::match_query(&selective)?;
         let candidates = store
             .recall_candidates(asking, &query, prompt::CANDIDATES)
             .map_err(|err| tracing::warn!(%err, "prompt recall failed"))

@@ -9,7 +9,8 @@
 //! relative to the other results: the share of the content terms its text contains, out of at
 //! most [`SATURATION`] terms (so a long prompt needs five shared terms, not most of fifty), and
 //! it must contain at least [`MIN_MATCHED`] of them. Only items at or above the configured score
-//! are handed back; when none is, the agent hears nothing. A prompt with fewer than
+//! are handed back; when none is, the agent hears nothing. The full-text index is asked only for
+//! the rarest terms every strong item must contain one of ([`selective_terms`]), newest first. A prompt with fewer than
 //! [`MIN_MATCHED`] content terms, or a slash command, is trivial and never looked up.
 //!
 //! Must not: read the store (callers hand over candidates), or rank by anything the person
@@ -30,8 +31,10 @@ pub const MIN_MATCHED: usize = 2;
 pub const SATURATION: usize = 8;
 /// Content terms a prompt is searched for, at most (its first ones).
 pub const MAX_TERMS: usize = 16;
-/// Candidates of each kind the full-text index proposes before they are scored.
-pub const CANDIDATES: usize = 20;
+/// Candidates of each kind the full-text index proposes before they are scored, newest first.
+pub const CANDIDATES: usize = 50;
+/// Documents counted per term to tell rare terms from common ones; more is "common".
+pub const DF_CAP: usize = 500;
 
 /// How recall answers.
 #[derive(Debug, Clone)]
@@ -55,265 +58,44 @@ pub struct Term {
 
 /// Words that carry no topic: English stop words, the small talk of a chat, and the verbs and
 /// nouns of every coding request. Matching on them would find everything.
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "ago",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "anything",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "cannot",
-    "cant",
-    "could",
-    "did",
-    "didn",
-    "do",
-    "does",
-    "doesn",
-    "doing",
-    "don",
-    "done",
-    "down",
-    "during",
-    "each",
-    "else",
-    "even",
-    "ever",
-    "every",
-    "few",
-    "for",
-    "from",
-    "further",
-    "get",
-    "gets",
-    "getting",
-    "go",
-    "goes",
-    "going",
-    "gone",
-    "got",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "him",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "isn",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "let",
-    "lets",
-    "like",
-    "me",
-    "might",
-    "more",
-    "most",
-    "much",
-    "must",
-    "my",
-    "myself",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "off",
-    "ok",
-    "okay",
-    "on",
-    "once",
-    "one",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "out",
-    "over",
-    "own",
-    "please",
-    "same",
-    "she",
-    "should",
-    "so",
-    "some",
-    "something",
-    "still",
-    "such",
-    "sure",
-    "than",
-    "thank",
-    "thanks",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "thing",
-    "things",
-    "this",
-    "those",
-    "through",
-    "thx",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "us",
-    "very",
-    "want",
-    "was",
-    "way",
-    "we",
-    "well",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "without",
-    "won",
-    "would",
-    "yes",
-    "yet",
-    "you",
-    "your",
-    "yours",
-    "yourself",
+    "a", "about", "above", "after", "again", "against", "ago", "all", "also", "am", "an", "and",
+    "any", "anything", "are", "as", "at", "be", "because", "been", "before", "being", "below",
+    "between", "both", "but", "by", "can", "cannot", "cant", "could", "did", "didn", "do",
+    "does", "doesn", "doing", "don", "done", "down", "during", "each", "else", "even", "ever",
+    "every", "few", "for", "from", "further", "get", "gets", "getting", "go", "goes", "going",
+    "gone", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+    "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "lets",
+    "like", "me", "might", "more", "most", "much", "must", "my", "myself", "no", "nor", "not",
+    "now", "of", "off", "ok", "okay", "on", "once", "one", "only", "or", "other", "our", "ours",
+    "out", "over", "own", "please", "same", "she", "should", "so", "some", "something", "still",
+    "such", "sure", "than", "thank", "thanks", "that", "the", "their", "theirs", "them", "then",
+    "there", "these", "they", "thing", "things", "this", "those", "through", "thx", "to", "too",
+    "under", "until", "up", "us", "very", "want", "was", "way", "we", "well", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "without", "won",
+    "would", "yes", "yet", "you", "your", "yours", "yourself",
     // Request words: what any coding prompt says, whatever it is about.
-    "add",
-    "added",
-    "again",
-    "agent",
-    "bug",
-    "bugs",
-    "build",
-    "change",
-    "changed",
-    "changes",
-    "check",
-    "code",
-    "continue",
-    "create",
-    "debug",
-    "do",
-    "error",
-    "errors",
-    "fail",
-    "failed",
-    "failing",
-    "fails",
-    "failure",
-    "file",
-    "files",
-    "find",
-    "fix",
-    "fixed",
-    "fixes",
-    "fixing",
-    "help",
-    "implement",
-    "issue",
-    "issues",
-    "last",
-    "look",
-    "make",
-    "need",
-    "new",
-    "next",
-    "pass",
-    "passed",
-    "passes",
-    "passing",
-    "problem",
-    "problems",
-    "remember",
-    "run",
-    "running",
-    "see",
-    "show",
-    "tell",
-    "test",
-    "tests",
-    "think",
-    "time",
-    "try",
-    "update",
-    "use",
-    "used",
-    "using",
-    "work",
-    "working",
-    "works",
-    "write",
+    "add", "added", "agent", "bug", "bugs", "build", "change", "changed", "changes",
+    "check", "code", "continue", "create", "debug", "error", "errors", "fail", "failed",
+    "failing", "fails", "failure", "file", "files", "find", "fix", "fixed", "fixes", "fixing",
+    "help", "implement", "issue", "issues", "last", "look", "make", "need", "new", "next",
+    "pass", "passed", "passes", "passing", "problem", "problems", "remember", "run", "running",
+    "see", "show", "tell", "test", "tests", "think", "time", "try", "update", "use", "used",
+    "using", "work", "working", "works", "write",
     // Fragments of paths that every project has.
-    "src",
-    "lib",
-    "rs",
-    "ts",
-    "js",
-    "py",
-    "go",
-    "md",
-    "json",
-    "toml",
-    "yaml",
-    "yml",
-    "txt",
+    "src", "lib", "rs", "ts", "js", "py", "go", "md", "json", "toml", "yaml", "yml", "txt",
 ];
 
 /// Characters that mark a CJK bigram as grammar rather than topic: particles and pronouns.
+#[rustfmt::skip]
 const CJK_FUNCTION_CHARS: &[char] = &[
     '的', '了', '吗', '呢', '吧', '啊', '呀', '么', '着', '嘛', '我', '你', '他', '她', '它', '们',
     '这', '那', '哪', '谁', '怎', '又', '也', '就', '都', '很', '把', '被', '帮',
 ];
 
 /// Common Chinese words of requests and small talk.
+#[rustfmt::skip]
 const CJK_STOP_BIGRAMS: &[&str] = &[
     "一下", "一个", "一些", "上次", "不是", "之前", "以前", "但是", "使用", "修复", "修改", "先看",
     "再次", "出错", "刚才", "可以", "告诉", "问题", "因为", "处理", "如何", "如果", "好的", "已经",
@@ -446,6 +228,25 @@ pub fn match_query(terms: &[Term]) -> Option<String> {
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join(" OR "))
+}
+
+/// The terms worth searching for: a strong item contains at least `m` of the `n` terms, so it
+/// contains one of any `n - m + 1` of them, and the rarest ones (fewest documents in `df`)
+/// find every strong item while matching the fewest others. Ranking by BM25 instead would
+/// score every item that shares any word with the prompt, which a large store cannot afford
+/// on the hook path.
+pub fn selective_terms(terms: &[Term], df: &[usize], min_score: f64) -> Vec<Term> {
+    let n = terms.len();
+    let out_of = n.clamp(1, SATURATION);
+    // A hair under the product, so that rounding can only ever search one term too many.
+    let needed = (min_score.max(0.0) * out_of as f64 - 1e-9).ceil() as usize;
+    let needed = needed.max(MIN_MATCHED).min(n);
+    let keep = n + 1 - needed.max(1);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| df.get(i).copied().unwrap_or(usize::MAX));
+    let mut chosen: Vec<usize> = order.into_iter().take(keep).collect();
+    chosen.sort_unstable();
+    chosen.into_iter().map(|i| terms[i].clone()).collect()
 }
 
 /// How strongly a text matches the terms: (terms it contains, score from 0 to 1).
@@ -604,6 +405,30 @@ mod tests {
             Some(r#""pars"* OR "回调""#),
             "`run` is a request word"
         );
+    }
+
+    #[test]
+    fn the_rarest_terms_that_every_strong_item_must_touch() {
+        let terms = content_terms("alpha bravo charlie delta echo");
+        let names = |chosen: Vec<Term>| chosen.into_iter().map(|t| t.text).collect::<Vec<_>>();
+        // Five terms at 0.6: three must match, so any three of the five cover every strong item.
+        let chosen = selective_terms(&terms, &[400, 3, 500, 0, 12], 0.6);
+        assert_eq!(names(chosen), ["bravo", "delta", "echo"]);
+        // Two terms: both must match, so the rarer one alone finds them.
+        let two = content_terms("alpha bravo");
+        assert_eq!(names(selective_terms(&two, &[9, 2], 0.6)), ["bravo"]);
+        // A low threshold still needs two matches.
+        assert_eq!(selective_terms(&terms, &[1, 1, 1, 1, 1], 0.0).len(), 4);
+        // The promise, checked on every subset of the terms an item could contain.
+        let chosen = selective_terms(&terms, &[5, 1, 4, 2, 3], 0.6);
+        for mask in 0u32..32 {
+            let text: Vec<&str> =
+                (0..5).filter(|i| mask & (1 << i) != 0).map(|i| terms[i].text.as_str()).collect();
+            let (matched, score) = strength(&terms, &text.join(" "));
+            if matched >= MIN_MATCHED && score >= 0.6 {
+                assert!(chosen.iter().any(|t| text.contains(&t.text.as_str())), "{text:?}");
+            }
+        }
     }
 
     fn candidate(

@@ -151,9 +151,21 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// How many observations match the FTS5 expression, counting at most `cap`: enough to tell
+    /// a rare term from a common one without reading a common term's whole list.
+    pub fn term_documents(&self, fts_query: &str, cap: usize) -> Result<usize> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM observations_fts
+                                   WHERE observations_fts MATCH ?1 LIMIT ?2)",
+        )?;
+        let n: i64 = stmt.query_row(params![fts_query, cap as i64], |r| r.get(0))?;
+        Ok(n.max(0) as usize)
+    }
+
     /// Observations and summaries of the asking project that match the FTS5 expression
-    /// `fts_query`, best BM25 first, at most `limit` of each kind; the asking session's own
-    /// items are left out.
+    /// `fts_query`, newest first, at most `limit` of each kind; the asking session's own items
+    /// are left out. Newest first, because the index yields that order as it goes: ranking
+    /// every match by BM25 costs tens of milliseconds once a project holds thousands of items.
     pub fn recall_candidates(
         &self,
         asking: &Asking<'_>,
@@ -168,7 +180,7 @@ impl Store {
              WHERE observations_fts MATCH ?1
                AND x.project_id = (SELECT id FROM projects WHERE key = ?2)
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
-             ORDER BY bm25(observations_fts), x.id DESC LIMIT ?5";
+             ORDER BY f.rowid DESC LIMIT ?5";
         // A summary's title is what was asked, or failing that what got done.
         const SUMMARIES: &str = "SELECT x.id, x.at, x.agent, x.session_id, 'summary',
                     CASE WHEN x.request <> '' THEN x.request
@@ -180,7 +192,7 @@ impl Store {
              WHERE summaries_fts MATCH ?1
                AND x.project_id = (SELECT id FROM projects WHERE key = ?2)
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
-             ORDER BY bm25(summaries_fts), x.id DESC LIMIT ?5";
+             ORDER BY f.rowid DESC LIMIT ?5";
         let mut found = Vec::new();
         for (kind, sql) in [(ItemKind::Observation, OBSERVATIONS), (ItemKind::Summary, SUMMARIES)] {
             let mut stmt = self.conn().prepare_cached(sql)?;
@@ -420,6 +432,9 @@ mod tests {
             (ItemKind::Observation, "Fixed the parser depth lookup")
         );
         assert!(found[0].text.contains("depth"));
+        assert_eq!(store.term_documents("\"parser\"", 500).expect("df"), 2);
+        assert_eq!(store.term_documents("\"parser\"", 1).expect("capped"), 1);
+        assert_eq!(store.term_documents("\"nowhere\"", 500).expect("none"), 0);
         store.record_hits(&[(ItemKind::Observation, found[0].id)], 7).expect("hit");
         store.record_hits(&[(ItemKind::Observation, found[0].id)], 9).expect("hit again");
         let (count, last): (i64, i64) = store
