@@ -3,20 +3,20 @@
 //!
 //! A prompt's *content terms* are its distinct words minus English stop words and the words of
 //! any coding request ("fix", "test", "error", "file"…), lightly stemmed (`failing` → `fail`,
-//! matched as a prefix so it also finds `failed` and `failure`); Chinese and Japanese text gives
+//! looked up with its inflections, so it also finds `failed` and `failure`); Chinese and
+//! Japanese text gives
 //! overlapping two-character pieces, as the full-text index stores it, minus pieces with a
 //! function character or that are common request words. An item's *strength* is absolute, not
 //! relative to the other results: the share of the content terms its text contains, out of at
 //! most [`SATURATION`] terms (so a long prompt needs five shared terms, not most of fifty), and
 //! it must contain at least [`MIN_MATCHED`] of them. Only items at or above the configured score
-//! are handed back; when none is, the agent hears nothing. The full-text index is asked only for
-//! the rarest terms every strong item must contain one of ([`selective_terms`]), newest first. A prompt with fewer than
-//! [`MIN_MATCHED`] content terms, or a slash command, is trivial and never looked up.
+//! are handed back; when none is, the agent hears nothing. A prompt with fewer than
+//! [`MIN_MATCHED`] content terms, or a slash command, is trivial and never looked up. The
+//! full-text index is asked only for the rarest terms that every strong item must contain one
+//! of ([`selective_terms`]), newest first, so a lookup stays cheap however large the store.
 //!
 //! Must not: read the store (callers hand over candidates), or rank by anything the person
 //! cannot check from the words themselves.
-
-use std::collections::HashSet;
 
 use jiff::Timestamp;
 
@@ -32,7 +32,7 @@ pub const SATURATION: usize = 8;
 /// Content terms a prompt is searched for, at most (its first ones).
 pub const MAX_TERMS: usize = 16;
 /// Candidates of each kind the full-text index proposes before they are scored, newest first.
-pub const CANDIDATES: usize = 50;
+pub const CANDIDATES: usize = 30;
 /// Documents counted per term to tell rare terms from common ones; more is "common".
 pub const DF_CAP: usize = 500;
 
@@ -48,12 +48,12 @@ pub struct RecallOptions {
     pub time_zone: jiff::tz::TimeZone,
 }
 
-/// One content term: an ASCII stem matched as a prefix (when it is long enough to be safe), or a
-/// word or CJK bigram matched whole.
+/// One content term: an English stem looked up with its inflections (when it is long enough
+/// to be safe), or a word, number or CJK bigram matched whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Term {
     pub text: String,
-    pub prefix: bool,
+    pub inflect: bool,
 }
 
 /// Words that carry no topic: English stop words, the small talk of a chat, and the verbs and
@@ -104,7 +104,7 @@ const CJK_STOP_BIGRAMS: &[&str] = &[
     "进行", "错误", "需要", "解决", "添加", "实现", "检查", "记得", "重新", "时间",
 ];
 
-/// A stem of an English word: common inflections off, so a prefix match finds the others.
+/// A stem of an English word: common inflections off, so that its forms can be looked up.
 fn stem(word: &str) -> String {
     let strip = |suffix: &str, keep: usize| {
         word.strip_suffix(suffix).filter(|rest| rest.chars().count() >= keep)
@@ -130,85 +130,158 @@ fn stem(word: &str) -> String {
     word.to_owned()
 }
 
+/// Endings a stem is also looked up with (`fail`: `fails`, `failed`, `failing`, `failure`).
+/// Exact forms rather than a prefix query: the index has no prefix index, and a prefix query
+/// reads every matching word's whole list before it yields a row, however common the word.
+const ENDINGS: &[&str] = &[
+    "", "s", "es", "e", "ed", "er", "ers", "ing", "ings", "ion", "ions", "ure", "ures", "y", "ies",
+    "ment", "ments", "ly",
+];
+/// The endings of a stem that ends in `e` (`parse`: `parses`, `parsed`, `parser`)…
+const E_ENDINGS: &[&str] = &["", "s", "d", "r", "rs", "ment", "ments", "ly"];
+/// …and those that replace its `e` (`parsing`, `value`: `valuing`).
+const E_DROPPED_ENDINGS: &[&str] = &["ing", "ings", "ion", "ions", "ure", "ures", "y"];
+
 /// The tokens of a text as the index sees it: lowercase words (split at anything but letters
-/// and digits) and overlapping CJK bigrams (a lone CJK character is its own token).
-fn tokens(text: &str, mut each: impl FnMut(Token<'_>)) {
-    let mut word = String::new();
-    let mut run: Vec<char> = Vec::new();
-    let flush_word = |word: &mut String, each: &mut dyn FnMut(Token<'_>)| {
+/// and digits) and overlapping CJK bigrams (a lone CJK character is its own token). Stops as
+/// soon as `each` returns false.
+fn tokens(text: &str, mut each: impl FnMut(Token<'_>) -> bool) {
+    /// Hands over the pending word or CJK run (never both: a new kind of character flushes the
+    /// other first); false once `each` wants no more.
+    fn flush(
+        word: &mut String,
+        run: &mut Vec<char>,
+        each: &mut dyn FnMut(Token<'_>) -> bool,
+    ) -> bool {
+        let mut go = true;
         if !word.is_empty() {
-            each(Token::Word(word));
+            go = each(Token::Word(word));
             word.clear();
         }
-    };
-    let flush_run = |run: &mut Vec<char>, each: &mut dyn FnMut(Token<'_>)| {
         match run.len() {
             0 => {}
-            1 => each(Token::Single(run[0])),
-            _ => run.windows(2).for_each(|pair| each(Token::Bigram(pair[0], pair[1]))),
+            1 => go = go && each(Token::Single),
+            _ => {
+                for pair in run.windows(2) {
+                    if !go {
+                        break;
+                    }
+                    go = each(Token::Bigram(pair[0], pair[1]));
+                }
+            }
         }
         run.clear();
-    };
+        go
+    }
+    let mut word = String::new();
+    let mut run: Vec<char> = Vec::new();
     for c in text.chars() {
-        if is_cjk(c) {
-            flush_word(&mut word, &mut each);
-            run.push(c);
-        } else if c.is_alphanumeric() {
-            flush_run(&mut run, &mut each);
-            word.extend(c.to_lowercase());
+        // ASCII first: most text is, and it needs no Unicode tables.
+        let (cjk, word_char) = if c.is_ascii() {
+            (false, c.is_ascii_alphanumeric())
         } else {
-            flush_word(&mut word, &mut each);
-            flush_run(&mut run, &mut each);
+            let cjk = is_cjk(c);
+            (cjk, !cjk && c.is_alphanumeric())
+        };
+        if cjk {
+            if !word.is_empty() && !flush(&mut word, &mut run, &mut each) {
+                return;
+            }
+            run.push(c);
+        } else if word_char {
+            if !run.is_empty() && !flush(&mut word, &mut run, &mut each) {
+                return;
+            }
+            if c.is_ascii() {
+                word.push(c.to_ascii_lowercase());
+            } else {
+                word.extend(c.to_lowercase());
+            }
+        } else if (!word.is_empty() || !run.is_empty()) && !flush(&mut word, &mut run, &mut each) {
+            return;
         }
     }
-    flush_word(&mut word, &mut each);
-    flush_run(&mut run, &mut each);
+    flush(&mut word, &mut run, &mut each);
 }
 
 #[derive(Debug)]
 enum Token<'a> {
     Word(&'a str),
     Bigram(char, char),
-    Single(char),
+    Single,
+}
+
+/// The content term a token gives, if any.
+fn term_of(token: Token<'_>) -> Option<Term> {
+    match token {
+        Token::Word(word) => {
+            let too_short = word.chars().count() < 2
+                || (word.chars().all(|c| c.is_ascii_digit()) && word.len() < 3);
+            if too_short || STOP_WORDS.contains(&word) {
+                return None;
+            }
+            let stem = stem(word);
+            if STOP_WORDS.contains(&stem.as_str()) {
+                return None;
+            }
+            // Short stems match whole words only: `run` must not find `rune`; nor do numbers.
+            let inflect = stem.chars().count() >= 4 && !stem.chars().all(|c| c.is_ascii_digit());
+            Some(Term { text: stem, inflect })
+        }
+        Token::Bigram(a, b) => {
+            let bigram: String = [a, b].iter().collect();
+            let grammar = CJK_FUNCTION_CHARS.contains(&a) || CJK_FUNCTION_CHARS.contains(&b);
+            (!grammar && !CJK_STOP_BIGRAMS.contains(&bigram.as_str()))
+                .then_some(Term { text: bigram, inflect: false })
+        }
+        // One character alone says too little to match on.
+        Token::Single => None,
+    }
 }
 
 /// The prompt's content terms, in order of first appearance, at most [`MAX_TERMS`].
 pub fn content_terms(prompt: &str) -> Vec<Term> {
     let mut terms: Vec<Term> = Vec::new();
     tokens(prompt, |token| {
-        let term = match token {
-            Token::Word(word) => {
-                let too_short = word.chars().count() < 2
-                    || (word.chars().all(|c| c.is_ascii_digit()) && word.len() < 3);
-                if too_short || STOP_WORDS.contains(&word) {
-                    return;
-                }
-                let stem = stem(word);
-                if STOP_WORDS.contains(&stem.as_str()) {
-                    return;
-                }
-                // Short stems match whole words only: `run` must not find `runtime`.
-                let prefix = stem.chars().count() >= 4;
-                Term { text: stem, prefix }
-            }
-            Token::Bigram(a, b) => {
-                let bigram: String = [a, b].iter().collect();
-                if CJK_FUNCTION_CHARS.contains(&a)
-                    || CJK_FUNCTION_CHARS.contains(&b)
-                    || CJK_STOP_BIGRAMS.contains(&bigram.as_str())
-                {
-                    return;
-                }
-                Term { text: bigram, prefix: false }
-            }
-            // One character alone says too little to match on.
-            Token::Single(_) => return,
-        };
-        if terms.len() < MAX_TERMS && !terms.contains(&term) {
+        if let Some(term) = term_of(token)
+            && !terms.contains(&term)
+        {
             terms.push(term);
         }
+        terms.len() < MAX_TERMS
     });
     terms
+}
+
+impl Term {
+    /// Every form the term is looked up as.
+    fn forms(&self) -> Vec<String> {
+        if !self.inflect {
+            return vec![self.text.clone()];
+        }
+        match self.text.strip_suffix('e') {
+            Some(bare) => E_ENDINGS
+                .iter()
+                .map(|e| format!("{}{e}", self.text))
+                .chain(E_DROPPED_ENDINGS.iter().map(|e| format!("{bare}{e}")))
+                .collect(),
+            None => ENDINGS.iter().map(|e| format!("{}{e}", self.text)).collect(),
+        }
+    }
+
+    /// Whether a token of an item's text is one of the term's forms.
+    fn matches(&self, word: &str) -> bool {
+        if !self.inflect {
+            return word == self.text;
+        }
+        let ending = |stem: &str, endings: &[&str]| {
+            word.strip_prefix(stem).is_some_and(|rest| endings.contains(&rest))
+        };
+        match self.text.strip_suffix('e') {
+            Some(bare) => ending(&self.text, E_ENDINGS) || ending(bare, E_DROPPED_ENDINGS),
+            None => ending(&self.text, ENDINGS),
+        }
+    }
 }
 
 /// A prompt not worth a lookup: a slash command, or too few content terms to match strongly.
@@ -218,13 +291,17 @@ pub fn is_trivial(prompt: &str, terms: &[Term]) -> bool {
     slash_command || terms.len() < MIN_MATCHED
 }
 
-/// The FTS5 expression that finds every item containing any term.
+/// The FTS5 expression that finds every item containing any form of any term.
 pub fn match_query(terms: &[Term]) -> Option<String> {
     let parts: Vec<String> = terms
         .iter()
         .map(|term| {
-            let quoted = format!("\"{}\"", term.text.replace('"', "\"\""));
-            if term.prefix { format!("{quoted}*") } else { quoted }
+            let forms: Vec<String> = term
+                .forms()
+                .iter()
+                .map(|form| format!("\"{}\"", form.replace('"', "\"\"")))
+                .collect();
+            if forms.len() == 1 { forms.join("") } else { format!("({})", forms.join(" OR ")) }
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join(" OR "))
@@ -251,21 +328,32 @@ pub fn selective_terms(terms: &[Term], df: &[usize], min_score: f64) -> Vec<Term
 
 /// How strongly a text matches the terms: (terms it contains, score from 0 to 1).
 pub fn strength(terms: &[Term], text: &str) -> (usize, f64) {
-    let mut words: HashSet<String> = HashSet::new();
+    // One pass over the text, each token checked against the few terms, stopping once all are
+    // found: no set of the item's words is built, since a candidate's text can run to kilobytes.
+    let mut found = vec![false; terms.len()];
+    let mut left = terms.len();
+    let mut bigram = String::with_capacity(8);
     tokens(text, |token| {
-        match token {
-            Token::Word(word) => words.insert(word.to_owned()),
-            Token::Bigram(a, b) => words.insert([a, b].iter().collect()),
-            Token::Single(c) => words.insert(c.to_string()),
+        let word: &str = match token {
+            Token::Word(word) => word,
+            Token::Bigram(a, b) => {
+                bigram.clear();
+                bigram.push(a);
+                bigram.push(b);
+                &bigram
+            }
+            // Terms are never a lone character.
+            Token::Single => return true,
         };
+        for (term, found) in terms.iter().zip(found.iter_mut()) {
+            if !*found && term.matches(word) {
+                *found = true;
+                left -= 1;
+            }
+        }
+        left > 0
     });
-    let matched = terms
-        .iter()
-        .filter(|term| {
-            words.contains(&term.text)
-                || (term.prefix && words.iter().any(|w| w.starts_with(&term.text)))
-        })
-        .count();
+    let matched = terms.len() - left;
     let out_of = terms.len().clamp(1, SATURATION);
     (matched, (matched as f64 / out_of as f64).min(1.0))
 }
@@ -355,7 +443,7 @@ mod tests {
     fn texts(terms: &[Term]) -> Vec<String> {
         terms
             .iter()
-            .map(|t| if t.prefix { format!("{}*", t.text) } else { t.text.clone() })
+            .map(|t| if t.inflect { format!("{}*", t.text) } else { t.text.clone() })
             .collect()
     }
 
@@ -374,7 +462,7 @@ mod tests {
             ),
             ("Parsing nested lists crashes", &["pars*", "nest*", "list*", "crash*"]),
             ("支付回调的签名校验又失败了", &["支付", "付回", "回调", "签名", "名校", "校验"]),
-            ("run cargo build in 2 steps, then 2026", &["cargo*", "step*", "2026*"]),
+            ("run cargo build in 2 steps, then 2026", &["cargo*", "step*", "2026"]),
         ];
         for (prompt, expected) in cases {
             assert_eq!(texts(&content_terms(prompt)), *expected, "{prompt}");
@@ -393,18 +481,23 @@ mod tests {
     }
 
     #[test]
-    fn stems_match_as_prefixes() {
+    fn stems_match_their_inflections() {
         let terms = content_terms("parsing nested lists");
         assert_eq!(strength(&terms, "The parser rejected a nested list"), (3, 1.0));
         assert_eq!(strength(&terms, "nothing here").0, 0);
+        assert_eq!(strength(&terms, "parsimony nesting listless").0, 1, "not any prefix");
+        let value = content_terms("values valuing")[0].clone();
+        for word in ["value", "values", "valued", "valuing"] {
+            assert!(value.matches(word), "{word}");
+        }
         let many = content_terms("alpha bravo charlie delta echo foxtrot golf hotel india juliet");
         let (matched, score) = strength(&many, "alpha bravo charlie delta echo");
         assert_eq!((matched, score), (5, 5.0 / 8.0), "coverage saturates at eight terms");
-        assert_eq!(
-            match_query(&content_terms("parsing run 回调")).as_deref(),
-            Some(r#""pars"* OR "回调""#),
-            "`run` is a request word"
-        );
+        let query = match_query(&content_terms("parse run 回调 2026")).expect("query");
+        assert!(query.starts_with(r#"("parse" OR "parses" OR "parsed" OR "parser""#), "{query}");
+        assert!(query.contains(r#""parsing""#) && !query.contains("parsee"), "{query}");
+        assert!(query.ends_with(r#") OR "回调" OR "2026""#), "{query}");
+        assert!(!query.contains(r#""run""#), "`run` is a request word: {query}");
     }
 
     #[test]
