@@ -286,6 +286,19 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Merges the observation and summary indexes into one segment each. Every hook is a new
+    /// process with a cold page cache, and a term lookup visits every segment: after a distil
+    /// pass had added rows one turn at a time, the lookups of one prompt cost 12 ms on a store
+    /// of 17,500 observations, and 3 ms once merged. For the distil pass that added them, not
+    /// the hook path: it rewrites both indexes.
+    pub fn optimize_recall_indexes(&mut self) -> Result<()> {
+        self.conn().execute_batch(
+            "INSERT INTO observations_fts (observations_fts) VALUES ('optimize');
+             INSERT INTO summaries_fts (summaries_fts) VALUES ('optimize');",
+        )?;
+        Ok(())
+    }
+
     /// How many prompts the store holds for one agent session.
     pub fn session_prompts(&self, agent: &str, session: &str) -> Result<i64> {
         let mut stmt = self.conn().prepare_cached(
@@ -443,6 +456,11 @@ mod tests {
             .expect("hits row");
         assert_eq!((count, last), (2, 9));
         assert_eq!(store.session_prompts("codex", "a").expect("prompts"), 1);
+        store.optimize_recall_indexes().expect("optimize");
+        assert_eq!(
+            store.recall_candidates(&asking, "\"parser\"", 10).expect("still found").len(),
+            1
+        );
         assert_eq!(store.project_roots().expect("roots").len(), 1);
     }
 }

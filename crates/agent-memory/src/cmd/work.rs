@@ -4,7 +4,8 @@
 //! provider; then the LLM distiller, within the day's token budget. A lock file keeps to one
 //! pass at a time: the stop hook starts a pass in the background (`--background`), which
 //! quietly gives way when one is already running. A pass that added observations or summaries
-//! refreshes the projects' brief files (`agent-memory brief --write`).
+//! merges their full-text indexes, empties the write-ahead log, and refreshes the projects'
+//! brief files (`agent-memory brief --write`).
 
 use std::fs::File;
 use std::time::Duration;
@@ -82,7 +83,7 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             }
         };
         if report.observations + report.summaries > 0 {
-            refresh_briefs(ctx, &store);
+            after_new_memory(ctx, &mut store);
         }
         if !args.background {
             output::work(&report, args.json)?;
@@ -95,9 +96,18 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     }
 }
 
-/// Brings the brief files of the projects that keep one up to date with what the pass added. A
-/// file that cannot be written is logged, never a failed pass.
-fn refresh_briefs(ctx: &Context, store: &agent_memory_core::store::Store) {
+/// After a pass that added observations or summaries: merges their full-text indexes (so the
+/// next hooks' lookups visit one segment, not dozens), empties the write-ahead log the pass
+/// grew (else the next hook would copy it, past its deadline), and brings the brief files of
+/// the projects that keep one up to date. Nothing here fails the pass; problems are logged.
+fn after_new_memory(ctx: &Context, store: &mut agent_memory_core::store::Store) {
+    if let Err(err) = store.optimize_recall_indexes() {
+        tracing::warn!(%err, "recall indexes not merged");
+    }
+    let wal = agent_memory_core::store::WAL_CHECKPOINT_BYTES;
+    if let Err(err) = store.checkpoint_if_large(wal, Duration::from_secs(2)) {
+        tracing::debug!(%err, "checkpoint skipped");
+    }
     match inject::refresh_briefs(store, &ctx.home, &ctx.config) {
         Ok(files) => {
             for (path, written) in files {
