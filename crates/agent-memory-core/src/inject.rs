@@ -304,7 +304,7 @@ impl Responder<'_> {
             max_items: settings.prompt_recall_max_items,
             max_tokens: settings.prompt_recall_max_tokens,
             language: self.config.distil.language.clone(),
-            time_zone: jiff::tz::TimeZone::system(),
+            time_zone: crate::time::local_zone(),
         };
         let recalled = prompt::recall(&terms, candidates, &options)?;
         if let Err(err) = store.record_hits(&recalled.items, crate::time::now_ms()) {
@@ -332,12 +332,7 @@ impl Responder<'_> {
             .file_notes(asking, &paths, file::MAX_NOTES)
             .map_err(|err| tracing::warn!(%err, "file context failed"))
             .ok()?;
-        file::file_context(
-            shown,
-            &notes,
-            &self.config.distil.language,
-            &jiff::tz::TimeZone::system(),
-        )
+        file::file_context(shown, &notes, &self.config.distil.language, &crate::time::local_zone())
     }
 }
 

@@ -47,7 +47,7 @@ impl ContextOptions {
             budget_tokens,
             language: language.to_owned(),
             icons,
-            time_zone: TimeZone::system(),
+            time_zone: crate::time::local_zone(),
         }
     }
 
