@@ -133,14 +133,11 @@ fn stem(word: &str) -> String {
 /// Endings a stem is also looked up with (`fail`: `fails`, `failed`, `failing`, `failure`).
 /// Exact forms rather than a prefix query: the index has no prefix index, and a prefix query
 /// reads every matching word's whole list before it yields a row, however common the word.
-const ENDINGS: &[&str] = &[
-    "", "s", "es", "e", "ed", "er", "ers", "ing", "ings", "ion", "ions", "ure", "ures", "y", "ies",
-    "ment", "ments", "ly",
-];
+const ENDINGS: &[&str] = &["", "e", "s", "es", "ed", "er", "ers", "ing", "ion", "ions", "ure", "y"];
 /// The endings of a stem that ends in `e` (`parse`: `parses`, `parsed`, `parser`)…
-const E_ENDINGS: &[&str] = &["", "s", "d", "r", "rs", "ment", "ments", "ly"];
+const E_ENDINGS: &[&str] = &["", "s", "d", "r", "rs"];
 /// …and those that replace its `e` (`parsing`, `value`: `valuing`).
-const E_DROPPED_ENDINGS: &[&str] = &["ing", "ings", "ion", "ions", "ure", "ures", "y"];
+const E_DROPPED_ENDINGS: &[&str] = &["ing", "ion", "ions", "ure"];
 
 /// The tokens of a text as the index sees it: lowercase words (split at anything but letters
 /// and digits) and overlapping CJK bigrams (a lone CJK character is its own token). Stops as
@@ -271,6 +268,10 @@ impl Term {
 
     /// Whether a token of an item's text is one of the term's forms.
     fn matches(&self, word: &str) -> bool {
+        // Most tokens differ at once: reject them before looking at endings.
+        if word.as_bytes().first() != self.text.as_bytes().first() {
+            return false;
+        }
         if !self.inflect {
             return word == self.text;
         }

@@ -91,9 +91,14 @@ pub struct RecallCandidate {
     /// The observation's type, or `summary`.
     pub item_type: String,
     pub title: String,
-    /// Everything the item says, as indexed.
+    /// What the item says, as indexed, its first [`TEXT_CHARS`] characters.
     pub text: String,
 }
+
+/// The most of an item's text a prompt is matched against, in characters: a summary of a long
+/// session runs to kilobytes, and what it was about comes first (the request, what was
+/// learned and done).
+pub const TEXT_CHARS: usize = 3000;
 
 /// An observation that read or changed a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,8 +178,9 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<RecallCandidate>> {
         const OBSERVATIONS: &str = "SELECT x.id, x.at, x.agent, x.session_id, x.kind, x.title,
-                    x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative || ' ' ||
-                    x.concepts || ' ' || x.files_read || ' ' || x.files_modified
+                    substr(x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative ||
+                           ' ' || x.concepts || ' ' || x.files_read || ' ' || x.files_modified,
+                           1, ?6)
              FROM observations_fts f JOIN observations x ON x.id = f.rowid
              JOIN sessions s ON s.id = x.session_id
              WHERE observations_fts MATCH ?1
@@ -185,8 +191,8 @@ impl Store {
         const SUMMARIES: &str = "SELECT x.id, x.at, x.agent, x.session_id, 'summary',
                     CASE WHEN x.request <> '' THEN x.request
                          ELSE coalesce(x.completed ->> '$[0]', x.learned ->> '$[0]', '') END,
-                    x.request || ' ' || x.investigated || ' ' || x.learned || ' ' ||
-                    x.completed || ' ' || x.next_steps
+                    substr(x.request || ' ' || x.learned || ' ' || x.completed || ' ' ||
+                           x.investigated || ' ' || x.next_steps, 1, ?6)
              FROM summaries_fts f JOIN summaries x ON x.id = f.rowid
              JOIN sessions s ON s.id = x.session_id
              WHERE summaries_fts MATCH ?1
@@ -197,7 +203,14 @@ impl Store {
         for (kind, sql) in [(ItemKind::Observation, OBSERVATIONS), (ItemKind::Summary, SUMMARIES)] {
             let mut stmt = self.conn().prepare_cached(sql)?;
             let rows = stmt.query_map(
-                params![fts_query, asking.project_key, asking.agent, asking.session, limit as i64],
+                params![
+                    fts_query,
+                    asking.project_key,
+                    asking.agent,
+                    asking.session,
+                    limit as i64,
+                    TEXT_CHARS as i64
+                ],
                 |r| {
                     Ok(RecallCandidate {
                         kind,
