@@ -30,7 +30,8 @@ pub const OUTPUT_MAX_CHARS: usize = 4_000;
 const NOT_CAPTURED: &str = "event not captured";
 /// Copilot sends no event name in its payloads; its hooks must pass `--event`.
 const NO_EVENT: &str = "no event name";
-const PRE_TOOL: &str = "pre-tool event: answered, not stored";
+/// Why a pre-tool event is never stored, and why one that cannot be read is skipped.
+pub const PRE_TOOL: &str = "pre-tool event: answered, not stored";
 /// Model requests and responses repeat what prompts, tools and stops already record.
 const MODEL_LEVEL: &str = "model-level event: not stored";
 
@@ -39,8 +40,26 @@ const MODEL_LEVEL: &str = "model-level event: not stored";
 pub enum Normalized {
     /// The neutral event to store.
     Event(Box<Event>),
+    /// A tool call about to run, from an event registered only to be answered.
+    Pending(Box<PendingTool>),
     /// Deliberately not stored; the reason is for logs and tests.
     Skip { reason: &'static str },
+}
+
+/// A tool call an agent is about to make, read from a pre-tool event: enough to answer it (what
+/// is known about the file it reads), never stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingTool {
+    pub agent: String,
+    /// The event name as given (argv or payload).
+    pub source_event: String,
+    pub session: String,
+    pub cwd: Option<String>,
+    /// The agent's own tool name.
+    pub tool: String,
+    pub tool_kind: ToolKind,
+    /// Files the call names, as the agent named them.
+    pub files: Vec<String>,
 }
 
 /// A payload an adapter could not read. Skipped events never produce one.
@@ -57,13 +76,17 @@ pub enum AdapterError {
 /// Reads one stored event's kind-specific fields.
 type Reader = fn(&Hook<'_>) -> Result<Draft, AdapterError>;
 
+/// Reads the tool name and input of a pre-tool event.
+type ToolReader = fn(&Hook<'_>) -> Result<(Field<String>, Option<Value>), AdapterError>;
+
 /// What becomes of one hook event.
 #[derive(Debug, Clone, Copy)]
 enum Route {
     /// Stored as an event of this kind, read by the function.
     Store(EventKind, Reader),
     /// Registered so agent-memory can answer it (file context before a tool runs); not stored.
-    Answer,
+    /// The function reads the tool call.
+    Answer(ToolReader),
     /// Known and deliberately not stored, for this reason.
     Skip(&'static str),
 }
@@ -95,7 +118,7 @@ impl AgentSpec {
     pub fn captured(&self) -> impl Iterator<Item = (&'static str, EventKind)> + '_ {
         self.events.iter().filter_map(|(name, route)| match route {
             Route::Store(kind, _) => Some((*name, *kind)),
-            Route::Answer | Route::Skip(_) => None,
+            Route::Answer(_) | Route::Skip(_) => None,
         })
     }
 
@@ -103,7 +126,7 @@ impl AgentSpec {
     pub fn answered(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.events
             .iter()
-            .filter(|(_, route)| matches!(route, Route::Answer))
+            .filter(|(_, route)| matches!(route, Route::Answer(_)))
             .map(|(name, _)| *name)
     }
 
@@ -217,7 +240,9 @@ pub fn normalize(ctx: &CaptureContext<'_>, payload: &Value) -> Result<Normalized
     };
     let read = match route {
         Some(Route::Store(_, read)) => read,
-        Some(Route::Answer) => return Ok(Normalized::Skip { reason: PRE_TOOL }),
+        Some(Route::Answer(read)) => {
+            return Ok(pending(&Hook { ctx, spec, event, payload }, read));
+        }
         Some(Route::Skip(reason)) => return Ok(Normalized::Skip { reason }),
         None => {
             return Ok(Normalized::Skip { reason: NOT_CAPTURED });
@@ -229,6 +254,27 @@ pub fn normalize(ctx: &CaptureContext<'_>, payload: &Value) -> Result<Normalized
     let session = hook.require(std::mem::take(&mut head.session), "session id")?;
     let draft = read(&hook)?;
     Ok(hook.finish(session, head, draft))
+}
+
+/// The tool call of a pre-tool event. Leniently: a payload it cannot read is skipped, as every
+/// pre-tool event was before agent-memory answered them, never rejected.
+fn pending(hook: &Hook<'_>, read: ToolReader) -> Normalized {
+    let skip = Normalized::Skip { reason: PRE_TOOL };
+    let Ok(mut head) = (hook.spec.head)(hook) else { return skip };
+    let Some(session) = std::mem::take(&mut head.session).text() else { return skip };
+    let Ok((name, input)) = read(hook) else { return skip };
+    let Some(tool) = name.text() else { return skip };
+    let tool_kind = tool_kind(hook.spec.tools, &tool);
+    let files = files_in(tool_kind, input.as_ref().unwrap_or(&Value::Null));
+    Normalized::Pending(Box::new(PendingTool {
+        agent: hook.ctx.agent.to_owned(),
+        source_event: hook.event.to_owned(),
+        session,
+        cwd: head.cwd,
+        tool,
+        tool_kind,
+        files,
+    }))
 }
 
 fn event_name<'a>(ctx: &CaptureContext<'a>, fields: &'a Map<String, Value>) -> &'a str {
@@ -855,6 +901,16 @@ mod tests {
         let event = match result {
             Err(error) => return format!("error: {error}"),
             Ok(Normalized::Skip { reason }) => return format!("skip: {reason}"),
+            Ok(Normalized::Pending(tool)) => {
+                return format!(
+                    "pending session={} cwd={}\ntool: {} ({}) files={:?}",
+                    tool.session,
+                    tool.cwd.as_deref().unwrap_or("-"),
+                    tool.tool,
+                    tool.tool_kind.as_str(),
+                    tool.files
+                );
+            }
             Ok(Normalized::Event(event)) => event,
         };
         let mut out = String::new();
@@ -928,9 +984,11 @@ mod tests {
                 body: "Run echo hello in the shell, then say done."
                 payload: prompt
             PreToolUse.json
-                skip: pre-tool event: answered, not stored
+                pending session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a cwd=/home/dev/work/proj
+                tool: Bash (shell) files=[]
             PreToolUse.mcp.json
-                skip: pre-tool event: answered, not stored
+                pending session=a6a8e5dc-b0dc-48f4-9225-8d98f76d4568 cwd=/home/dev/work/proj
+                tool: mcp__mem__mem_search (mcp) files=[]
             PostToolUse.json
                 tool_use session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a at=received cwd=/home/dev/work/proj transcript
                 tool: Bash (shell) files=[]
@@ -979,9 +1037,11 @@ mod tests {
             PreModelRequest.json
                 skip: model-level event: not stored
             PreToolUse.json
-                skip: pre-tool event: answered, not stored
+                pending session=01a2373e-1192-7ad3-a243-669ff4524037 cwd=/home/dev/work/proj
+                tool: Bash (shell) files=[]
             PreToolUse.mcp.json
-                skip: pre-tool event: answered, not stored
+                pending session=01a23730-4e81-77a0-a3cb-36f782db8829 cwd=/home/dev/work/proj
+                tool: mcp__mem__mem_search (mcp) files=[]
             PostToolUse.json
                 tool_use session=01a2373e-1192-7ad3-a243-669ff4524037 at=received cwd=/home/dev/work/proj transcript
                 tool: Bash (shell) files=[]
@@ -1039,9 +1099,11 @@ mod tests {
                 AfterModel.functionCall-chunk.json
                     skip: model-level event: not stored
                 BeforeTool.json
-                    skip: pre-tool event: answered, not stored
+                    pending session=7d626e8c-50cf-4ea6-8758-3542e115fda3 cwd=/home/dev/work/proj
+                    tool: run_shell_command (shell) files=[]
                 BeforeTool.mcp.json
-                    skip: pre-tool event: answered, not stored
+                    pending session=db25161a-ce35-491e-b1dc-63c6f56d0bf6 cwd=/home/dev/work/proj
+                    tool: mcp_mem_mem_search (mcp) files=[]
                 AfterTool.json
                     tool_use session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222042689 cwd=/home/dev/work/proj transcript
                     tool: run_shell_command (shell) files=[]
@@ -1088,9 +1150,11 @@ mod tests {
             permissionRequest.mcp.json
                 skip: event not captured
             preToolUse.json
-                skip: pre-tool event: answered, not stored
+                pending session=2d472d36-28ea-41ab-aea2-27423d832adf cwd=/home/dev/work/proj
+                tool: bash (shell) files=[]
             preToolUse.mcp.json
-                skip: pre-tool event: answered, not stored
+                pending session=cb2a11a4-6879-4231-8e04-3b3131b2237c cwd=/home/dev/work/proj
+                tool: mem-mem_search (other) files=[]
             postToolUse.json
                 tool_use session=2d472d36-28ea-41ab-aea2-27423d832adf at=1796222096168 cwd=/home/dev/work/proj
                 tool: bash (shell) files=[]
@@ -1133,7 +1197,8 @@ mod tests {
                 body: "Run echo hello in the shell, then say done."
                 payload: prompt
             pre_tool_call.json
-                skip: pre-tool event: answered, not stored
+                pending session=20261202_144033_355dd2 cwd=/home/dev/work/proj
+                tool: terminal (shell) files=[]
             post_tool_call.json
                 tool_use session=20261202_144033_355dd2 at=received cwd=/home/dev/work/proj
                 tool: terminal (shell) files=[]
@@ -1207,7 +1272,8 @@ mod tests {
                 body: "\"Run a shell command that prints a marker, then tell me what it printed.\""
                 payload: prompt
             tool.execute.before.json
-                skip: pre-tool event: answered, not stored
+                pending session=ses_dc8ced86dffe1bYR4rxT21BS7q cwd=-
+                tool: bash (shell) files=[]
             tool.execute.after.json
                 tool_use session=ses_dc8ced86dffe1bYR4rxT21BS7q at=received
                 tool: bash (shell) files=[]
@@ -1509,7 +1575,7 @@ mod tests {
     }
 
     /// The registry and the readers agree: every captured event reads into the kind the table
-    /// declares, and every answered one is skipped.
+    /// declares, and every answered one reads as a pending tool call.
     #[test]
     fn every_registered_event_reads_as_declared() {
         let minimal = json!({
@@ -1528,9 +1594,13 @@ mod tests {
                 }
             }
             for event in spec.answered() {
-                let skipped = normalize(&ctx(spec.name, event), &minimal).ok();
+                match normalize(&ctx(spec.name, event), &minimal) {
+                    Ok(Normalized::Pending(tool)) => assert_eq!(tool.tool, "Bash"),
+                    other => panic!("{} {event}: {other:?}", spec.name),
+                }
+                let unreadable = normalize(&ctx(spec.name, event), &json!({"session_id": "s1"}));
                 assert_eq!(
-                    skipped,
+                    unreadable.ok(),
                     Some(Normalized::Skip { reason: PRE_TOOL }),
                     "{} {event}",
                     spec.name

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::adapter::{self, Normalized};
+use crate::adapter::{self, Normalized, PendingTool};
 use crate::config::Config;
 use crate::event::{CaptureContext, Event, EventKind, Sensitivity, ToolKind};
 use crate::paths::Home;
@@ -68,8 +68,9 @@ pub struct HookReport {
     /// The stored event ended a turn or the session (a stop, a session end): distilling it
     /// is due.
     pub ends_turn: bool,
-    /// The context to hand the agent (at session start), wrapped in the sentinel.
-    pub context: Option<String>,
+    /// The answer to print for the agent, in its protocol: the session-start briefing, recall
+    /// for a prompt, or what is known about a file being read.
+    pub answer: Option<String>,
 }
 
 /// A hook run in progress, shared with the watchdog that spools it if the deadline passes.
@@ -134,8 +135,13 @@ pub struct HookRequest<'a> {
 enum Stage {
     Invalid(String),
     Skipped(&'static str),
+    /// A tool call about to run: answered, not stored.
+    Pending(Box<PendingTool>),
     Filtered(filter::Layer),
-    Ready { event: Box<Event>, hash: String },
+    Ready {
+        event: Box<Event>,
+        hash: String,
+    },
 }
 
 /// Runs the capture pipeline for one hook call. Never fails: every problem becomes an outcome.
@@ -147,7 +153,7 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
         event_uid: req.uid.clone(),
         drained: 0,
         ends_turn: false,
-        context: None,
+        answer: None,
     };
     let mut record = SpoolRecord {
         v: spool::RECORD_VERSION,
@@ -198,13 +204,25 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
         Stage::Skipped(reason) => {
             return end_without_event(store, run("skipped", Some(reason)), report);
         }
+        Stage::Pending(tool) => {
+            // Not stored, but answered: what is known about the file it is about to read.
+            let responder = inject::Responder { home: req.home, config: req.config };
+            if let Ok(store) = &store
+                && responder.answers_pending(&tool)
+            {
+                let roots = store.registered_roots().unwrap_or_default();
+                let project = resolve_project(tool.cwd.as_deref(), &tool.agent, &roots);
+                report.answer = responder.pending(store, &tool, &project);
+            }
+            return end_without_event(store, run("skipped", Some(adapter::PRE_TOOL)), report);
+        }
         Stage::Filtered(layer) => {
             return end_without_event(store, run("filtered", Some(layer.as_str())), report);
         }
     };
 
     let roots = store.as_ref().ok().and_then(|s| s.registered_roots().ok()).unwrap_or_default();
-    let project = resolve_project(&event, &roots);
+    let project = resolve_project(event.cwd.as_deref(), &event.agent, &roots);
     record.prepared = Some(Prepared {
         event: (*event).clone(),
         content_hash: hash.clone(),
@@ -256,10 +274,8 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
                         Some(format!("{} of event {of}", filter::Layer::NearDuplicate.as_str()));
                 }
             }
-            if event.kind == EventKind::SessionStart && req.config.inject.session_start {
-                report.context =
-                    session_start_context(&store, req.home, req.config, &event, &project);
-            }
+            let responder = inject::Responder { home: req.home, config: req.config };
+            report.answer = responder.stored(&mut store, &event, &project);
             // Drain what earlier runs spooled while there is time left.
             if Instant::now() + Duration::from_millis(100) < deadline {
                 let limit = req.config.capture.drain_per_hook;
@@ -280,37 +296,6 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
         }
     }
     report
-}
-
-/// The context a starting session gets; `None` when there is nothing yet or it cannot be read
-/// (the agent then starts as it would without agent-memory).
-fn session_start_context(
-    store: &Store,
-    home: &Home,
-    config: &Config,
-    event: &Event,
-    project: &ProjectIdentity,
-) -> Option<String> {
-    let read = || -> Result<Option<String>, crate::store::StoreError> {
-        let timeline =
-            store.recent_observations(&project.key, crate::inject::TIMELINE_CANDIDATES)?;
-        let last = store.last_summary(&project.key, &event.agent, &event.session)?;
-        let language = &config.distil.language;
-        let icons: Vec<(String, String)> =
-            crate::distil::mode::load(&config.distil.mode, language, Some(&home.modes_dir()))
-                .map(|mode| mode.types.into_iter().map(|t| (t.key, t.emoji)).collect())
-                .unwrap_or_default();
-        let options = crate::inject::ContextOptions {
-            budget_tokens: config.inject.budget_tokens,
-            language,
-            icons: &icons,
-        };
-        Ok(crate::inject::session_start_context(last.as_ref(), &timeline, &options))
-    };
-    read().unwrap_or_else(|err| {
-        tracing::warn!(%err, "cannot read the session-start context");
-        None
-    })
 }
 
 /// Records the run of a hook that stores no event (unreadable, skipped or filtered input).
@@ -362,6 +347,7 @@ fn prepare(
     let mut event = match adapter::normalize(&ctx, &payload) {
         Ok(Normalized::Event(event)) => event,
         Ok(Normalized::Skip { reason }) => return Stage::Skipped(reason),
+        Ok(Normalized::Pending(tool)) => return Stage::Pending(tool),
         Err(err) => return Stage::Invalid(err.to_string()),
     };
     if let Some(original) = truncated_from {
@@ -552,14 +538,14 @@ fn truncate_chars(text: &mut String, max: usize) {
     }
 }
 
-fn resolve_project(event: &Event, roots: &[PathBuf]) -> ProjectIdentity {
-    match event.cwd.as_deref().filter(|c| !c.is_empty()) {
+fn resolve_project(cwd: Option<&str>, agent: &str, roots: &[PathBuf]) -> ProjectIdentity {
+    match cwd.filter(|c| !c.is_empty()) {
         Some(cwd) => project::resolve(Path::new(cwd), roots),
         // Without a directory the agent is the best grouping there is.
         None => ProjectIdentity {
-            key: format!("agent:{}", event.agent),
+            key: format!("agent:{agent}"),
             root: PathBuf::new(),
-            name: format!("({} without a directory)", event.agent),
+            name: format!("({agent} without a directory)"),
             origin: None,
         },
     }
@@ -675,8 +661,8 @@ fn store_records(
                     config,
                 ) {
                     Stage::Ready { event, hash } => {
-                        let project =
-                            resolve_project(&event, &store.registered_roots().unwrap_or_default());
+                        let roots = store.registered_roots().unwrap_or_default();
+                        let project = resolve_project(event.cwd.as_deref(), &event.agent, &roots);
                         Some((*event, hash, project))
                     }
                     _ => None,

@@ -233,11 +233,30 @@ pub struct InjectConfig {
     pub session_start: bool,
     /// The most tokens that context may take.
     pub budget_tokens: usize,
+    /// Whether prompt hooks answer with earlier items that strongly match the prompt.
+    pub prompt_recall: bool,
+    /// How strongly an item must match: the share (0 to 1) of the prompt's content words, up
+    /// to eight of them, found in the item.
+    pub prompt_recall_min_score: f64,
+    /// The most items one prompt is answered with.
+    pub prompt_recall_max_items: usize,
+    /// The most tokens that answer may take.
+    pub prompt_recall_max_tokens: usize,
+    /// Whether a file about to be read comes with what earlier sessions did with it.
+    pub file_context: bool,
 }
 
 impl Default for InjectConfig {
     fn default() -> Self {
-        InjectConfig { session_start: true, budget_tokens: 1500 }
+        InjectConfig {
+            session_start: true,
+            budget_tokens: 1500,
+            prompt_recall: true,
+            prompt_recall_min_score: 0.6,
+            prompt_recall_max_items: 3,
+            prompt_recall_max_tokens: 300,
+            file_context: true,
+        }
     }
 }
 

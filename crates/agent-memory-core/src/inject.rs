@@ -1,13 +1,39 @@
 //! Inject: what agent-memory hands back to agents.
 //!
-//! Owns the session-start context (the last session's open ends, a timeline of recent
-//! observations from every agent, one line of token economics, and the rule that the current
-//! conversation wins), kept within a token budget; and the sentinel that wraps everything
-//! agent-memory injects, with the function that strips it again. Agents echo injected context back (Gemini copies it into later
-//! prompts, Claude and Codex write it into transcripts, Hermes replays it), so capture removes
-//! every sentinel span before storing anything: recalled memory is never re-captured as new.
+//! Three answers, each within its own token budget: the session-start briefing
+//! ([`briefing`]), prompt-time recall of the few earlier items that match a prompt strongly
+//! ([`prompt`]), and, when a file is read, what earlier sessions did with it ([`file`]). This
+//! module owns which agent takes which of them at which hook event ([`SLOTS`], from what each
+//! agent was seen to accept), the answer's shape in each agent's protocol ([`answer`]), the
+//! [`Responder`] the hook calls while its store connection is open, and the brief file
+//! ([`brief`]) for agents that cannot take injected context at all.
+//!
+//! It also owns the sentinel that wraps everything agent-memory injects, with the function that
+//! strips it again. Agents echo injected context back (Gemini copies it into later prompts,
+//! Claude and Codex write it into transcripts, Hermes replays it), so capture removes every
+//! sentinel span before storing anything: recalled memory is never re-captured as new.
+//!
+//! Must not: print (the binary does), or fail a hook: every store error becomes no answer.
+
+pub mod brief;
+pub mod briefing;
+pub mod file;
+pub mod prompt;
 
 use std::borrow::Cow;
+
+use crate::adapter::PendingTool;
+use crate::config::Config;
+use crate::event::{Event, EventKind, ToolKind};
+use crate::paths::Home;
+use crate::project::ProjectIdentity;
+use crate::store::recall::Asking;
+use crate::store::{Store, StoreError};
+
+pub use briefing::{
+    Briefing, BriefingMemory, CONTEXT_MAX_BYTES, ContextOptions, MemoryKind, TIMELINE_CANDIDATES,
+    session_start_context,
+};
 
 /// Opens every block of context agent-memory injects.
 pub const SENTINEL_OPEN: &str = "<agent-memory-context>";
@@ -90,154 +116,272 @@ fn is_empty_wrapper_body(inner: &str) -> bool {
         || (t.starts_with("[System note:") && t.ends_with(']') && !t.contains('\n'))
 }
 
-/// How the session-start context is written.
-#[derive(Debug, Clone)]
-pub struct ContextOptions<'a> {
-    /// At most this many tokens, sentinel included ([`crate::tokens::estimate`]).
-    pub budget_tokens: usize,
-    /// `en` or `zh-CN`.
-    pub language: &'a str,
-    /// Emoji per observation type, from the mode in use.
-    pub icons: &'a [(String, String)],
+/// What a hook event can be answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The session-start briefing.
+    SessionStart,
+    /// Prompt-time recall (and, for an agent without a session-start slot, the briefing with
+    /// the session's first prompt).
+    Prompt,
+    /// What earlier sessions did with a file being read.
+    FileRead,
 }
 
-/// The most a context may be in bytes: Claude Code cuts longer hook context to a preview.
-pub const CONTEXT_MAX_BYTES: usize = 8 * 1024;
+/// Where each agent takes context from a shell hook: (agent, event as the agent spells it, what
+/// it gets). Every pair here was seen to reach the model, or is documented by the agent (Claude
+/// Code's `PreToolUse`). Pairs not listed get no answer at all: Gemini CLI's `BeforeTool`,
+/// Copilot CLI's `preToolUse` and Hermes's `pre_tool_call` take no context, so those two agents
+/// hear about a file with the read's result; Codex has no file-reading tool; Hermes's
+/// `on_session_start` output is not read, so Hermes gets the briefing with its first prompt.
+pub const SLOTS: &[(&str, &str, Slot)] = &[
+    ("claude-code", "SessionStart", Slot::SessionStart),
+    ("claude-code", "UserPromptSubmit", Slot::Prompt),
+    ("claude-code", "PreToolUse", Slot::FileRead),
+    ("codex", "SessionStart", Slot::SessionStart),
+    ("codex", "UserPromptSubmit", Slot::Prompt),
+    ("gemini", "SessionStart", Slot::SessionStart),
+    ("gemini", "BeforeAgent", Slot::Prompt),
+    ("gemini", "AfterTool", Slot::FileRead),
+    ("copilot", "sessionStart", Slot::SessionStart),
+    ("copilot", "userPromptSubmitted", Slot::Prompt),
+    ("copilot", "postToolUse", Slot::FileRead),
+    ("hermes", "pre_llm_call", Slot::Prompt),
+];
 
-/// Recent observations the timeline considers, before the budget cuts it.
-pub const TIMELINE_CANDIDATES: usize = 60;
-
-/// The context a new session of any agent starts with, wrapped in the sentinel; `None` when
-/// the project has nothing distilled yet.
-pub fn session_start_context(
-    last: Option<&crate::store::distilled::Summary>,
-    timeline: &[crate::store::distilled::TimelineItem],
-    options: &ContextOptions<'_>,
-) -> Option<String> {
-    if last.is_none() && timeline.is_empty() {
-        return None;
-    }
-    let zh = options.language.starts_with("zh");
-    let t = |en: &'static str, zh_text: &'static str| if zh { zh_text } else { en };
-    let header = t(
-        "# Memory from earlier sessions in this project (agent-memory)",
-        "# 本项目以往会话的记忆（agent-memory）",
-    );
-    let closing = t(
-        "This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full.",
-        "以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。",
-    );
-    let read: i64 = timeline.iter().map(|i| i.tokens).sum();
-    let work: i64 = timeline.iter().map(|i| i.work_tokens).sum();
-    let saved = if work > 0 { 100 - (read * 100 / work).min(100) } else { 0 };
-    let economics = if zh {
-        format!(
-            "{} 条观察：阅读约 {read} tokens，其背后的工作约 {work} tokens（节省 {saved}%）。",
-            timeline.len()
-        )
-    } else {
-        format!(
-            "{} observations: ~{read} tokens to read, ~{work} tokens of work behind them ({saved}% saved).",
-            timeline.len()
-        )
-    };
-
-    let mut blocks: Vec<String> = vec![header.to_owned()];
-    if let Some(summary) = last {
-        let mut block = format!(
-            "## {} — {}, {}\n",
-            t("Last session", "上一次会话"),
-            summary.agent,
-            crate::time::format_local(summary.at_ms)
-        );
-        if !summary.draft.request.is_empty() {
-            block.push_str(&format!(
-                "{} {}\n",
-                t("Asked:", "请求："),
-                crate::text::clip(&summary.draft.request, 200)
-            ));
-        }
-        if !summary.draft.next_steps.is_empty() {
-            block.push_str(t("Next steps:\n", "下一步：\n"));
-            for step in summary.draft.next_steps.iter().take(5) {
-                block.push_str(&format!("- {}\n", crate::text::clip(step, 200)));
-            }
-        }
-        blocks.push(block.trim_end().to_owned());
-    }
-    let fixed = [header, closing, economics.as_str()]
+/// The slot of an agent's event (compared case-insensitively), with the event's exact spelling.
+pub fn slot(agent: &str, event: &str) -> Option<(&'static str, Slot)> {
+    SLOTS
         .iter()
-        .map(|s| crate::tokens::estimate(s))
-        .sum::<usize>()
-        + crate::tokens::estimate(SENTINEL_OPEN)
-        + crate::tokens::estimate(SENTINEL_CLOSE)
-        + blocks.iter().skip(1).map(|b| crate::tokens::estimate(b)).sum::<usize>();
-    // A budget too small for the frame says nothing rather than break its promise.
-    if fixed > options.budget_tokens {
-        return None;
-    }
-    let mut left = options.budget_tokens - fixed;
-    let mut lines: Vec<String> = Vec::new();
-    let mut day = String::new();
-    let timeline_title = t(
-        "## Timeline, newest first (id, time, agent, type, title, tokens to read)",
-        "## 时间线，最新在前（编号、时间、助手、类型、标题、阅读所需 tokens）",
-    );
-    left = left.saturating_sub(crate::tokens::estimate(timeline_title));
-    for item in timeline {
-        let stamp = crate::time::format_local(item.at_ms);
-        let (date, time) = stamp.split_once(' ').unwrap_or((stamp.as_str(), ""));
-        let icon =
-            options.icons.iter().find(|(k, _)| *k == item.kind).map_or("•", |(_, e)| e.as_str());
-        let mut text = String::new();
-        if date != day {
-            text.push_str(&format!("### {date}\n"));
-        }
-        text.push_str(&format!(
-            "- o{} {time} {} {icon} {} (~{})",
-            item.id,
-            item.agent,
-            crate::text::clip(&item.title, 120),
-            item.tokens
-        ));
-        let cost = crate::tokens::estimate(&text);
-        if cost > left {
-            break;
-        }
-        left -= cost;
-        day = date.to_owned();
-        lines.push(text);
-    }
-    if !lines.is_empty() {
-        blocks.push(format!("{timeline_title}\n{}", lines.join("\n")));
-    }
-    blocks.push(economics);
-    blocks.push(closing.to_owned());
-    let mut text = wrap(&blocks.join("\n\n"));
-    // The byte cap is a backstop for budgets set very high; cut whole timeline lines.
-    while text.len() > CONTEXT_MAX_BYTES && !lines.is_empty() {
-        lines.pop();
-        let keep = blocks.len() - 3;
-        blocks[keep] = format!("{timeline_title}\n{}", lines.join("\n"));
-        text = wrap(&blocks.join("\n\n"));
-    }
-    Some(text)
+        .find(|(a, e, _)| *a == agent && e.eq_ignore_ascii_case(event.trim()))
+        .map(|(_, e, slot)| (*e, *slot))
 }
 
-/// The hook's answer carrying `context`, in the agent's own protocol; `None` for agents whose
-/// protocol takes no injected context from a shell hook.
-pub fn answer(agent: &str, event_name: &str, context: &str) -> Option<String> {
+/// The hook's answer carrying `context`, in the agent's own protocol; `None` for an event that
+/// takes no context.
+pub fn answer(agent: &str, event: &str, context: &str) -> Option<String> {
+    let (event, _) = slot(agent, event)?;
     let value = match agent {
         // Claude Code, Gemini CLI and Codex take the same shape; Codex drops any output with a
         // key outside its schema, so nothing else may be added.
         "claude-code" | "gemini" | "codex" => serde_json::json!({
-            "hookSpecificOutput": { "hookEventName": event_name, "additionalContext": context }
+            "hookSpecificOutput": { "hookEventName": event, "additionalContext": context }
         }),
         "copilot" => serde_json::json!({ "additionalContext": context }),
         "hermes" => serde_json::json!({ "context": context }),
         _ => return None,
     };
     Some(value.to_string())
+}
+
+/// Answers hook events: everything it needs besides the store connection the hook holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Responder<'a> {
+    pub home: &'a Home,
+    pub config: &'a Config,
+}
+
+impl Responder<'_> {
+    /// The answer to a stored event, as the line to print; `None` when the event takes no
+    /// context, nothing strong enough is known, or the store cannot be read (the agent then
+    /// carries on as it would without agent-memory).
+    pub fn stored(
+        &self,
+        store: &mut Store,
+        event: &Event,
+        project: &ProjectIdentity,
+    ) -> Option<String> {
+        let (_, slot) = slot(&event.agent, &event.source_event)?;
+        let asking =
+            Asking { project_key: &project.key, agent: &event.agent, session: &event.session };
+        let context = match slot {
+            Slot::SessionStart if event.kind == EventKind::SessionStart => {
+                self.briefing(store, &asking)
+            }
+            Slot::Prompt if event.kind == EventKind::Prompt => {
+                let opening = self
+                    .opens_with_first_prompt(store, &asking)
+                    .then(|| self.briefing(store, &asking));
+                let recalled = self.prompt_recall(store, &asking, &event.body);
+                let parts: Vec<String> = opening.flatten().into_iter().chain(recalled).collect();
+                (!parts.is_empty()).then(|| parts.join("\n\n"))
+            }
+            Slot::FileRead
+                if event.kind == EventKind::ToolUse && event.tool_kind == Some(ToolKind::Read) =>
+            {
+                self.file_context(
+                    store,
+                    &asking,
+                    event.files.first()?,
+                    event.cwd.as_deref(),
+                    project,
+                )
+            }
+            _ => None,
+        }?;
+        answer(&event.agent, &event.source_event, &context)
+    }
+
+    /// Whether a tool call about to run gets an answer: a file read, at an event where the agent
+    /// takes context. The hook asks first, to spend nothing on every other tool call.
+    pub fn answers_pending(&self, tool: &PendingTool) -> bool {
+        self.config.inject.file_context
+            && tool.tool_kind == ToolKind::Read
+            && !tool.files.is_empty()
+            && slot(&tool.agent, &tool.source_event).is_some_and(|(_, s)| s == Slot::FileRead)
+    }
+
+    /// The answer to a tool call about to run: what is known about the file it reads.
+    pub fn pending(
+        &self,
+        store: &Store,
+        tool: &PendingTool,
+        project: &ProjectIdentity,
+    ) -> Option<String> {
+        if !self.answers_pending(tool) {
+            return None;
+        }
+        let asking =
+            Asking { project_key: &project.key, agent: &tool.agent, session: &tool.session };
+        let context =
+            self.file_context(store, &asking, tool.files.first()?, tool.cwd.as_deref(), project)?;
+        answer(&tool.agent, &tool.source_event, &context)
+    }
+
+    /// The session-start briefing for the asking session, wrapped.
+    fn briefing(&self, store: &Store, asking: &Asking<'_>) -> Option<String> {
+        if !self.config.inject.session_start {
+            return None;
+        }
+        briefing_markdown(store, self.home, self.config, asking.project_key, Some(asking))
+            .unwrap_or_else(|err| {
+                tracing::warn!(%err, "cannot read the session-start briefing");
+                None
+            })
+            .map(|text| wrap(&text))
+    }
+
+    /// Whether this agent, which has no session-start slot, is at its session's first prompt.
+    fn opens_with_first_prompt(&self, store: &Store, asking: &Asking<'_>) -> bool {
+        let has_start =
+            SLOTS.iter().any(|(a, _, s)| *a == asking.agent && *s == Slot::SessionStart);
+        !has_start
+            && self.config.inject.session_start
+            && store.session_prompts(asking.agent, asking.session).is_ok_and(|n| n <= 1)
+    }
+
+    fn prompt_recall(
+        &self,
+        store: &mut Store,
+        asking: &Asking<'_>,
+        prompt: &str,
+    ) -> Option<String> {
+        let settings = &self.config.inject;
+        if !settings.prompt_recall || settings.prompt_recall_max_items == 0 {
+            return None;
+        }
+        let terms = prompt::content_terms(prompt);
+        if prompt::is_trivial(prompt, &terms) {
+            return None;
+        }
+        let df: Vec<usize> = terms
+            .iter()
+            .map(|term| {
+                let query = prompt::match_query(std::slice::from_ref(term)).unwrap_or_default();
+                store.term_documents(&query, prompt::DF_CAP)
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|err| tracing::warn!(%err, "prompt recall failed"))
+            .ok()?;
+        let selective = prompt::selective_terms(&terms, &df, settings.prompt_recall_min_score);
+        let query = prompt::match_query(&selective)?;
+        let candidates = store
+            .recall_candidates(asking, &query, prompt::CANDIDATES)
+            .map_err(|err| tracing::warn!(%err, "prompt recall failed"))
+            .ok()?;
+        let options = prompt::RecallOptions {
+            min_score: settings.prompt_recall_min_score,
+            max_items: settings.prompt_recall_max_items,
+            max_tokens: settings.prompt_recall_max_tokens,
+            language: self.config.distil.language.clone(),
+            time_zone: crate::time::local_zone(),
+        };
+        let recalled = prompt::recall(&terms, candidates, &options)?;
+        if let Err(err) = store.record_hits(
+            recalled.items.iter().map(|(kind, id)| (kind.as_str(), *id)),
+            crate::time::now_ms(),
+        ) {
+            tracing::debug!(%err, "hits not recorded");
+        }
+        Some(recalled.context)
+    }
+
+    fn file_context(
+        &self,
+        store: &Store,
+        asking: &Asking<'_>,
+        file: &str,
+        cwd: Option<&str>,
+        project: &ProjectIdentity,
+    ) -> Option<String> {
+        if !self.config.inject.file_context {
+            return None;
+        }
+        let root = project.root.to_str().filter(|r| !r.is_empty());
+        let forms = file::path_forms(file, cwd, root);
+        let shown = forms.first()?;
+        let paths: Vec<&str> = forms.iter().map(String::as_str).collect();
+        let notes = store
+            .file_notes(asking, &paths, file::MAX_NOTES)
+            .map_err(|err| tracing::warn!(%err, "file context failed"))
+            .ok()?;
+        file::file_context(shown, &notes, &self.config.distil.language, &crate::time::local_zone())
+    }
+}
+
+/// The session-start briefing of a project as Markdown (not wrapped), as configured; `asking`
+/// names a session whose own summary is not "the last session".
+pub fn briefing_markdown(
+    store: &Store,
+    home: &Home,
+    config: &Config,
+    project_key: &str,
+    asking: Option<&Asking<'_>>,
+) -> Result<Option<String>, StoreError> {
+    let timeline = store.briefing_timeline(project_key, TIMELINE_CANDIDATES)?;
+    let (agent, session) = asking.map_or(("", ""), |a| (a.agent, a.session));
+    let last = store.last_summary(project_key, agent, session)?;
+    let economics = store.project_economics(project_key)?;
+    let language = &config.distil.language;
+    let icons: Vec<(String, String)> =
+        crate::distil::mode::load(&config.distil.mode, language, Some(&home.modes_dir()))
+            .map(|mode| mode.types.into_iter().map(|t| (t.key, t.emoji)).collect())
+            .unwrap_or_default();
+    let options = ContextOptions::new(config.inject.budget_tokens, language, icons);
+    // Long-term memories are not stored yet; their sections stay empty until they are.
+    let briefing = Briefing { memories: &[], last: last.as_ref(), timeline: &timeline, economics };
+    Ok(briefing::markdown(&briefing, &options))
+}
+
+/// Rewrites the brief file of every project that has one; returns each file with whether it
+/// changed, or why it could not be written.
+pub fn refresh_briefs(
+    store: &Store,
+    home: &Home,
+    config: &Config,
+) -> Result<Vec<brief::Refreshed>, StoreError> {
+    let mut done = Vec::new();
+    for (key, root) in store.project_roots()? {
+        let path = brief::path(&root);
+        if !path.is_file() {
+            continue;
+        }
+        let written = briefing_markdown(store, home, config, &key, None)
+            .map_err(brief::BriefError::from)
+            .and_then(|text| brief::write(&root, text.as_deref(), &config.distil.language));
+        done.push((path, written));
+    }
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -269,69 +413,85 @@ mod tests {
         assert_eq!(strip_injected(&text), "<hook_context>other hook </hook_context> tail");
     }
 
-    fn timeline(n: usize) -> Vec<crate::store::distilled::TimelineItem> {
-        (0..n)
-            .map(|i| crate::store::distilled::TimelineItem {
-                id: i as i64 + 1,
-                at_ms: 1_796_222_039_561 - i as i64 * 3_600_000,
-                agent: ["codex", "claude-code", "gemini"][i % 3].into(),
-                kind: "bugfix".into(),
-                title: format!("Fixed `cargo test -p crate{i}` failure in src/lib{i}.rs"),
-                tokens: 40,
-                work_tokens: 900,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_session_start_context_keeps_its_budget_and_its_closing_line() {
-        let icons = vec![("bugfix".to_owned(), "🔴".to_owned())];
-        let items = timeline(60);
-        assert!(
-            session_start_context(
-                None,
-                &[],
-                &ContextOptions { budget_tokens: 1500, language: "en", icons: &icons }
-            )
-            .is_none()
-        );
-        for budget in [150, 400, 1500, 100_000] {
-            let options = ContextOptions { budget_tokens: budget, language: "en", icons: &icons };
-            let text = session_start_context(None, &items, &options).expect("context");
-            assert!(crate::tokens::estimate(&text) <= budget, "budget {budget}");
-            assert!(text.len() <= CONTEXT_MAX_BYTES, "byte cap at budget {budget}: {}", text.len());
-            assert!(text.starts_with(SENTINEL_OPEN) && text.ends_with(SENTINEL_CLOSE));
-            assert!(text.contains("the conversation wins"));
-            assert_eq!(strip_injected(&text), "", "all of it is stripped when echoed back");
-        }
-        let options = ContextOptions { budget_tokens: 1500, language: "en", icons: &icons };
-        let text = session_start_context(None, &items, &options).expect("context");
-        assert!(
-            text.contains("- o1 ") && text.contains("🔴 Fixed `cargo test -p crate0`"),
-            "{text}"
-        );
-        let zh = ContextOptions { budget_tokens: 1500, language: "zh-CN", icons: &icons };
-        assert!(
-            session_start_context(None, &items, &zh).expect("context").contains("以当前对话为准")
-        );
-    }
-
+    /// Every agent's answer at every hook event it registers: the shape of its protocol, or
+    /// `-` for none; the context inside comes back byte for byte, in both languages.
     #[test]
     fn answers_follow_each_agents_protocol() {
-        let claude = answer("claude-code", "SessionStart", "ctx").expect("claude");
+        use std::fmt::Write as _;
+        let (summary, timeline, economics) = briefing::tests::fixture();
+        let briefing =
+            Briefing { memories: &[], last: Some(&summary), timeline: &timeline, economics };
+        let mut tables = Vec::new();
+        for language in ["en", "zh-CN"] {
+            let options = briefing::tests::options(1500, language);
+            let context = session_start_context(&briefing, &options).expect("context");
+            let mut out = String::new();
+            for spec in crate::adapter::AGENTS {
+                for event in spec.captured().map(|(event, _)| event).chain(spec.answered()) {
+                    let shape = match answer(spec.name, event, &context) {
+                        Some(line) => {
+                            let quoted = serde_json::to_string(&context).expect("quote");
+                            assert!(line.contains(&quoted), "{line}");
+                            line.replace(&quoted, "X")
+                        }
+                        None => "-".to_owned(),
+                    };
+                    let _ = writeln!(out, "{} {event}: {shape}", spec.name);
+                }
+            }
+            tables.push(out);
+        }
+        assert_eq!(tables[0], tables[1], "the same shapes in every language");
+        expect_test::expect![[r#"
+            claude-code SessionStart: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"SessionStart"}}
+            claude-code UserPromptSubmit: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"UserPromptSubmit"}}
+            claude-code PostToolUse: -
+            claude-code PostToolUseFailure: -
+            claude-code PreCompact: -
+            claude-code Stop: -
+            claude-code SessionEnd: -
+            claude-code PreToolUse: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"PreToolUse"}}
+            codex SessionStart: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"SessionStart"}}
+            codex UserPromptSubmit: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"UserPromptSubmit"}}
+            codex PostToolUse: -
+            codex PreCompact: -
+            codex Stop: -
+            codex SessionEnd: -
+            codex PreToolUse: -
+            gemini SessionStart: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"SessionStart"}}
+            gemini BeforeAgent: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"BeforeAgent"}}
+            gemini AfterTool: {"hookSpecificOutput":{"additionalContext":X,"hookEventName":"AfterTool"}}
+            gemini AfterAgent: -
+            gemini SessionEnd: -
+            gemini BeforeTool: -
+            opencode session.created: -
+            opencode chat.message: -
+            opencode tool.execute.after: -
+            opencode session.idle: -
+            opencode tool.execute.before: -
+            copilot sessionStart: {"additionalContext":X}
+            copilot userPromptSubmitted: {"additionalContext":X}
+            copilot postToolUse: {"additionalContext":X}
+            copilot agentStop: -
+            copilot sessionEnd: -
+            copilot preToolUse: -
+            hermes on_session_start: -
+            hermes pre_llm_call: {"context":X}
+            hermes post_tool_call: -
+            hermes post_llm_call: -
+            hermes on_session_end: -
+            hermes on_session_finalize: -
+            hermes pre_tool_call: -
+        "#]]
+        .assert_eq(&tables[0]);
+        assert_eq!(answer("someone-else", "SessionStart", "ctx"), None);
         assert_eq!(
-            claude,
-            r#"{"hookSpecificOutput":{"additionalContext":"ctx","hookEventName":"SessionStart"}}"#
+            answer("claude-code", "sessionstart", "ctx").as_deref(),
+            Some(
+                r#"{"hookSpecificOutput":{"additionalContext":"ctx","hookEventName":"SessionStart"}}"#
+            ),
+            "the agent's own spelling, whatever the hook was given"
         );
-        assert_eq!(
-            answer("copilot", "sessionStart", "ctx").as_deref(),
-            Some(r#"{"additionalContext":"ctx"}"#)
-        );
-        assert_eq!(
-            answer("hermes", "on_session_start", "ctx").as_deref(),
-            Some(r#"{"context":"ctx"}"#)
-        );
-        assert_eq!(answer("someone-else", "start", "ctx"), None);
     }
 
     #[test]

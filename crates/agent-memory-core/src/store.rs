@@ -10,6 +10,7 @@
 
 pub mod distilled;
 pub mod fts;
+pub mod recall;
 pub mod search;
 pub mod status;
 pub mod transfer;
@@ -878,8 +879,12 @@ mod tests {
         assert_eq!(decision.parts.importance, 1.0);
         assert_eq!(decision.parts.hit_count, 0);
 
-        store.record_hits([(decision.kind, decision.id)]).expect("hit");
-        store.record_hits([(decision.kind, decision.id)]).expect("hit");
+        store
+            .record_hits([(decision.kind, decision.id)], q.ranking.now_ms.expect("fixed now"))
+            .expect("hit");
+        store
+            .record_hits([(decision.kind, decision.id)], q.ranking.now_ms.expect("fixed now"))
+            .expect("hit");
         let again = store.search(&q).expect("search").hits;
         let decision = again.iter().find(|h| h.item_type == "decision").expect("decision");
         assert_eq!(decision.parts.hit_count, 2);

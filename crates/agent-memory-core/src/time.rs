@@ -60,11 +60,30 @@ fn parse_age(s: &str) -> Option<i64> {
     n.checked_mul(per)
 }
 
+/// The local time zone, found cheaply and once per process. jiff's `TimeZone::system()` names
+/// the zone from the `/etc/localtime` link and then walks the whole zoneinfo tree to find that
+/// name, a few milliseconds a hook cannot spare; the file itself is the zone's data.
+pub fn local_zone() -> TimeZone {
+    static LOCAL: std::sync::OnceLock<TimeZone> = std::sync::OnceLock::new();
+    LOCAL
+        .get_or_init(|| match std::env::var("TZ") {
+            Ok(tz) if matches!(tz.trim_start_matches(':'), "UTC" | "UTC0" | "Etc/UTC") => {
+                TimeZone::UTC
+            }
+            Ok(_) => TimeZone::system(),
+            Err(_) => std::fs::read("/etc/localtime")
+                .ok()
+                .and_then(|data| TimeZone::tzif("Local", &data).ok())
+                .unwrap_or_else(TimeZone::system),
+        })
+        .clone()
+}
+
 /// `2026-12-02 14:33` in the local time zone.
 pub fn format_local(ms: i64) -> String {
     match Timestamp::from_millisecond(ms) {
         Ok(ts) => {
-            let z: ZonedDateTime = ts.to_zoned_datetime(TimeZone::system());
+            let z: ZonedDateTime = ts.to_zoned_datetime(local_zone());
             z.strftime("%Y-%m-%d %H:%M").to_string()
         }
         Err(_) => ms.to_string(),

@@ -1,7 +1,9 @@
 //! Pipeline benchmarks, run as whole processes the way agents and people run them: bulk import
 //! rate into an empty store; hook wall time for a PostToolUse payload with the imported events
 //! stored, against the binary's bare start-up (`--version`) as a baseline measured in the same
-//! run; and the offline distiller's throughput over the whole store (`agent-memory work`).
+//! run; the offline distiller's throughput over the whole store (`agent-memory work`); and,
+//! over what it distilled, the hooks that answer: the session-start briefing, prompt-time
+//! recall, and file context before a read.
 //!
 //! `cargo bench -p agent-memory --bench pipeline` (release profile). Knobs: `BENCH_EVENTS`
 //! (default 100000), `BENCH_RUNS` (default 300).
@@ -92,6 +94,66 @@ fn main() {
         work["observations"],
         work["summaries"]
     );
+
+    // Hooks that answer, over the distilled store: the session-start briefing, prompt-time
+    // recall (a prompt about one of the synthetic bugs), and file context before a read; each
+    // against the same hook with that answer switched off, measured alternately.
+    let answering = |agent: &str, event: &str, payload: serde_json::Value, off: &str| -> bool {
+        let mut command = cmd(&["hook", "--agent", agent, "--event", event]);
+        if !off.is_empty() {
+            command.env(off, "false");
+        }
+        let mut child =
+            command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("spawn hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(payload.to_string().as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success());
+        !out.stdout.is_empty()
+    };
+    let payload = |i: usize, event: &str| {
+        let mut payload = serde_json::json!({"session_id": format!("{event}-{}", i / 50),
+            "transcript_path": "/tmp/t.jsonl", "cwd": "/bench", "hook_event_name": event});
+        match event {
+            "SessionStart" => payload["session_id"] = serde_json::json!(format!("start-{i}")),
+            "UserPromptSubmit" => {
+                payload["prompt"] = serde_json::json!(format!(
+                    "the payment webhook in module{} cannot find value depth again ({})",
+                    i % 50,
+                    word(i)
+                ))
+            }
+            _ => {
+                payload["tool_name"] = serde_json::json!("Read");
+                payload["tool_input"] =
+                    serde_json::json!({"file_path": format!("/bench/src/module{}.rs", i % 50)});
+            }
+        }
+        payload
+    };
+    for (event, switch, what) in [
+        ("SessionStart", "AGENT_MEMORY_INJECT__SESSION_START", "briefing"),
+        ("UserPromptSubmit", "AGENT_MEMORY_INJECT__PROMPT_RECALL", "prompt recall"),
+        ("PreToolUse", "AGENT_MEMORY_INJECT__FILE_CONTEXT", "file context"),
+    ] {
+        let (mut on, mut off, mut answered) = (Vec::new(), Vec::new(), 0);
+        for i in 0..runs {
+            let t = Instant::now();
+            answered += usize::from(answering("claude-code", event, payload(i, event), ""));
+            on.push(t.elapsed());
+            let t = Instant::now();
+            answering("claude-code", event, payload(i + runs, event), switch);
+            off.push(t.elapsed());
+        }
+        on.sort();
+        off.sort();
+        report(&format!("hook {event} with {what} (answered {answered} of {runs})"), &on);
+        report(&format!("hook {event} without it"), &off);
+    }
 
     let status = cmd(&["status", "--json"]).output().expect("status");
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status json");

@@ -50,6 +50,9 @@ pub enum Command {
     Model(ModelCommand),
     /// Embed what is stored with the configured model, so search can compare meaning.
     Reindex(ReindexArgs),
+    /// Print a project's session-start briefing as Markdown, or keep it in
+    /// `.agent-memory/brief.md` for agents that cannot take injected context.
+    Brief(BriefArgs),
 }
 
 #[derive(Debug, Args)]
@@ -288,4 +291,15 @@ pub struct ReindexArgs {
     pub all: bool,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BriefArgs {
+    /// Keep it in `<project root>/.agent-memory/brief.md` (with a `.gitignore` of `*`), for your
+    /// agent's instructions file to include; `agent-memory work` refreshes it from then on.
+    #[arg(long)]
+    pub write: bool,
+    /// A directory inside the project (default: the current one).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
 }

@@ -1,6 +1,7 @@
 //! Commands: one module per subcommand, each a `run` that calls core and hands results to
 //! [`crate::output`]. Shared here: loading the home, the configuration and the store.
 
+pub mod brief;
 pub mod config;
 pub mod export;
 pub mod hook;
@@ -47,6 +48,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Mode(args) => mode::run(&ctx, args),
         Command::Model(args) => model::run(&ctx, args),
         Command::Reindex(args) => reindex::run(&ctx, args),
+        Command::Brief(args) => brief::run(&ctx, args),
     }
 }
 

@@ -593,3 +593,20 @@ pub fn reindex(model: &str, pass: &EmbedPass, as_json: bool) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// `agent-memory brief`: the briefing as Markdown, or (on stderr) why there is none.
+pub fn brief(markdown: Option<&str>, project: &str) -> io::Result<()> {
+    match markdown {
+        Some(text) => writeln!(io::stdout().lock(), "{text}"),
+        None => writeln!(
+            io::stderr().lock(),
+            "nothing distilled yet in project {project}; run `agent-memory work` after a session"
+        ),
+    }
+}
+
+/// `agent-memory brief --write`: where the file is, and whether it changed.
+pub fn brief_written(path: &std::path::Path, changed: bool) -> io::Result<()> {
+    let state = if changed { "wrote" } else { "up to date:" };
+    writeln!(io::stdout().lock(), "{state} {}", path.display())
+}

@@ -6,11 +6,15 @@
 
 mod wire;
 
+use serde_json::Value;
+
 use self::wire::{
-    Envelope, PreCompact, SessionEnd, SessionStart, Stop, ToolEvent, ToolResponse, UserPromptSubmit,
+    Envelope, PreCompact, PreToolUse, SessionEnd, SessionStart, Stop, ToolEvent, ToolResponse,
+    UserPromptSubmit,
 };
 use super::{
-    AdapterError, Draft, Head, Hook, MODEL_LEVEL, Route, exit_code_in, join_nonempty, text_of,
+    AdapterError, Draft, Field, Head, Hook, MODEL_LEVEL, Route, exit_code_in, join_nonempty,
+    text_of,
 };
 use crate::event::{EventKind, ToolKind};
 
@@ -20,7 +24,7 @@ use crate::event::{EventKind, ToolKind};
 pub(super) const EVENTS: &[(&str, Route)] = &[
     ("SessionStart", SESSION_START),
     ("UserPromptSubmit", PROMPT),
-    ("PreToolUse", Route::Answer),
+    ("PreToolUse", ANSWERED),
     ("PostToolUse", TOOL_USE),
     ("PostToolUseFailure", TOOL_FAILURE),
     ("PostToolBatch", Route::Skip(BATCH)),
@@ -38,6 +42,7 @@ pub(super) const PROMPT: Route = Route::Store(EventKind::Prompt, prompt);
 pub(super) const COMPACTED: Route = Route::Store(EventKind::Note, compacted);
 pub(super) const STOP: Route = Route::Store(EventKind::Stop, stop);
 pub(super) const SESSION_END: Route = Route::Store(EventKind::SessionEnd, session_end);
+pub(super) const ANSWERED: Route = Route::Answer(pending_tool);
 const TOOL_USE: Route = Route::Store(EventKind::ToolUse, tool_use);
 const TOOL_FAILURE: Route = Route::Store(EventKind::ToolUse, tool_failure);
 const BATCH: &str = "duplicate of PostToolUse";
@@ -91,6 +96,12 @@ fn prompt(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
 pub(super) fn prompt_text(hook: &Hook<'_>) -> Result<String, AdapterError> {
     let wire: UserPromptSubmit = hook.parse()?;
     hook.require(wire.prompt, "prompt")
+}
+
+/// The tool call of a `PreToolUse`-shaped payload.
+fn pending_tool(hook: &Hook<'_>) -> Result<(Field<String>, Option<Value>), AdapterError> {
+    let wire: PreToolUse = hook.parse()?;
+    Ok((wire.tool_name, wire.tool_input))
 }
 
 fn tool_use(hook: &Hook<'_>) -> Result<Draft, AdapterError> {

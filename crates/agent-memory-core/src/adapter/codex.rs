@@ -16,7 +16,7 @@ use crate::event::{EventKind, ToolKind};
 pub(super) const EVENTS: &[(&str, Route)] = &[
     ("SessionStart", claude_code::SESSION_START),
     ("UserPromptSubmit", claude_code::PROMPT),
-    ("PreToolUse", Route::Answer),
+    ("PreToolUse", claude_code::ANSWERED),
     ("PostToolUse", Route::Store(EventKind::ToolUse, tool_use)),
     ("PreCompact", claude_code::COMPACTED),
     ("Stop", claude_code::STOP),

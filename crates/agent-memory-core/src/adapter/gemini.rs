@@ -22,7 +22,7 @@ use crate::inject::drop_spans;
 pub(super) const EVENTS: &[(&str, Route)] = &[
     ("SessionStart", claude_code::SESSION_START),
     ("BeforeAgent", Route::Store(EventKind::Prompt, prompt)),
-    ("BeforeTool", Route::Answer),
+    ("BeforeTool", claude_code::ANSWERED),
     ("AfterTool", Route::Store(EventKind::ToolUse, tool_use)),
     ("AfterAgent", Route::Store(EventKind::Stop, stop)),
     ("SessionEnd", claude_code::SESSION_END),

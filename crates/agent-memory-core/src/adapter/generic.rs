@@ -18,12 +18,13 @@ const PROMPT: Route = Route::Store(EventKind::Prompt, prompt);
 const TOOL_USE: Route = Route::Store(EventKind::ToolUse, tool_use);
 const STOP: Route = Route::Store(EventKind::Stop, stop);
 const SESSION_END: Route = Route::Store(EventKind::SessionEnd, session_end);
+const ANSWERED: Route = Route::Answer(pending_tool);
 
 /// OpenCode 1.18.33 plugin hooks and bus events, by the names its plugin passes as `--event`.
 pub(super) const OPENCODE_EVENTS: &[(&str, Route)] = &[
     ("session.created", SESSION_START),
     ("chat.message", PROMPT),
-    ("tool.execute.before", Route::Answer),
+    ("tool.execute.before", ANSWERED),
     ("tool.execute.after", TOOL_USE),
     ("session.idle", STOP),
 ];
@@ -32,7 +33,7 @@ pub(super) const OPENCODE_EVENTS: &[(&str, Route)] = &[
 pub(super) const COPILOT_EVENTS: &[(&str, Route)] = &[
     ("sessionStart", SESSION_START),
     ("userPromptSubmitted", PROMPT),
-    ("preToolUse", Route::Answer),
+    ("preToolUse", ANSWERED),
     ("postToolUse", TOOL_USE),
     ("agentStop", STOP),
     ("sessionEnd", SESSION_END),
@@ -43,7 +44,7 @@ pub(super) const COPILOT_EVENTS: &[(&str, Route)] = &[
 pub(super) const HERMES_EVENTS: &[(&str, Route)] = &[
     ("on_session_start", SESSION_START),
     ("pre_llm_call", PROMPT),
-    ("pre_tool_call", Route::Answer),
+    ("pre_tool_call", ANSWERED),
     ("post_tool_call", TOOL_USE),
     ("post_llm_call", STOP),
     ("on_session_end", SESSION_END),
@@ -100,7 +101,8 @@ pub(super) fn route(found: Route) -> Route {
         Route::Store(EventKind::Stop, _) => STOP,
         Route::Store(EventKind::SessionEnd, _) => SESSION_END,
         Route::Store(EventKind::Note, _) => Route::Skip(NOT_CAPTURED),
-        Route::Answer | Route::Skip(_) => found,
+        Route::Answer(_) => ANSWERED,
+        Route::Skip(_) => found,
     }
 }
 
@@ -168,6 +170,12 @@ fn prompt(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
     let prompt =
         lookup(hook.payload, PROMPT_KEYS).map(text_of).filter(|text| !text.trim().is_empty());
     Ok(Draft::prompt(prompt.ok_or_else(|| hook.missing("prompt"))?))
+}
+
+/// The tool call of a pre-tool event, in any agent's spelling.
+fn pending_tool(hook: &Hook<'_>) -> Result<(Field<String>, Option<Value>), AdapterError> {
+    let payload = hook.payload;
+    Ok((field_at(payload, TOOL_KEYS), lookup(payload, INPUT_KEYS).cloned()))
 }
 
 fn tool_use(hook: &Hook<'_>) -> Result<Draft, AdapterError> {

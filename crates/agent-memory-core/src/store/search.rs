@@ -254,16 +254,25 @@ impl Store {
         Ok(SearchResults { hits, fallback: false, semantic })
     }
 
-    /// Counts one more hit, now, for each item.
-    pub fn record_hits<'a>(&self, items: impl IntoIterator<Item = (&'a str, i64)>) -> Result<()> {
-        let now = crate::time::now_ms();
-        let mut stmt = self.conn().prepare_cached(
-            "INSERT INTO hits (item_kind, item_id, count, last_at) VALUES (?1, ?2, 1, ?3)
-             ON CONFLICT (item_kind, item_id) DO UPDATE SET count = count + 1, last_at = ?3",
-        )?;
-        for (kind, id) in items {
-            stmt.execute(rusqlite::params![kind, id, now])?;
+    /// Counts one more hit at `at_ms` for each item search found or an agent was handed; the
+    /// count and last hit time feed the ranking's hit part.
+    pub fn record_hits<'a>(
+        &self,
+        items: impl IntoIterator<Item = (&'a str, i64)>,
+        at_ms: i64,
+    ) -> Result<()> {
+        let tx = self.conn().unchecked_transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO hits (item_kind, item_id, count, last_at) VALUES (?1, ?2, 1, ?3)
+                 ON CONFLICT (item_kind, item_id) DO UPDATE SET
+                     count = count + 1, last_at = max(last_at, excluded.last_at)",
+            )?;
+            for (kind, id) in items {
+                stmt.execute(rusqlite::params![kind, id, at_ms])?;
+            }
         }
+        tx.commit()?;
         Ok(())
     }
 

@@ -1,18 +1,19 @@
 //! `agent-memory hook`: the capture path every agent's hooks call.
 //!
 //! A plain synchronous run: read stdin (capped), run capture, answer in the agent's protocol
-//! (at session start, the context of earlier sessions), exit 0. After a stop or a session end it starts one detached distil pass and does not wait. A watchdog thread enforces the deadline: if the main thread is still waiting (on a
+//! (the session-start briefing, recall for a prompt, what is known about a file being read),
+//! exit 0. After a stop or a session end it starts one detached distil pass and does not wait. A watchdog thread enforces the deadline: if the main thread is still waiting (on a
 //! locked database, a slow disk) when it passes, the watchdog spools the event and ends the
 //! process with success.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_memory_core::adapter;
 use agent_memory_core::capture::{self, HookRequest, InFlight, Input};
 use agent_memory_core::config::Config;
 use agent_memory_core::paths::Home;
 use agent_memory_core::time;
-use agent_memory_core::{adapter, inject};
 
 use crate::cli::HookArgs;
 
@@ -61,9 +62,8 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         started,
     };
     let report = capture::run_hook(request, &in_flight);
-    if let Some(answer) =
-        report.context.as_deref().and_then(|c| inject::answer(&agent, &args.event, c))
-        && let Err(err) = crate::output::hook_answer(&answer)
+    if let Some(answer) = report.answer.as_deref()
+        && let Err(err) = crate::output::hook_answer(answer)
     {
         tracing::warn!(%err, "could not answer the agent");
     }

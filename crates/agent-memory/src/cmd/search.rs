@@ -2,6 +2,7 @@
 //! embedding model is installed, by meaning.
 
 use agent_memory_core::store::search::{SearchQuery, VectorQuery};
+use agent_memory_core::time;
 
 use super::{Context, parse_time};
 use crate::cli::SearchArgs;
@@ -25,7 +26,8 @@ pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     let semantic = ctx.query_vector(&store, &query.text);
     let vector = semantic.as_ref().map(|(index, vector)| VectorQuery { index, vector });
     let results = store.search_hybrid(&query, vector)?;
-    if let Err(err) = store.record_hits(results.hits.iter().map(|h| (h.kind, h.id))) {
+    if let Err(err) = store.record_hits(results.hits.iter().map(|h| (h.kind, h.id)), time::now_ms())
+    {
         tracing::debug!(%err, "hit counts not updated");
     }
     output::search(&results, &ranking, args.explain, args.json)?;

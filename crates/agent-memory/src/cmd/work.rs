@@ -1,9 +1,11 @@
 //! `agent-memory work`: distil new events into observations and session summaries.
 //!
 //! One pass by default; `--watch` keeps going. The offline distiller unless `[llm]` names a
-//! provider; then the LLM distiller, within the day's token budget. A lock file keeps to one pass at a time: the stop
-//! hook starts a pass in the background (`--background`), which quietly gives way when one is
-//! already running.
+//! provider; then the LLM distiller, within the day's token budget. A lock file keeps to one
+//! pass at a time: the stop hook starts a pass in the background (`--background`), which
+//! quietly gives way when one is already running. A pass that added observations or summaries
+//! merges their full-text indexes, empties the write-ahead log, and refreshes the projects'
+//! brief files (`agent-memory brief --write`).
 
 use std::fs::File;
 use std::time::Duration;
@@ -12,7 +14,7 @@ use agent_memory_core::distil::llm::{DayBudget, LlmDistiller};
 use agent_memory_core::distil::offline::OfflineDistiller;
 use agent_memory_core::distil::{mode, work};
 use agent_memory_core::store::vectors::embed_pending;
-use agent_memory_core::{fsutil, time};
+use agent_memory_core::{fsutil, inject, time};
 use anyhow::Context as _;
 
 use super::Context;
@@ -87,6 +89,9 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
                 report?
             }
         };
+        if report.observations + report.summaries > 0 {
+            after_new_memory(ctx, &mut store);
+        }
         if !args.background {
             output::work(&report, args.json)?;
         }
@@ -105,6 +110,31 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
         }
         drop(store);
         std::thread::sleep(Duration::from_secs(args.interval.max(1)));
+    }
+}
+
+/// After a pass that added observations or summaries: merges their full-text indexes (so the
+/// next hooks' lookups visit one segment, not dozens), empties the write-ahead log the pass
+/// grew (else the next hook would copy it, past its deadline), and brings the brief files of
+/// the projects that keep one up to date. Nothing here fails the pass; problems are logged.
+fn after_new_memory(ctx: &Context, store: &mut agent_memory_core::store::Store) {
+    if let Err(err) = store.optimize_recall_indexes() {
+        tracing::warn!(%err, "recall indexes not merged");
+    }
+    let wal = agent_memory_core::store::WAL_CHECKPOINT_BYTES;
+    if let Err(err) = store.checkpoint_if_large(wal, Duration::from_secs(2)) {
+        tracing::debug!(%err, "checkpoint skipped");
+    }
+    match inject::refresh_briefs(store, &ctx.home, &ctx.config) {
+        Ok(files) => {
+            for (path, written) in files {
+                match written {
+                    Ok(changed) => tracing::debug!(path = %path.display(), changed, "brief file"),
+                    Err(err) => tracing::warn!(%err, "brief file not refreshed"),
+                }
+            }
+        }
+        Err(err) => tracing::warn!(%err, "brief files not refreshed"),
     }
 }
 

@@ -6,6 +6,7 @@ mod capture_robustness;
 mod concurrency;
 mod distil;
 mod project_identity;
+mod recall_inject;
 mod redaction;
 mod samples;
 mod search;

@@ -165,9 +165,21 @@ fn chinese_words_mixed_with_english_identifiers() {
     let dir = home.user_home().join("shop");
     std::fs::create_dir_all(&dir).expect("dir");
     let dir = dir.to_string_lossy().into_owned();
-    prompt(&home, "codex", "c1", &dir, "PaymentService 的回调签名校验失败，修一下 verify_signature");
+    prompt(
+        &home,
+        "codex",
+        "c1",
+        &dir,
+        "PaymentService 的回调签名校验失败，修一下 verify_signature",
+    );
     prompt(&home, "codex", "c2", &dir, "OrderService 的分页查询太慢");
-    prompt(&home, "claude-code", "k1", &dir, "Rename verify_signature to check_signature everywhere");
+    prompt(
+        &home,
+        "claude-code",
+        "k1",
+        &dir,
+        "Rename verify_signature to check_signature everywhere",
+    );
     let hits = titles(&home.json(&["search", "PaymentService 回调"]));
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert!(hits[0].contains("PaymentService"), "{hits:?}");

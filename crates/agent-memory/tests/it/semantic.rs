@@ -11,7 +11,8 @@ use agent_memory_testkit::TestHome;
 /// whose request is the prompt.
 fn session(home: &TestHome, agent: &str, session: &str, cwd: &str, prompt: &str) {
     let extra = serde_json::json!({ "prompt": prompt });
-    let out = home.hook(agent, "UserPromptSubmit", &payload(session, "UserPromptSubmit", cwd, extra));
+    let out =
+        home.hook(agent, "UserPromptSubmit", &payload(session, "UserPromptSubmit", cwd, extra));
     assert_quiet_success(&out);
     let extra = serde_json::json!({ "stop_hook_active": false, "last_assistant_message": "Done." });
     assert_quiet_success(&home.hook(agent, "Stop", &payload(session, "Stop", cwd, extra)));
@@ -95,16 +96,19 @@ fn a_broken_model_leaves_search_on_full_text() {
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(hits(&results).len(), 2, "prompt event and summary, by full text: {results}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("model install missing-model"), "the warning says what to do: {stderr}");
+    assert!(
+        stderr.contains("model install missing-model"),
+        "the warning says what to do: {stderr}"
+    );
     let bad = home.run(&["model", "install", "nothing", "--from", "/no/such/dir"], b"");
     assert!(!bad.status.success());
 }
 
 #[test]
 fn minilm_finds_a_paraphrase_across_agents() {
-    let Some(wheel) =
-        agent_memory_embed::testing::require_minilm_wheel("minilm_finds_a_paraphrase_across_agents")
-    else {
+    let Some(wheel) = agent_memory_embed::testing::require_minilm_wheel(
+        "minilm_finds_a_paraphrase_across_agents",
+    ) else {
         return;
     };
     let home = home();
@@ -122,7 +126,8 @@ fn minilm_finds_a_paraphrase_across_agents() {
     assert!(installed.contains("384 dimensions"), "{installed}");
     assert!(home.ok(&["reindex"]).contains("embedded 3 items"));
 
-    let results = home.json(&["search", "payment notifications fail to authenticate", "--kind", "summary"]);
+    let results =
+        home.json(&["search", "payment notifications fail to authenticate", "--kind", "summary"]);
     let found = hits(&results);
     assert!(!found.is_empty(), "{results}");
     assert!(found[0]["title"].as_str().unwrap_or_default().contains("Stripe webhook"), "{results}");

@@ -36,6 +36,14 @@ pub(super) struct UserPromptSubmit {
     pub prompt: Field<String>,
 }
 
+/// `PreToolUse`: the call about to run.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct PreToolUse {
+    pub tool_name: Field<String>,
+    pub tool_input: Option<Value>,
+}
+
 /// `PostToolUse`, and `PostToolUseFailure`, which sends `error` instead of `tool_response`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]

@@ -1,6 +1,7 @@
 -- 0004: recall. Vectors of observations and summaries (one row per item and model, an f32
--- little-endian blob, L2-normalised); how often search found each item; and which observations
--- read or changed each file, for the file context handed out before a file is read.
+-- little-endian blob, L2-normalised); how often search found each item; which observations
+-- read or changed each file, for the file context handed out before a file is read; and each
+-- project's running observation totals, so the session-start briefing never sums a table.
 
 CREATE TABLE vectors (
     item_kind TEXT    NOT NULL,           -- observation or summary
@@ -38,6 +39,36 @@ CREATE TRIGGER observation_files_delete AFTER DELETE ON observations BEGIN
     DELETE FROM vectors WHERE item_kind = 'observation' AND item_id = old.id;
     DELETE FROM hits WHERE item_kind = 'observation' AND item_id = old.id;
 END;
+
+-- The briefing's timeline: a project's newest observations.
+CREATE INDEX observations_project ON observations (project_id, at);
+
+CREATE TABLE project_totals (
+    project_id   INTEGER PRIMARY KEY REFERENCES projects (id),
+    observations INTEGER NOT NULL,
+    tokens       INTEGER NOT NULL,        -- to read them all
+    work_tokens  INTEGER NOT NULL         -- of the events behind them
+);
+CREATE TRIGGER project_totals_insert AFTER INSERT ON observations
+WHEN new.project_id IS NOT NULL BEGIN
+    INSERT INTO project_totals (project_id, observations, tokens, work_tokens)
+        VALUES (new.project_id, 1, new.tokens, new.work_tokens)
+        ON CONFLICT (project_id) DO UPDATE SET
+            observations = observations + 1,
+            tokens = tokens + excluded.tokens,
+            work_tokens = work_tokens + excluded.work_tokens;
+END;
+CREATE TRIGGER project_totals_delete AFTER DELETE ON observations
+WHEN old.project_id IS NOT NULL BEGIN
+    UPDATE project_totals SET
+        observations = observations - 1,
+        tokens = tokens - old.tokens,
+        work_tokens = work_tokens - old.work_tokens
+    WHERE project_id = old.project_id;
+END;
+INSERT INTO project_totals (project_id, observations, tokens, work_tokens)
+    SELECT project_id, count(*), sum(tokens), sum(work_tokens) FROM observations
+    WHERE project_id IS NOT NULL GROUP BY project_id;
 
 -- A summary rewritten as its session goes on needs a new vector.
 CREATE TRIGGER summaries_vectors_update AFTER UPDATE ON summaries BEGIN

@@ -1,0 +1,97 @@
+//! The brief file: the session-start briefing kept in `<project>/.agent-memory/brief.md`, for
+//! agents and setups that cannot take injected context; their instructions file includes it
+//! (`@.agent-memory/brief.md` in `CLAUDE.md`, a line in `AGENTS.md` or `GEMINI.md`).
+//!
+//! The directory holds a `.gitignore` of `*`, so git ignores it without a change to the user's
+//! own `.gitignore`. The briefing inside is wrapped in the sentinel, so an agent that reads the
+//! file and echoes it back is not recorded as saying it. Files are written atomically and only
+//! when their content changes.
+//!
+//! Must not: decide what the briefing says (that is [`super::briefing`]).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::fsutil;
+use crate::store::StoreError;
+
+/// The directory, in the project root.
+pub const DIR: &str = ".agent-memory";
+/// The file, in that directory.
+pub const FILE: &str = "brief.md";
+
+/// Why a brief file could not be brought up to date.
+#[derive(Debug, thiserror::Error)]
+pub enum BriefError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot write {path}: {source}; check that the project directory is writable")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// A brief file, and whether a refresh changed it or why it could not write it.
+pub type Refreshed = (PathBuf, Result<bool, BriefError>);
+
+/// Where the brief file of the project at `root` lives.
+pub fn path(root: &Path) -> PathBuf {
+    root.join(DIR).join(FILE)
+}
+
+/// The file's text for a briefing (`None`: nothing distilled yet).
+pub fn contents(markdown: Option<&str>, language: &str) -> String {
+    let zh = language.starts_with("zh");
+    let body = match markdown {
+        Some(text) => text.to_owned(),
+        None if zh => "本项目还没有提炼出以往会话的记忆。".to_owned(),
+        None => "No earlier sessions of this project have been distilled yet.".to_owned(),
+    };
+    let note = if zh {
+        "<!-- 由 agent-memory 生成（`agent-memory brief --write`，每次 `agent-memory work` 后更新）；手动修改会被覆盖。 -->"
+    } else {
+        "<!-- Written by agent-memory (`agent-memory brief --write`, refreshed after each `agent-memory work`); edits are overwritten. -->"
+    };
+    format!("{note}\n{}\n", super::wrap(&body))
+}
+
+/// Writes the brief file of the project at `root` (and the directory's `.gitignore`); true
+/// when the brief changed.
+pub fn write(root: &Path, markdown: Option<&str>, language: &str) -> Result<bool, BriefError> {
+    let dir = root.join(DIR);
+    let failed = |path: &Path| {
+        let path = path.to_owned();
+        move |source| BriefError::Write { path, source }
+    };
+    fsutil::ensure_private_dir(&dir).map_err(failed(&dir))?;
+    let ignore = dir.join(".gitignore");
+    write_if_changed(&ignore, b"*\n").map_err(failed(&ignore))?;
+    let brief = dir.join(FILE);
+    write_if_changed(&brief, contents(markdown, language).as_bytes()).map_err(failed(&brief))
+}
+
+fn write_if_changed(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(false);
+    }
+    fsutil::write_atomic(path, bytes)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_once_with_its_gitignore() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(write(dir.path(), Some("# Memory\n- o1 …"), "en").expect("first"));
+        assert!(!write(dir.path(), Some("# Memory\n- o1 …"), "en").expect("same again"));
+        let text = std::fs::read_to_string(path(dir.path())).expect("brief");
+        assert!(text.contains("<agent-memory-context>\n# Memory\n- o1 …\n</agent-memory-context>"));
+        assert!(!crate::inject::strip_injected(&text).contains("o1"), "an echo is stripped");
+        let ignore =
+            std::fs::read_to_string(dir.path().join(DIR).join(".gitignore")).expect("ignore");
+        assert_eq!(ignore, "*\n");
+        assert!(write(dir.path(), None, "zh-CN").expect("changed"));
+        assert!(std::fs::read_to_string(path(dir.path())).expect("brief").contains("还没有"));
+    }
+}
