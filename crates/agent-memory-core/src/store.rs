@@ -909,4 +909,42 @@ mod tests {
         types.sort();
         assert_eq!(types, vec!["decision", "prompt"]);
     }
+
+    #[test]
+    fn the_benchmark_bulk_insert_stores_what_the_worker_stores() {
+        let mut store = seeded(&["first prompt"]);
+        let session = store.pending_sessions(10).expect("pending")[0].clone();
+        assert!(store.claim_session(session.session_id, "t", 0, 60_000).expect("claim"));
+        let draft = |title: &str, source: i64| crate::distil::ObservationDraft {
+            title: title.into(),
+            subtitle: "修复支付回调".into(),
+            facts: vec!["a \"quoted\" fact".into()],
+            narrative: "why it matters".into(),
+            kind: "bugfix".into(),
+            concepts: vec!["gotcha".into()],
+            files_read: vec!["src/a.rs".into()],
+            files_modified: vec!["src/b.rs".into()],
+            source_event_ids: vec![source],
+            at_ms: 5,
+        };
+        let provenance = distilled::Provenance { mode: "code", distiller: "offline" };
+        let saved = [(draft("saved", 1), 10, 100)];
+        store.save_observations(&session, "t", provenance, &saved, 1).expect("save");
+        let bulk = [(draft("bulk", 2), 10, 100), (draft("bulk again", 2), 10, 100)];
+        let added =
+            store.bulk_insert_observations_for_bench(&session, provenance, &bulk).expect("bulk");
+        assert_eq!(added, 1, "a repeated source key adds nothing");
+
+        let saved = store.observation(1).expect("read").expect("saved");
+        let bulk = store.observation(2).expect("read").expect("bulk");
+        let expected = crate::distil::ObservationDraft {
+            title: "bulk".into(),
+            source_event_ids: vec![],
+            ..saved.draft.clone()
+        };
+        assert_eq!(bulk.draft, expected, "the bulk path keeps no source rows");
+        assert_eq!((bulk.tokens, bulk.work_tokens, bulk.mode), (10, 100, saved.mode));
+        let hits = store.search(&query("回调 quoted")).expect("search").hits;
+        assert_eq!(hits.len(), 2, "both are indexed: {hits:?}");
+    }
 }

@@ -1,0 +1,523 @@
+//! LoCoMo retrieval recall: how often search puts the turn that answers a question in its top
+//! 5 and top 10, and how many tokens those results cost to read.
+//!
+//! Each of the ten conversations goes into a fresh store in a temp dir: every turn is stored as
+//! a captured event and, through the distil worker's path (`claim_session`, `save_observations`),
+//! as one observation titled `speaker: text` at its session's time plus its place in the
+//! session, so both the full-text and the vector channel see it. Every question of categories
+//! 1–4 is then asked with `search` over observations of that conversation's project, and a
+//! question is a hit at k when any of its evidence turns is among the top k.
+//!
+//! Ranking is neutral on purpose: relevance weight 1, importance, freshness and hits weight 0
+//! (the other fields as configured by default: 30 candidates a channel, similarity floor 0.72).
+//! Freshness would favour the last sessions of old dialogue, and every turn has the same type.
+//! Questions go in as written: the query becomes an OR of up to 16 quoted terms.
+//!
+//! The data set is evaluation data only and is read where it lies, never copied:
+//! `AGENT_MEMORY_LOCOMO_DIR`, else `../shared/bench/locomo` beside the repository. With
+//! `BENCH_MODEL_DIR=<installed model dir>` every turn and question is also embedded and
+//! `search_hybrid` is measured beside BM25; [`recall`] takes the loader of that model as a
+//! parameter (`BENCH_SIMILARITY_FLOOR` overrides the floor).
+//!
+//! `cargo bench -p agent-memory --bench locomo` (release profile).
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use agent_memory_core::distil::ObservationDraft;
+use agent_memory_core::embed::Embedder;
+use agent_memory_core::event::{Event, EventKind, Sensitivity};
+use agent_memory_core::project::ProjectIdentity;
+use agent_memory_core::store::Store;
+use agent_memory_core::store::distilled::Provenance;
+use agent_memory_core::store::search::{Ranking, SearchQuery, VectorQuery};
+use agent_memory_core::tokens;
+
+/// Loads the embedding model installed in a directory.
+type Loader = fn(&Path) -> Result<Box<dyn Embedder>, String>;
+
+/// The categories measured: 5 (adversarial, unanswerable) is left out as usual.
+const CATEGORIES: [(u8, &str); 4] =
+    [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")];
+
+fn main() -> ExitCode {
+    let data = std::env::var_os("AGENT_MEMORY_LOCOMO_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/locomo"),
+        PathBuf::from,
+    );
+    let model_dir = std::env::var_os("BENCH_MODEL_DIR").map(PathBuf::from);
+    let loader: Loader = |dir| agent_memory_embed::load(dir).map_err(|e| e.to_string());
+    match recall(&data, model_dir.as_deref().map(|dir| (dir, loader))) {
+        Ok(report) => {
+            report.print();
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("locomo: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Ingests every conversation in `data` into a store of its own, asks its questions and scores
+/// the answers: BM25 always, hybrid as well when `embedder` names a model directory and the
+/// loader for it.
+fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, String> {
+    let conversations = read_conversations(data)?;
+    let embedder = match embedder {
+        Some((dir, load)) => Some(load(dir)?),
+        None => None,
+    };
+    let floor = std::env::var("BENCH_SIMILARITY_FLOOR").ok().and_then(|v| v.parse().ok());
+    let ranking = Ranking {
+        weight_relevance: 1.0,
+        weight_importance: 0.0,
+        weight_freshness: 0.0,
+        weight_hits: 0.0,
+        similarity_floor: floor.unwrap_or(Ranking::default().similarity_floor),
+        ..Ranking::default()
+    };
+    let mut report = Report {
+        conversations: conversations.len(),
+        model: embedder.as_ref().map(|e| e.model().to_owned()),
+        similarity_floor: ranking.similarity_floor,
+        ..Report::default()
+    };
+    for conv in &conversations {
+        let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
+        let mut store = Store::open(&dir.path().join("memory.db"), Duration::from_secs(5))
+            .map_err(|e| e.to_string())?;
+        let started = Instant::now();
+        let turn_of = ingest(&mut store, conv)?;
+        report.ingest += started.elapsed();
+        report.turns += conv.turns();
+        report.without_evidence += conv.without_evidence;
+        report.conversation_tokens += conv
+            .sessions
+            .iter()
+            .flat_map(|s| &s.turns)
+            .map(|t| tokens::estimate(&t.item_text()))
+            .sum::<usize>();
+
+        let mut index = None;
+        let mut question_vectors = Vec::new();
+        if let Some(embedder) = &embedder {
+            let started = Instant::now();
+            let model = embedder.model().to_owned();
+            agent_memory_core::store::vectors::embed_pending(
+                &mut store,
+                embedder.as_ref(),
+                64,
+                usize::MAX,
+                &mut |_, _| {},
+            )
+            .map_err(|e| e.to_string())?;
+            index =
+                Some(store.vector_index(&model, embedder.dimensions()).map_err(|e| e.to_string())?);
+            let texts: Vec<&str> = conv.questions.iter().map(|q| q.text.as_str()).collect();
+            for batch in texts.chunks(64) {
+                question_vectors.extend(embedder.embed(batch).map_err(|e| e.to_string())?);
+            }
+            report.embed += started.elapsed();
+        }
+
+        for (i, question) in conv.questions.iter().enumerate() {
+            let query = SearchQuery {
+                text: question.text.clone(),
+                project: Some(conv.project().key),
+                kinds: vec!["observation".into()],
+                limit: 10,
+                max_terms: 16,
+                ranking: ranking.clone(),
+                ..SearchQuery::default()
+            };
+            let started = Instant::now();
+            let hits = store.search(&query).map_err(|e| e.to_string())?.hits;
+            report.bm25_times.push(started.elapsed());
+            report.bm25.add(question, &turn_of, &hits);
+            if let Some(index) = &index {
+                let vector = VectorQuery { index, vector: &question_vectors[i] };
+                let started = Instant::now();
+                let hits =
+                    store.search_hybrid(&query, Some(vector)).map_err(|e| e.to_string())?.hits;
+                report.hybrid_times.push(started.elapsed());
+                report.hybrid.add(question, &turn_of, &hits);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Stores every turn of `conv` as an event and an observation; returns each observation's turn.
+fn ingest(store: &mut Store, conv: &Conversation) -> Result<HashMap<i64, TurnId>, String> {
+    let project = conv.project();
+    let mut text_of: HashMap<String, (TurnId, String)> = HashMap::new();
+    let mut events = Vec::new();
+    for session in &conv.sessions {
+        for (n, turn) in session.turns.iter().enumerate() {
+            let uid = format!("locomo-{}-{}", conv.name, turn.raw_id);
+            text_of.insert(uid.clone(), (turn.id, turn.item_text()));
+            let event = Event {
+                uid,
+                agent: "locomo".into(),
+                kind: EventKind::Note,
+                source_event: "turn".into(),
+                session: format!("{}-session-{}", conv.name, session.number),
+                cwd: None,
+                at_ms: session.at_ms + n as i64 * 1_000,
+                tool: None,
+                tool_kind: None,
+                summary: turn.raw_id.clone(),
+                body: String::new(),
+                payload: serde_json::Value::Null,
+                files: Vec::new(),
+                sensitivity: Sensitivity::Normal,
+                transcript_path: None,
+            };
+            let hash = format!("{}/{}", conv.name, turn.raw_id);
+            events.push((event, hash, project.clone()));
+        }
+    }
+    store.write_recovered(&events, &[]).map_err(|e| e.to_string())?;
+
+    let mut event_turn: HashMap<i64, TurnId> = HashMap::new();
+    let provenance = Provenance { mode: "chat", distiller: "locomo-bench" };
+    for session in store.pending_sessions(10_000).map_err(|e| e.to_string())? {
+        let stored = store.session_events(session.session_id, 0).map_err(|e| e.to_string())?;
+        let mut drafts = Vec::new();
+        for event in &stored {
+            let (turn, text) = &text_of[&event.event.uid];
+            event_turn.insert(event.id, *turn);
+            let draft = ObservationDraft {
+                title: text.clone(),
+                kind: "discovery".into(),
+                source_event_ids: vec![event.id],
+                at_ms: event.event.at_ms,
+                ..ObservationDraft::default()
+            };
+            let size = tokens::estimate(text) as i64;
+            drafts.push((draft, size, size));
+        }
+        let through = stored.last().map_or(0, |e| e.id);
+        let claimed = store
+            .claim_session(session.session_id, "locomo", 0, i64::MAX / 4)
+            .map_err(|e| e.to_string())?;
+        let saved = store
+            .save_observations(&session, "locomo", provenance, &drafts, through)
+            .map_err(|e| e.to_string())?;
+        if !claimed || saved != Some(drafts.len()) {
+            return Err(format!("session {} was not stored whole", session.session_id));
+        }
+    }
+
+    // Observation ids in a fresh store run from 1; each names its one source event.
+    let mut turn_of = HashMap::new();
+    for id in 1..=conv.turns() as i64 {
+        let observation = store
+            .observation(id)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("observation {id} is missing"))?;
+        let event = observation.draft.source_event_ids[0];
+        turn_of.insert(id, event_turn[&event]);
+    }
+    Ok(turn_of)
+}
+
+/// A turn's place: session number and turn number (`D3:14` is `(3, 14)`).
+type TurnId = (u32, u32);
+
+/// Reads `D3:14`, and the few malformed ids in the data (`D:3:14`, `D3:014`); `None` for none.
+fn turn_id(raw: &str) -> Option<TurnId> {
+    let numbers: Vec<u32> = raw
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    match numbers[..] {
+        [session, turn] => Some((session, turn)),
+        _ => None,
+    }
+}
+
+#[derive(Debug)]
+struct Conversation {
+    name: String,
+    sessions: Vec<Session>,
+    questions: Vec<Question>,
+    /// Questions of categories 1–4 left out because no evidence id could be read.
+    without_evidence: usize,
+}
+
+#[derive(Debug)]
+struct Session {
+    number: u32,
+    at_ms: i64,
+    turns: Vec<Turn>,
+}
+
+#[derive(Debug)]
+struct Turn {
+    id: TurnId,
+    raw_id: String,
+    speaker: String,
+    text: String,
+}
+
+impl Turn {
+    fn item_text(&self) -> String {
+        format!("{}: {}", self.speaker, self.text)
+    }
+}
+
+#[derive(Debug)]
+struct Question {
+    text: String,
+    category: u8,
+    evidence: Vec<TurnId>,
+}
+
+impl Conversation {
+    fn project(&self) -> ProjectIdentity {
+        let root = format!("/locomo/{}", self.name);
+        ProjectIdentity {
+            key: format!("path:{root}"),
+            root: PathBuf::from(root),
+            name: format!("locomo-{}", self.name),
+            origin: None,
+        }
+    }
+
+    fn turns(&self) -> usize {
+        self.sessions.iter().map(|s| s.turns.len()).sum()
+    }
+}
+
+fn read_conversations(dir: &Path) -> Result<Vec<Conversation>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        format!(
+            "cannot read the LoCoMo data in {}: {e}; set AGENT_MEMORY_LOCOMO_DIR to the directory \
+             holding its NN.json files",
+            dir.display()
+        )
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("no LoCoMo NN.json files in {}", dir.display()));
+    }
+    files.iter().map(|path| read_conversation(path)).collect()
+}
+
+fn read_conversation(path: &Path) -> Result<Conversation, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let name = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let str_of = |v: &serde_json::Value, key: &str| v[key].as_str().unwrap_or_default().to_owned();
+    let mut sessions = Vec::new();
+    for number in 1.. {
+        let Some(turns) = json[format!("session_{number}")].as_array() else {
+            // Later session numbers have a date but no turns.
+            if json.get(format!("session_{}_date_time", number + 1)).is_some() {
+                continue;
+            }
+            break;
+        };
+        let when = str_of(&json, &format!("session_{number}_date_time"));
+        let at_ms = parse_time(&when)
+            .ok_or_else(|| format!("{}: session {number} has no readable time", path.display()))?;
+        let turns = turns
+            .iter()
+            .filter_map(|t| {
+                let raw_id = str_of(t, "dia_id");
+                Some(Turn {
+                    id: turn_id(&raw_id)?,
+                    raw_id,
+                    speaker: str_of(t, "speaker"),
+                    text: str_of(t, "text"),
+                })
+            })
+            .collect();
+        sessions.push(Session { number, at_ms, turns });
+    }
+    let mut questions = Vec::new();
+    let mut without_evidence = 0;
+    for qa in json["qa"].as_array().into_iter().flatten() {
+        let category = qa["category"].as_u64().unwrap_or(0) as u8;
+        if !(1..=4).contains(&category) {
+            continue;
+        }
+        // An evidence entry sometimes holds several ids: `D8:6; D9:17`, `D9:1 D4:4`.
+        let evidence: Vec<TurnId> = qa["evidence"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.as_str())
+            .flat_map(|e| e.split([';', ',', ' ']).filter_map(turn_id).collect::<Vec<_>>())
+            .collect();
+        if evidence.is_empty() {
+            without_evidence += 1;
+            continue;
+        }
+        questions.push(Question { text: str_of(qa, "question"), category, evidence });
+    }
+    Ok(Conversation { name, sessions, questions, without_evidence })
+}
+
+/// `1:56 pm on 8 May, 2023` as Unix milliseconds, read as UTC.
+fn parse_time(text: &str) -> Option<i64> {
+    let (clock, date) = text.split_once(" on ")?;
+    let (hm, half) = clock.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let (h, m): (i8, i8) = (h.parse().ok()?, m.parse().ok()?);
+    let h = (h % 12) + if half.eq_ignore_ascii_case("pm") { 12 } else { 0 };
+    let mut parts = date.split([' ', ',']).filter(|s| !s.is_empty());
+    let day: i8 = parts.next()?.parse().ok()?;
+    let month = parts.next()?;
+    let year: i16 = parts.next()?.parse().ok()?;
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as i8 + 1;
+    let at = jiff::civil::date(year, month, day).at(h, m, 0, 0);
+    Some(jiff::tz::TimeZone::UTC.to_timestamp(at).ok()?.as_millisecond())
+}
+
+/// Hits and tokens per category, for one way of searching.
+#[derive(Debug, Default)]
+struct Score {
+    /// Per category: questions, hits in the top 5, hits in the top 10.
+    counts: HashMap<u8, [usize; 3]>,
+    tokens_top5: usize,
+    tokens_top10: usize,
+    questions: usize,
+}
+
+impl Score {
+    fn add(
+        &mut self,
+        question: &Question,
+        turn_of: &HashMap<i64, TurnId>,
+        hits: &[agent_memory_core::store::search::SearchHit],
+    ) {
+        let found = |k: usize| {
+            hits.iter()
+                .take(k)
+                .any(|h| turn_of.get(&h.id).is_some_and(|t| question.evidence.contains(t)))
+        };
+        let counts = self.counts.entry(question.category).or_default();
+        counts[0] += 1;
+        counts[1] += usize::from(found(5));
+        counts[2] += usize::from(found(10));
+        let cost =
+            |k: usize| hits.iter().take(k).map(|h| tokens::estimate(&h.title)).sum::<usize>();
+        self.tokens_top5 += cost(5);
+        self.tokens_top10 += cost(10);
+        self.questions += 1;
+    }
+
+    fn lines(&self, mode: &str) -> Vec<String> {
+        let pct = |hit: usize, of: usize| format!("{:.1}%", hit as f64 * 100.0 / of.max(1) as f64);
+        let mut total = [0usize; 3];
+        let mut lines = Vec::new();
+        for (category, name) in CATEGORIES {
+            let c = self.counts.get(&category).copied().unwrap_or_default();
+            total.iter_mut().zip(c).for_each(|(t, c)| *t += c);
+            lines.push(format!(
+                "| {mode} | {category} {name} | {} | {} | {} | | |",
+                c[0],
+                pct(c[1], c[0]),
+                pct(c[2], c[0])
+            ));
+        }
+        let avg = |t: usize| t as f64 / self.questions.max(1) as f64;
+        lines.push(format!(
+            "| {mode} | all | {} | {} | {} | {:.0} | {:.0} |",
+            total[0],
+            pct(total[1], total[0]),
+            pct(total[2], total[0]),
+            avg(self.tokens_top5),
+            avg(self.tokens_top10)
+        ));
+        lines
+    }
+}
+
+#[derive(Debug, Default)]
+struct Report {
+    conversations: usize,
+    turns: usize,
+    /// Questions of categories 1–4 left out for want of a readable evidence id.
+    without_evidence: usize,
+    conversation_tokens: usize,
+    model: Option<String>,
+    similarity_floor: f32,
+    ingest: Duration,
+    embed: Duration,
+    bm25: Score,
+    bm25_times: Vec<Duration>,
+    hybrid: Score,
+    hybrid_times: Vec<Duration>,
+}
+
+impl Report {
+    fn print(&self) {
+        println!(
+            "locomo: {} conversations, {} turns (~{} tokens a conversation), ingested at {:.0} turns/s",
+            self.conversations,
+            self.turns,
+            self.conversation_tokens / self.conversations.max(1),
+            self.turns as f64 / self.ingest.as_secs_f64()
+        );
+        println!(
+            "questions of categories 1-4: {} ({} without a readable evidence id left out)",
+            self.bm25.questions, self.without_evidence
+        );
+        println!("| search | category | questions | R@5 | R@10 | tokens top 5 | tokens top 10 |");
+        println!("|---|---|---|---|---|---|---|");
+        for line in self.bm25.lines("BM25") {
+            println!("{line}");
+        }
+        if let Some(model) = &self.model {
+            for line in self.hybrid.lines(&format!("hybrid ({model})")) {
+                println!("{line}");
+            }
+        }
+        println!("search time, BM25: p50 {}", p50(&self.bm25_times));
+        if self.model.is_some() {
+            println!(
+                "search time, hybrid: p50 {} (similarity floor {}); embedding turns and questions: {:.1} s",
+                p50(&self.hybrid_times),
+                self.similarity_floor,
+                self.embed.as_secs_f64()
+            );
+        }
+    }
+}
+
+fn p50(times: &[Duration]) -> String {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted
+        .get(sorted.len() / 2)
+        .map_or_else(|| "-".into(), |d| format!("{:.2} ms", d.as_secs_f64() * 1000.0))
+}
