@@ -109,7 +109,8 @@ pub struct SearchConfig {
     pub semantic_recall: bool,
     pub model: String,
     pub candidates: usize,
-    pub similarity_floor: f32,
+    /// Unset: the model's own floor, else [`crate::store::search::Ranking::default`]'s.
+    pub similarity_floor: Option<f32>,
     pub weight_relevance: f64,
     pub weight_importance: f64,
     pub weight_freshness: f64,
@@ -126,7 +127,7 @@ impl Default for SearchConfig {
             semantic_recall: true,
             model: String::new(),
             candidates: ranking.candidates,
-            similarity_floor: ranking.similarity_floor,
+            similarity_floor: None,
             weight_relevance: ranking.weight_relevance,
             weight_importance: ranking.weight_importance,
             weight_freshness: ranking.weight_freshness,
@@ -137,11 +138,13 @@ impl Default for SearchConfig {
 }
 
 impl SearchConfig {
-    /// How search ranks, as configured.
-    pub fn ranking(&self) -> crate::store::search::Ranking {
+    /// How search ranks, as configured. `model_floor` is the similarity floor the embedding
+    /// model in use comes with, if any; a configured `similarity_floor` wins over it.
+    pub fn ranking(&self, model_floor: Option<f32>) -> crate::store::search::Ranking {
+        let default = crate::store::search::Ranking::default().similarity_floor;
         crate::store::search::Ranking {
             candidates: self.candidates,
-            similarity_floor: self.similarity_floor,
+            similarity_floor: self.similarity_floor.or(model_floor).unwrap_or(default),
             weight_relevance: self.weight_relevance,
             weight_importance: self.weight_importance,
             weight_freshness: self.weight_freshness,

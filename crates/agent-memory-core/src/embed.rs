@@ -72,6 +72,11 @@ pub struct Manifest {
     /// Where it was installed from (a path or a package name), for `model list`.
     #[serde(default)]
     pub source: String,
+    /// The least cosine similarity that means "about the same thing" for this model, when it
+    /// is known; models spread their similarities differently. `[search] similarity_floor`
+    /// overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similarity_floor: Option<f32>,
 }
 
 impl Manifest {

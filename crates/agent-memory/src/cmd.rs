@@ -21,9 +21,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_memory_core::config::Config;
-use agent_memory_core::embed::Embedder;
+use agent_memory_core::embed::{Embedder, Manifest};
 use agent_memory_core::paths::Home;
 use agent_memory_core::store::Store;
+use agent_memory_core::store::search::Ranking;
 use agent_memory_core::store::vectors::VectorIndex;
 use anyhow::Context as _;
 
@@ -106,6 +107,15 @@ impl Context {
                 None
             }
         }
+    }
+
+    /// How search ranks: the configuration, with the similarity floor of the model in use when
+    /// the configuration leaves it unset.
+    pub fn ranking(&self) -> Ranking {
+        let model_floor = self.config.search.embedding_model().and_then(|name| {
+            Manifest::read(&self.home.models_dir().join(name)).ok()?.similarity_floor
+        });
+        self.config.search.ranking(model_floor)
     }
 
     /// The vector of `text` and the store's vectors to compare it with, when search by meaning

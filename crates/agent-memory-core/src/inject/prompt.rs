@@ -56,26 +56,16 @@ pub struct Term {
     pub inflect: bool,
 }
 
-/// Words that carry no topic: English stop words, the small talk of a chat, and the verbs and
-/// nouns of every coding request. Matching on them would find everything.
+/// Words that carry no topic besides English stop words ([`crate::text::is_stop_word`]): the
+/// small talk of a chat, and the verbs and nouns of every coding request. Matching on them
+/// would find everything.
 #[rustfmt::skip]
-const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "ago", "all", "also", "am", "an", "and",
-    "any", "anything", "are", "as", "at", "be", "because", "been", "before", "being", "below",
-    "between", "both", "but", "by", "can", "cannot", "cant", "could", "did", "didn", "do",
-    "does", "doesn", "doing", "don", "done", "down", "during", "each", "else", "even", "ever",
-    "every", "few", "for", "from", "further", "get", "gets", "getting", "go", "goes", "going",
-    "gone", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
-    "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "lets",
-    "like", "me", "might", "more", "most", "much", "must", "my", "myself", "no", "nor", "not",
-    "now", "of", "off", "ok", "okay", "on", "once", "one", "only", "or", "other", "our", "ours",
-    "out", "over", "own", "please", "same", "she", "should", "so", "some", "something", "still",
-    "such", "sure", "than", "thank", "thanks", "that", "the", "their", "theirs", "them", "then",
-    "there", "these", "they", "thing", "things", "this", "those", "through", "thx", "to", "too",
-    "under", "until", "up", "us", "very", "want", "was", "way", "we", "well", "were", "what",
-    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "without", "won",
-    "would", "yes", "yet", "you", "your", "yours", "yourself",
-    // Request words: what any coding prompt says, whatever it is about.
+const REQUEST_WORDS: &[&str] = &[
+    "ago", "also", "anything", "cannot", "cant", "didn", "doesn", "don", "done", "even", "ever",
+    "get", "gets", "getting", "go", "goes", "going", "gone", "got", "isn", "just", "let", "lets",
+    "like", "might", "much", "must", "ok", "okay", "please", "something", "still", "sure",
+    "thank", "thanks", "thing", "things", "thx", "want", "way", "well", "won", "yes", "yet",
+    // What any coding prompt says, whatever it is about.
     "add", "added", "agent", "bug", "bugs", "build", "change", "changed", "changes",
     "check", "code", "continue", "create", "debug", "error", "errors", "fail", "failed",
     "failing", "fails", "failure", "file", "files", "find", "fix", "fixed", "fixes", "fixing",
@@ -84,7 +74,7 @@ const STOP_WORDS: &[&str] = &[
     "see", "show", "tell", "test", "tests", "think", "time", "try", "update", "use", "used",
     "using", "work", "working", "works", "write",
     // Fragments of paths that every project has.
-    "src", "lib", "rs", "ts", "js", "py", "go", "md", "json", "toml", "yaml", "yml", "txt",
+    "src", "lib", "rs", "ts", "js", "py", "md", "json", "toml", "yaml", "yml", "txt",
 ];
 
 /// Characters that mark a CJK bigram as grammar rather than topic: particles and pronouns.
@@ -103,6 +93,10 @@ const CJK_STOP_BIGRAMS: &[&str] = &[
     "测试", "为什", "什么", "继续", "谢谢", "请你", "请问", "失败", "通过", "代码", "运行", "还是",
     "进行", "错误", "需要", "解决", "添加", "实现", "检查", "记得", "重新", "时间",
 ];
+
+fn is_stop(word: &str) -> bool {
+    crate::text::is_stop_word(word) || REQUEST_WORDS.contains(&word)
+}
 
 /// A stem of an English word: common inflections off, so that its forms can be looked up.
 fn stem(word: &str) -> String {
@@ -214,11 +208,11 @@ fn term_of(token: Token<'_>) -> Option<Term> {
         Token::Word(word) => {
             let too_short = word.chars().count() < 2
                 || (word.chars().all(|c| c.is_ascii_digit()) && word.len() < 3);
-            if too_short || STOP_WORDS.contains(&word) {
+            if too_short || is_stop(word) {
                 return None;
             }
             let stem = stem(word);
-            if STOP_WORDS.contains(&stem.as_str()) {
+            if is_stop(&stem) {
                 return None;
             }
             // Short stems match whole words only: `run` must not find `rune`; nor do numbers.

@@ -89,11 +89,21 @@ fn push_term(terms: &mut Vec<String>, current: &mut String) {
     current.clear();
 }
 
+/// The terms a search looks for: [`query_terms`] without English function words, unless
+/// nothing else is left ("the who" still finds the band). OR-joined, a function word would pull
+/// in nearly every row, and BM25 ranks relative to the best match found.
+pub fn search_terms(query: &str) -> Vec<String> {
+    let terms = query_terms(query);
+    let content: Vec<String> =
+        terms.iter().filter(|t| !crate::text::is_stop_word(&t.to_lowercase())).cloned().collect();
+    if content.is_empty() { terms } else { content }
+}
+
 /// Turns a person's query into an FTS5 expression: every term quoted (so no term can be read as
-/// FTS syntax), CJK terms as phrases of their bigrams, OR-joined, at most `max_terms`. `None`
-/// when the query holds no searchable term.
+/// FTS syntax), CJK terms as phrases of their bigrams, OR-joined, at most `max_terms` of the
+/// [`search_terms`]. `None` when the query holds no searchable term.
 pub fn to_match_query(query: &str, max_terms: usize) -> Option<String> {
-    let parts: Vec<String> = query_terms(query)
+    let parts: Vec<String> = search_terms(query)
         .into_iter()
         .take(max_terms.max(1))
         .map(|term| {
@@ -136,8 +146,14 @@ mod tests {
         // FTS syntax in the input is just text.
         assert_eq!(
             to_match_query("NEAR(a b) OR -c*", 12).as_deref(),
-            Some(r#""NEAR" OR "a" OR "b" OR "OR" OR "c""#)
+            Some(r#""NEAR" OR "b" OR "c""#)
         );
+        // Function words go, unless they are all there is.
+        assert_eq!(
+            to_match_query("why does the webhook fail", 12).as_deref(),
+            Some(r#""webhook" OR "fail""#)
+        );
+        assert_eq!(to_match_query("The Who", 12).as_deref(), Some(r#""The" OR "Who""#));
         assert_eq!(to_match_query("   ?!  ", 12), None);
         let many = (0..20).map(|i| format!("t{i}")).collect::<Vec<_>>().join(" ");
         assert_eq!(to_match_query(&many, 12).map(|q| q.matches(" OR ").count()), Some(11));

@@ -364,7 +364,7 @@ impl Store {
     /// The `LIKE` path: events containing any term, newest first.
     pub fn search_like(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         let terms: Vec<String> =
-            fts::query_terms(&query.text).into_iter().take(query.max_terms.max(1)).collect();
+            fts::search_terms(&query.text).into_iter().take(query.max_terms.max(1)).collect();
         if terms.is_empty() {
             return Ok(Vec::new());
         }

