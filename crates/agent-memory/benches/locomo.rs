@@ -68,23 +68,35 @@ fn main() -> ExitCode {
 /// loader for it.
 fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, String> {
     let conversations = read_conversations(data)?;
+    // The floors hybrid search is scored at: `BENCH_SIMILARITY_FLOOR` (one, or several
+    // comma-separated, each a row of the report), else the model's own, else the default.
+    let model_floor = embedder
+        .as_ref()
+        .and_then(|(dir, _)| agent_memory_core::embed::Manifest::read(dir).ok())
+        .and_then(|m| m.similarity_floor);
+    let mut floors: Vec<f32> = std::env::var("BENCH_SIMILARITY_FLOOR")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    if floors.is_empty() {
+        floors.push(model_floor.unwrap_or(Ranking::default().similarity_floor));
+    }
     let embedder = match embedder {
         Some((dir, load)) => Some(load(dir)?),
         None => None,
     };
-    let floor = std::env::var("BENCH_SIMILARITY_FLOOR").ok().and_then(|v| v.parse().ok());
     let ranking = Ranking {
         weight_relevance: 1.0,
         weight_importance: 0.0,
         weight_freshness: 0.0,
         weight_hits: 0.0,
-        similarity_floor: floor.unwrap_or(Ranking::default().similarity_floor),
         ..Ranking::default()
     };
     let mut report = Report {
         conversations: conversations.len(),
         model: embedder.as_ref().map(|e| e.model().to_owned()),
-        similarity_floor: ranking.similarity_floor,
+        hybrid: floors.iter().map(|floor| (*floor, Score::default())).collect(),
         ..Report::default()
     };
     for conv in &conversations {
@@ -141,11 +153,15 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
             report.bm25.add(question, &turn_of, &hits);
             if let Some(index) = &index {
                 let vector = VectorQuery { index, vector: &question_vectors[i] };
-                let started = Instant::now();
-                let hits =
-                    store.search_hybrid(&query, Some(vector)).map_err(|e| e.to_string())?.hits;
-                report.hybrid_times.push(started.elapsed());
-                report.hybrid.add(question, &turn_of, &hits);
+                for (floor, score) in &mut report.hybrid {
+                    let mut query = query.clone();
+                    query.ranking.similarity_floor = *floor;
+                    let started = Instant::now();
+                    let hits =
+                        store.search_hybrid(&query, Some(vector)).map_err(|e| e.to_string())?.hits;
+                    report.hybrid_times.push(started.elapsed());
+                    score.add(question, &turn_of, &hits);
+                }
             }
         }
     }
@@ -470,12 +486,12 @@ struct Report {
     without_evidence: usize,
     conversation_tokens: usize,
     model: Option<String>,
-    similarity_floor: f32,
     ingest: Duration,
     embed: Duration,
     bm25: Score,
     bm25_times: Vec<Duration>,
-    hybrid: Score,
+    /// One score per similarity floor.
+    hybrid: Vec<(f32, Score)>,
     hybrid_times: Vec<Duration>,
 }
 
@@ -498,16 +514,17 @@ impl Report {
             println!("{line}");
         }
         if let Some(model) = &self.model {
-            for line in self.hybrid.lines(&format!("hybrid ({model})")) {
-                println!("{line}");
+            for (floor, score) in &self.hybrid {
+                for line in score.lines(&format!("hybrid ({model}, floor {floor})")) {
+                    println!("{line}");
+                }
             }
         }
         println!("search time, BM25: p50 {}", p50(&self.bm25_times));
         if self.model.is_some() {
             println!(
-                "search time, hybrid: p50 {} (similarity floor {}); embedding turns and questions: {:.1} s",
+                "search time, hybrid: p50 {}; embedding turns and questions: {:.1} s",
                 p50(&self.hybrid_times),
-                self.similarity_floor,
                 self.embed.as_secs_f64()
             );
         }

@@ -2,9 +2,10 @@
 //!
 //! A plain synchronous run: read stdin (capped), run capture, answer in the agent's protocol
 //! (the session-start briefing, recall for a prompt, what is known about a file being read),
-//! exit 0. After a stop or a session end it starts one detached distil pass and does not wait. A watchdog thread enforces the deadline: if the main thread is still waiting (on a
-//! locked database, a slow disk) when it passes, the watchdog spools the event and ends the
-//! process with success.
+//! exit 0. After a stop or a session end it starts one detached distil pass and does not wait.
+//! A watchdog thread enforces the deadline: if the main thread is still waiting (on a locked
+//! database, a slow disk) when it passes, the watchdog spools the event and ends the process
+//! with success.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
