@@ -79,9 +79,8 @@ fn main() {
     let mut rng = Rng(0xc1u64);
     let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(DIM, None, 0.0)).collect();
     let started = Instant::now();
-    let matrix = save_vectors(&mut store, &centers, &mut rng);
+    let saved = save_vectors(&mut store, &centers, &mut rng);
     store.checkpoint().expect("checkpoint");
-    let saved = matrix.len() / DIM;
     println!("vectors: {saved} x {DIM} saved in {:.1} s", started.elapsed().as_secs_f64());
     let mut loads = Vec::new();
     let mut index = None;
@@ -99,11 +98,6 @@ fn main() {
         std::hint::black_box(index.top(&query_vectors[i], 30));
     });
     rows.push(Row::time(format!("VectorIndex::top scan, {}", count(index.len())), &scan, ""));
-    let lanes = measure(query_vectors.len(), |i| {
-        std::hint::black_box(top_in_lanes(&matrix, &query_vectors[i], 30));
-    });
-    rows.push(Row::time("- the same scan, dot in 8 lanes".into(), &lanes, ""));
-    drop(matrix);
     for (query, vector) in queries.iter().zip(&query_vectors).take(20) {
         let vector = VectorQuery { index: &index, vector };
         store.search_hybrid(query, Some(vector)).expect("hybrid");
@@ -225,14 +219,13 @@ fn session_start(store: &Store, home: &Home) -> Vec<Duration> {
     times
 }
 
-/// Gives every item without a vector one near a random cluster centre; returns them all as one
-/// matrix, row after row.
-fn save_vectors(store: &mut Store, centers: &[Vec<f32>], rng: &mut Rng) -> Vec<f32> {
-    let mut matrix = Vec::new();
+/// Gives every item without a vector one near a random cluster centre; returns how many.
+fn save_vectors(store: &mut Store, centers: &[Vec<f32>], rng: &mut Rng) -> usize {
+    let mut saved = 0;
     loop {
         let items = store.unembedded(MODEL, 5_000).expect("unembedded");
         if items.is_empty() {
-            return matrix;
+            return saved;
         }
         let rows: Vec<(&str, i64, Vec<f32>)> = items
             .iter()
@@ -244,32 +237,8 @@ fn save_vectors(store: &mut Store, centers: &[Vec<f32>], rng: &mut Rng) -> Vec<f
             })
             .collect();
         store.save_vectors(MODEL, &rows).expect("save vectors");
-        matrix.extend(rows.iter().flat_map(|(_, _, v)| v));
+        saved += rows.len();
     }
-}
-
-/// What `VectorIndex::top` does, with the dot product summed in eight independent lanes, which
-/// the compiler can turn into SIMD (a single running `f32` sum must be added in order). Shows
-/// what the scan would cost with that change.
-fn top_in_lanes(matrix: &[f32], query: &[f32], k: usize) -> Vec<(usize, f32)> {
-    let dot = |row: &[f32]| {
-        let mut lanes = [0f32; 8];
-        for (a, b) in row.chunks_exact(8).zip(query.chunks_exact(8)) {
-            for i in 0..8 {
-                lanes[i] += a[i] * b[i];
-            }
-        }
-        lanes.iter().sum::<f32>()
-    };
-    let mut scored: Vec<(usize, f32)> =
-        matrix.chunks_exact(query.len()).map(dot).enumerate().collect();
-    let k = k.min(scored.len());
-    if k < scored.len() {
-        scored.select_nth_unstable_by(k, |a, b| b.1.total_cmp(&a.1));
-        scored.truncate(k);
-    }
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-    scored
 }
 
 /// The observations' full-text index alone, on a second read-only connection: the top 30

@@ -707,6 +707,27 @@ mod tests {
     }
 
     #[test]
+    fn rows_with_every_term_come_first_and_any_term_fills_up() {
+        let store = seeded(&[
+            "webhook signature check",
+            "webhook retry policy",
+            "signature of the release",
+            "the unrelated note",
+        ]);
+        let narrow = SearchQuery { limit: 1, ..query("the webhook signature") };
+        let hits = store.search(&narrow).expect("search").hits;
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].title, "Prompt: webhook signature check");
+        // Fewer rows hold both words than asked for: rows with either come in, none with only
+        // the function word.
+        let wide = store.search(&query("the webhook signature")).expect("search").hits;
+        let mut titles: Vec<&str> = wide.iter().map(|h| h.title.as_str()).collect();
+        assert_eq!(titles.remove(0), "Prompt: webhook signature check");
+        titles.sort_unstable();
+        assert_eq!(titles, ["Prompt: signature of the release", "Prompt: webhook retry policy"]);
+    }
+
+    #[test]
     fn like_fallback_matches_terms_and_escapes_wildcards() {
         let store = seeded(&["100% done with the_parser", "plain text"]);
         let hits = store.search_like(&query("100%")).expect("like");

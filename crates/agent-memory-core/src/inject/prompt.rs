@@ -4,9 +4,8 @@
 //! A prompt's *content terms* are its distinct words minus English stop words and the words of
 //! any coding request ("fix", "test", "error", "file"…), lightly stemmed (`failing` → `fail`,
 //! looked up with its inflections, so it also finds `failed` and `failure`); Chinese and
-//! Japanese text gives
-//! overlapping two-character pieces, as the full-text index stores it, minus pieces with a
-//! function character or that are common request words. An item's *strength* is absolute, not
+//! Japanese text gives overlapping two-character pieces, as the full-text index stores it,
+//! minus pieces with a function character or that are common request words. An item's *strength* is absolute, not
 //! relative to the other results: the share of the content terms its text contains, out of at
 //! most [`SATURATION`] terms (so a long prompt needs five shared terms, not most of fifty), and
 //! it must contain at least [`MIN_MATCHED`] of them. Only items at or above the configured score

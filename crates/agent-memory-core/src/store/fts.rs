@@ -103,7 +103,19 @@ pub fn search_terms(query: &str) -> Vec<String> {
 /// FTS syntax), CJK terms as phrases of their bigrams, OR-joined, at most `max_terms` of the
 /// [`search_terms`]. `None` when the query holds no searchable term.
 pub fn to_match_query(query: &str, max_terms: usize) -> Option<String> {
-    let parts: Vec<String> = search_terms(query)
+    let parts = quoted_terms(query, max_terms);
+    if parts.is_empty() { None } else { Some(parts.join(" OR ")) }
+}
+
+/// The same terms AND-joined: rows holding every term. `None` unless the query has two terms
+/// or more (with one, it is the same as [`to_match_query`]).
+pub fn to_match_all_query(query: &str, max_terms: usize) -> Option<String> {
+    let parts = quoted_terms(query, max_terms);
+    (parts.len() > 1).then(|| parts.join(" AND "))
+}
+
+fn quoted_terms(query: &str, max_terms: usize) -> Vec<String> {
+    search_terms(query)
         .into_iter()
         .take(max_terms.max(1))
         .map(|term| {
@@ -113,8 +125,7 @@ pub fn to_match_query(query: &str, max_terms: usize) -> Option<String> {
                 shadow.split_whitespace().collect::<Vec<_>>().join(" ").replace('"', "\"\"")
             )
         })
-        .collect();
-    if parts.is_empty() { None } else { Some(parts.join(" OR ")) }
+        .collect()
 }
 
 #[cfg(test)]
@@ -154,6 +165,11 @@ mod tests {
             Some(r#""webhook" OR "fail""#)
         );
         assert_eq!(to_match_query("The Who", 12).as_deref(), Some(r#""The" OR "Who""#));
+        assert_eq!(
+            to_match_all_query("API bug 修复", 12).as_deref(),
+            Some(r#""API" AND "bug" AND "修复""#)
+        );
+        assert_eq!(to_match_all_query("支付回调", 12), None, "one term: nothing to narrow");
         assert_eq!(to_match_query("   ?!  ", 12), None);
         let many = (0..20).map(|i| format!("t{i}")).collect::<Vec<_>>().join(" ");
         assert_eq!(to_match_query(&many, 12).map(|q| q.matches(" OR ").count()), Some(11));

@@ -186,7 +186,7 @@ impl Store {
              FROM observations_fts f JOIN observations x ON x.id = f.rowid
              JOIN sessions s ON s.id = x.session_id
              WHERE observations_fts MATCH ?1
-               AND x.project_id = (SELECT id FROM projects WHERE key = ?2)
+               AND +x.project_id = (SELECT id FROM projects WHERE key = ?2)
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
              ORDER BY f.rowid DESC LIMIT ?5";
         // A summary's title is what was asked, or failing that what got done.
@@ -244,14 +244,15 @@ impl Store {
     ) -> Result<Vec<FileNote>> {
         let Some(first) = paths.first() else { return Ok(Vec::new()) };
         // Four forms at most (as given, whole, relative to the session and to the project); a
-        // fixed statement keeps it prepared once.
+        // fixed statement keeps it prepared once. The unary `+` keeps SQLite from walking the
+        // project's observations by their project index instead of the file's few rows.
         let form = |i: usize| paths.get(i).copied().unwrap_or(first);
         let mut stmt = self.conn().prepare_cached(
             "SELECT o.id, o.at, o.agent, o.kind, o.title, max(f.modified)
              FROM observation_files f JOIN observations o ON o.id = f.observation_id
              JOIN sessions s ON s.id = o.session_id
              WHERE f.path IN (?1, ?2, ?3, ?4)
-               AND o.project_id = (SELECT id FROM projects WHERE key = ?5)
+               AND +o.project_id = (SELECT id FROM projects WHERE key = ?5)
                AND NOT (s.agent = ?6 AND s.source_id = ?7)
              GROUP BY o.id
              ORDER BY max(f.modified) DESC, o.at DESC, o.id DESC LIMIT ?8",

@@ -191,7 +191,12 @@ impl Store {
             .collect();
         let candidates = query.ranking.candidates.max(query.limit).max(1);
         let mut found: Vec<(SearchHit, Option<f64>, Option<f32>)> = Vec::new();
-        if let Some(fts_query) = fts::to_match_query(&query.text, query.max_terms) {
+        // Rows holding every term first: a short list to score, and what a person typing
+        // several words expects at the top. When that is fewer than asked for, any term.
+        let all = fts::to_match_all_query(&query.text, query.max_terms);
+        let any = fts::to_match_query(&query.text, query.max_terms);
+        for fts_query in [all, any].into_iter().flatten() {
+            found.clear();
             for source in &sources {
                 match self.search_fts(source, &fts_query, query, candidates) {
                     Ok(hits) => found.extend(hits.into_iter().map(|(h, s)| (h, Some(s), None))),
@@ -201,6 +206,9 @@ impl Store {
                         return Ok(SearchResults { hits, fallback: true, semantic: false });
                     }
                 }
+            }
+            if found.len() >= query.limit.max(1) {
+                break;
             }
         }
         let semantic = vector.is_some_and(|v| !v.index.is_empty());
