@@ -304,9 +304,19 @@ impl Config {
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Config, ConfigError> {
         let mut table = match std::fs::read_to_string(path) {
-            Ok(text) => text.parse::<toml::Table>().map_err(|e| ConfigError::Invalid {
-                path: path.to_owned(),
-                message: e.message().to_owned(),
+            Ok(text) => text.parse::<toml::Table>().map_err(|e| {
+                // Where in the file, so a person can go straight to it.
+                let line = e
+                    .span()
+                    .and_then(|span| text.get(..span.start))
+                    .map(|before| before.matches('\n').count() + 1);
+                ConfigError::Invalid {
+                    path: path.to_owned(),
+                    message: match line {
+                        Some(line) => format!("line {line}: {}", e.message()),
+                        None => e.message().to_owned(),
+                    },
+                }
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
             Err(source) => return Err(ConfigError::Read { path: path.to_owned(), source }),
@@ -584,6 +594,17 @@ pub fn set_in_file(path: &Path, edits: &[(&str, &str, toml::Value)]) -> Result<b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_does_not_parse_is_reported_with_its_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        crate::fsutil::write_atomic(&path, b"[search]\nlimit = 5\n\n[search]\nlimit = 6\n")
+            .expect("w");
+        let err = Config::load_with(&path, []).expect_err("duplicate table").to_string();
+        assert!(err.contains("line 4:"), "{err}");
+        assert!(err.contains("agent-memory config default"), "{err}");
+    }
 
     #[test]
     fn default_toml_matches_code_defaults() {
