@@ -122,27 +122,7 @@ impl Context {
     /// is available.
     pub fn query_vector(&self, store: &Store, text: &str) -> Option<(VectorIndex, Vec<f32>)> {
         let embedder = self.embedder()?;
-        let index = match store.vector_index(embedder.model(), embedder.dimensions()) {
-            Ok(index) if !index.is_empty() => index,
-            Ok(_) => {
-                tracing::warn!(
-                    "nothing is embedded with {} yet; run `agent-memory reindex`",
-                    embedder.model()
-                );
-                return None;
-            }
-            Err(err) => {
-                tracing::warn!(%err, "cannot read the stored vectors");
-                return None;
-            }
-        };
-        match embedder.embed(&[text]) {
-            Ok(mut vectors) => vectors.pop().map(|v| (index, v)),
-            Err(err) => {
-                tracing::warn!("searching by full text only: {err}");
-                None
-            }
-        }
+        agent_memory_core::embed::query_vector(store, embedder.as_ref(), text)
     }
 }
 
