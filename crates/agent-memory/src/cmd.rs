@@ -6,6 +6,7 @@ pub mod config;
 pub mod export;
 pub mod hook;
 pub mod import;
+pub mod mcp;
 pub mod mode;
 pub mod model;
 pub mod project;
@@ -33,7 +34,13 @@ use crate::cli::Command;
 /// Runs every command but `hook`, which has its own policy.
 pub fn run(command: Command) -> anyhow::Result<()> {
     let ctx = Context::load()?;
-    crate::logging::init_stderr(&ctx.config);
+    // The MCP server's stdout carries JSON-RPC alone and its stderr is often shown to the user
+    // by the client as errors: it logs to the home's log file, as the hook does.
+    if matches!(command, Command::Mcp) {
+        crate::logging::init_file(&ctx.home, &ctx.config);
+    } else {
+        crate::logging::init_stderr(&ctx.config);
+    }
     match command {
         Command::Hook(_) => Ok(()),
         Command::Search(args) => search::run(&ctx, args),
@@ -50,6 +57,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Model(args) => model::run(&ctx, args),
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
+        Command::Mcp => mcp::run(&ctx),
     }
 }
 
