@@ -2,7 +2,8 @@
 //! delimited JSON-RPC 2.0 as a client does: the handshake, the tool list (a snapshot: names,
 //! descriptions and schemas are what a client's model reads), every tool with good arguments
 //! and with bad ones, the server still serving after each mistake, and stdout carrying nothing
-//! but JSON-RPC.
+//! but JSON-RPC. Then the same through the official MCP Python SDK's client
+//! (`mcp/python_client.py`), installed by `scripts/mcp-test-client`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -307,4 +308,66 @@ fn bad_arguments_are_explained_and_the_server_keeps_serving() {
     let (error, _) = server.call("search", json!({ "query": "parser" }));
     assert!(!error);
     server.finish();
+}
+
+/// The environment variable naming a python with the official MCP SDK installed.
+const MCP_PYTHON_ENV: &str = "AGENT_MEMORY_TEST_MCP_PYTHON";
+
+/// The python to run the SDK client with. Without one, a CI run (`CI=true`) fails with the
+/// command that installs it; elsewhere the test is skipped with a note.
+#[allow(clippy::print_stderr)]
+fn mcp_python(test: &str) -> Option<std::path::PathBuf> {
+    let named = std::env::var_os(MCP_PYTHON_ENV).filter(|v| !v.is_empty());
+    if let Some(path) = named.as_ref().map(std::path::PathBuf::from).filter(|p| p.is_file()) {
+        return Some(path);
+    }
+    let advice = format!(
+        "{MCP_PYTHON_ENV} is {}; run `export {MCP_PYTHON_ENV}=\"$(scripts/mcp-test-client | tail -n 1)\"`",
+        named.map_or("not set".to_owned(), |p| format!("{}, not a file", p.to_string_lossy()))
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{test} needs the MCP SDK: {advice}");
+    eprintln!("skipping {test}: {advice}");
+    None
+}
+
+#[test]
+fn the_official_python_sdk_client_runs_the_workflow() {
+    let Some(python) = mcp_python("the_official_python_sdk_client_runs_the_workflow") else {
+        return;
+    };
+    let (home, _) = seeded();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/mcp/python_client.py");
+    // The client hands its environment on to the server: the test home's, as `cmd` sets it.
+    let mut client = std::process::Command::new(&python);
+    for (key, value) in home.cmd().get_envs() {
+        match value {
+            Some(value) => client.env(key, value),
+            None => client.env_remove(key),
+        };
+    }
+    let out = client
+        .env("TZ", "UTC")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_agent-memory"))
+        .current_dir(home.user_home())
+        .output()
+        .expect("run the python client");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let seen: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", agent_memory_testkit::describe(&out)));
+    assert_eq!(seen["server"], "agent-memory", "{seen}");
+    assert_eq!(seen["version"], env!("CARGO_PKG_VERSION"), "{seen}");
+    assert_eq!(seen["tools"], json!(["briefing", "get_observations", "search", "timeline"]));
+    let ids = seen["ids"].as_array().expect("ids");
+    assert!(!ids.is_empty(), "search found the fix: {seen}");
+    assert_eq!(seen["get_error"], false, "{seen}");
+    let got = seen["get"].as_str().expect("get");
+    for id in ids.iter().take(3).filter_map(Value::as_str) {
+        assert!(got.contains(&format!("## {id} ")), "{id} read in full: {got}");
+    }
+    assert_eq!(seen["bad_error"], true, "{seen}");
+    assert!(seen["bad"].as_str().is_some_and(|t| t.contains("`limit`")), "{seen}");
+    assert_eq!(seen["after_error"], false, "still serving after the mistake: {seen}");
+    assert!(seen["after"].as_str().is_some_and(|t| t.contains(" | codex | ")), "{seen}");
 }
