@@ -10,6 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::store::Store;
+use crate::store::vectors::VectorIndex;
+
 /// The file that describes an installed model, inside its directory.
 pub const MANIFEST: &str = "agent-memory-model.toml";
 
@@ -24,6 +27,37 @@ pub trait Embedder: Send + Sync {
 
     /// One L2-normalised vector per text, in order. An empty text gets a zero vector.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// The vector of a search's `text` and the store's vectors of `embedder`'s model to compare it
+/// with; `None`, with a warning, when nothing is embedded with that model yet or embedding
+/// fails, so that search keeps to full text rather than fail.
+pub fn query_vector(
+    store: &Store,
+    embedder: &dyn Embedder,
+    text: &str,
+) -> Option<(VectorIndex, Vec<f32>)> {
+    let index = match store.vector_index(embedder.model(), embedder.dimensions()) {
+        Ok(index) if !index.is_empty() => index,
+        Ok(_) => {
+            tracing::warn!(
+                "nothing is embedded with {} yet; run `agent-memory reindex`",
+                embedder.model()
+            );
+            return None;
+        }
+        Err(err) => {
+            tracing::warn!(%err, "cannot read the stored vectors");
+            return None;
+        }
+    };
+    match embedder.embed(&[text]) {
+        Ok(mut vectors) => vectors.pop().map(|v| (index, v)),
+        Err(err) => {
+            tracing::warn!("searching by full text only: {err}");
+            None
+        }
+    }
 }
 
 /// Why a model could not be loaded or could not embed.

@@ -430,6 +430,18 @@ fn register_functions(conn: &Connection, fts_deferred: &Arc<AtomicBool>) -> rusq
             Ok(text.map(|t| fts::shadow_text(&t).into_owned()))
         },
     )?;
+    // Search reports what reading an event in full costs, with the one token estimate.
+    conn.create_scalar_function(
+        "am_tokens",
+        1,
+        FunctionFlags::SQLITE_UTF8
+            | FunctionFlags::SQLITE_DETERMINISTIC
+            | FunctionFlags::SQLITE_INNOCUOUS,
+        |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            Ok(text.map_or(0, |t| crate::tokens::estimate(&t) as i64))
+        },
+    )?;
     let deferred = Arc::clone(fts_deferred);
     conn.create_scalar_function(
         "am_fts_deferred",

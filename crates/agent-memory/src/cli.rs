@@ -53,6 +53,9 @@ pub enum Command {
     /// Print a project's session-start briefing as Markdown, or keep it in
     /// `.agent-memory/brief.md` for agents that cannot take injected context.
     Brief(BriefArgs),
+    /// Serve memory to an MCP client over stdio (search, timeline, get_observations,
+    /// briefing); register it in the client as the command `agent-memory mcp`.
+    Mcp,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ pub mod config;
 pub mod export;
 pub mod hook;
 pub mod import;
+pub mod mcp;
 pub mod mode;
 pub mod model;
 pub mod project;
@@ -33,7 +34,13 @@ use crate::cli::Command;
 /// Runs every command but `hook`, which has its own policy.
 pub fn run(command: Command) -> anyhow::Result<()> {
     let ctx = Context::load()?;
-    crate::logging::init_stderr(&ctx.config);
+    // The MCP server's stdout carries JSON-RPC alone and its stderr is often shown to the user
+    // by the client as errors: it logs to the home's log file, as the hook does.
+    if matches!(command, Command::Mcp) {
+        crate::logging::init_file(&ctx.home, &ctx.config);
+    } else {
+        crate::logging::init_stderr(&ctx.config);
+    }
     match command {
         Command::Hook(_) => Ok(()),
         Command::Search(args) => search::run(&ctx, args),
@@ -50,6 +57,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Model(args) => model::run(&ctx, args),
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
+        Command::Mcp => mcp::run(&ctx),
     }
 }
 
@@ -122,27 +130,7 @@ impl Context {
     /// is available.
     pub fn query_vector(&self, store: &Store, text: &str) -> Option<(VectorIndex, Vec<f32>)> {
         let embedder = self.embedder()?;
-        let index = match store.vector_index(embedder.model(), embedder.dimensions()) {
-            Ok(index) if !index.is_empty() => index,
-            Ok(_) => {
-                tracing::warn!(
-                    "nothing is embedded with {} yet; run `agent-memory reindex`",
-                    embedder.model()
-                );
-                return None;
-            }
-            Err(err) => {
-                tracing::warn!(%err, "cannot read the stored vectors");
-                return None;
-            }
-        };
-        match embedder.embed(&[text]) {
-            Ok(mut vectors) => vectors.pop().map(|v| (index, v)),
-            Err(err) => {
-                tracing::warn!("searching by full text only: {err}");
-                None
-            }
-        }
+        agent_memory_core::embed::query_vector(store, embedder.as_ref(), text)
     }
 }
 

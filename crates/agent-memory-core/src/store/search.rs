@@ -109,6 +109,9 @@ pub struct SearchHit {
     pub item_type: String,
     pub tool: Option<String>,
     pub title: String,
+    /// About how many tokens reading the item in full costs (`agent-memory show`): an
+    /// observation's or summary's stored size, an event's summary and body estimated.
+    pub tokens: i64,
     /// Higher is better: the weighted sum of `parts`; 0 for fallback hits.
     pub score: f64,
     pub parts: Parts,
@@ -137,21 +140,22 @@ const SOURCES: &[Source] = &[
         kind: "observation",
         table: "observations",
         fts: "observations_fts",
-        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, x.title",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, x.title, x.tokens",
         type_column: "x.kind",
     },
     Source {
         kind: "summary",
         table: "summaries",
         fts: "summaries_fts",
-        columns: "x.id, x.at, x.agent, p.name, s.source_id, 'summary', NULL, x.request",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, 'summary', NULL, x.request, x.tokens",
         type_column: "'summary'",
     },
     Source {
         kind: "event",
         table: "events",
         fts: "events_fts",
-        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, x.tool, x.summary",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, x.tool, x.summary,
+                  am_tokens(x.summary || ' ' || x.body)",
         type_column: "x.kind",
     },
 ];
@@ -405,7 +409,7 @@ impl Store {
     ) -> Result<Vec<(SearchHit, f64)>> {
         let mut stmt = self.conn().prepare(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-            let score: f64 = r.get(8)?;
+            let score: f64 = r.get(9)?;
             let hit = SearchHit {
                 kind,
                 id: r.get(0)?,
@@ -416,6 +420,7 @@ impl Store {
                 item_type: r.get(5)?,
                 tool: r.get(6)?,
                 title: r.get(7)?,
+                tokens: r.get(8)?,
                 score: 0.0,
                 parts: Parts::default(),
             };

@@ -28,13 +28,7 @@ pub fn run(ctx: &Context, args: ShowArgs) -> anyhow::Result<()> {
 
 /// `o12`/`12` → observation 12, `s3` → summary 3, `e45` → event 45 (a leading `#` is fine).
 pub fn parse_id(raw: &str) -> anyhow::Result<(char, i64)> {
-    let id = raw.trim().trim_start_matches('#');
-    let (kind, digits) = match id.chars().next() {
-        Some(c @ ('o' | 's' | 'e' | 'O' | 'S' | 'E')) => (c.to_ascii_lowercase(), &id[1..]),
-        _ => ('o', id),
-    };
-    let number = digits.parse::<i64>().map_err(|_| {
+    agent_memory_core::store::distilled::parse_item_id(raw).ok_or_else(|| {
         anyhow::anyhow!("`{raw}` is not an id: use o12 (observation), s3 (summary) or e45 (event)")
-    })?;
-    Ok((kind, number))
+    })
 }

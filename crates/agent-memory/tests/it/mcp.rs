@@ -1,0 +1,373 @@
+//! `agent-memory mcp`: the real binary as an MCP server over stdio, spoken to in newline-
+//! delimited JSON-RPC 2.0 as a client does: the handshake, the tool list (a snapshot: names,
+//! descriptions and schemas are what a client's model reads), every tool with good arguments
+//! and with bad ones, the server still serving after each mistake, and stdout carrying nothing
+//! but JSON-RPC. Then the same through the official MCP Python SDK's client
+//! (`mcp/python_client.py`), installed by `scripts/mcp-test-client`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::{assert_quiet_success, count, home};
+use agent_memory_testkit::TestHome;
+
+/// A captured payload of `agent`'s `event` with `fields` set on top.
+fn sample(agent_dir: &str, event: &str, fields: &Value) -> Vec<u8> {
+    let file = format!("{event}.json");
+    let found = agent_memory_testkit::samples(agent_dir)
+        .into_iter()
+        .find(|s| s.file == file)
+        .unwrap_or_else(|| panic!("no sample {agent_dir}/{file}"));
+    let mut base: Value = serde_json::from_slice(&found.bytes).expect("sample is JSON");
+    if let (Some(base), Some(fields)) = (base.as_object_mut(), fields.as_object()) {
+        base.extend(fields.clone());
+    }
+    serde_json::to_vec(&base).expect("serialize")
+}
+
+/// A Codex session that fixes the parser, through the real hook, then a `work` pass, so the
+/// store holds events, observations and a summary.
+fn seeded() -> (TestHome, String) {
+    let home = home();
+    let app = home.user_home().join("app");
+    std::fs::create_dir_all(&app).expect("project dir");
+    let app = app.to_string_lossy().into_owned();
+    let send = |event: &str, fields: Value| {
+        let mut fields = fields;
+        let common = json!({ "session_id": "codex-fix", "cwd": app });
+        fields.as_object_mut().expect("object").extend(common.as_object().expect("obj").clone());
+        assert_quiet_success(&home.hook("codex", event, &sample("codex", event, &fields)));
+    };
+    let patch = "*** Begin Patch\n*** Update File: src/parser.rs\n@@\n-    let d = depth + 1;\n+    let d = self.depth + 1;\n*** End Patch\n";
+    send("SessionStart", json!({}));
+    send(
+        "UserPromptSubmit",
+        json!({ "prompt": "cargo test -p parser fails with error[E0425]: cannot find value `depth` in this scope; please fix src/parser.rs" }),
+    );
+    send(
+        "PostToolUse",
+        json!({ "tool_name": "Bash", "tool_input": { "command": "cargo test -p parser" },
+                "tool_response": "error[E0425]: cannot find value `depth` in this scope\n --> src/parser.rs:42:9\nerror: could not compile `parser`\n" }),
+    );
+    send(
+        "PostToolUse",
+        json!({ "tool_name": "apply_patch", "tool_input": { "command": patch },
+                "tool_response": "Success. Updated the following files:\nM src/parser.rs\n" }),
+    );
+    send(
+        "PostToolUse",
+        json!({ "tool_name": "Bash", "tool_input": { "command": "cargo test -p parser" },
+                "tool_response": "test result: ok. 12 passed; 0 failed\n" }),
+    );
+    send(
+        "Stop",
+        json!({ "last_assistant_message": "Fixed: depth is read from self in src/parser.rs." }),
+    );
+    let out = home.cmd().args(["work", "--json"]).output().expect("work");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    (home, app)
+}
+
+/// A running `agent-memory mcp` and the JSON-RPC lines it wrote.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    next_id: i64,
+}
+
+impl Server {
+    fn start(home: &TestHome) -> Server {
+        let mut child = home
+            .cmd()
+            .arg("mcp")
+            .env("TZ", "UTC")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn agent-memory mcp");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Server { child, stdin, stdout, next_id: 1 }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write to the server");
+        stdin.flush().expect("flush");
+    }
+
+    /// One line of stdout: it must be a JSON-RPC 2.0 message.
+    fn read_message(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).expect("read from the server");
+        assert!(n > 0, "the server closed stdout");
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "not JSON-RPC: {line}");
+        message
+    }
+
+    /// Sends a request and returns its response (notifications in between are skipped).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let message = self.read_message();
+            if message.get("id") == Some(&json!(id)) {
+                return message;
+            }
+            assert!(message.get("method").is_some(), "a response to another request: {message}");
+        }
+    }
+
+    /// Calls a tool; returns whether it was a tool error and its text.
+    fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+        let response = self.request("tools/call", json!({ "name": tool, "arguments": arguments }));
+        let result = response
+            .get("result")
+            .unwrap_or_else(|| panic!("{tool} {arguments}: no result: {response}"));
+        let text = result["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        (result["isError"] == json!(true), text)
+    }
+
+    /// Closes stdin and waits: the server must exit 0 and have written nothing but JSON-RPC.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stdout, &mut rest).expect("read the rest");
+        for line in rest.lines() {
+            let message: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line}"));
+            assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        }
+        let status = self.child.wait().expect("wait for the server");
+        let mut stderr = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut err, &mut stderr);
+        }
+        assert!(status.success(), "the server exited with {status}: {stderr}");
+    }
+}
+
+fn initialized(home: &TestHome) -> Server {
+    let mut server = Server::start(home);
+    let response = server.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": "agent-memory-tests", "version": "0" }
+        }),
+    );
+    let result = &response["result"];
+    assert_eq!(result["serverInfo"]["name"], "agent-memory", "{response}");
+    assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"), "{response}");
+    assert!(result["capabilities"]["tools"].is_object(), "{response}");
+    assert!(
+        result["instructions"].as_str().is_some_and(|i| i.contains("`search` first")),
+        "{response}"
+    );
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server
+}
+
+#[test]
+fn tools_list_matches_the_snapshot() {
+    let home = home();
+    let mut server = initialized(&home);
+    let response = server.request("tools/list", json!({}));
+    let tools: Vec<Value> = response["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {response}"))
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t["name"],
+                "description": t["description"],
+                "inputSchema": t["inputSchema"],
+            })
+        })
+        .collect();
+    let pretty = serde_json::to_string_pretty(&tools).expect("pretty");
+    expect_test::expect_file!["snapshots/mcp_tools_list.json"].assert_eq(&format!("{pretty}\n"));
+    server.finish();
+}
+
+#[test]
+fn the_cheap_first_workflow_works_end_to_end() {
+    let (home, app) = seeded();
+    let fix = count(
+        &home,
+        "SELECT id FROM observations WHERE agent = 'codex' AND files_modified LIKE '%src/parser.rs%'",
+    );
+    let summary = count(&home, "SELECT max(id) FROM summaries");
+    let event = count(&home, "SELECT min(id) FROM events WHERE kind = 'prompt'");
+    let mut server = initialized(&home);
+
+    // search: a compact index, each line with an id and what reading it costs.
+    let (error, text) = server.call("search", json!({ "query": "parser depth", "limit": 5 }));
+    assert!(!error, "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("o{fix} | ")))
+        .unwrap_or_else(|| panic!("o{fix} in the index: {text}"));
+    assert!(line.contains(" | codex | "), "{line}");
+    assert!(line.rsplit(" | ").next().is_some_and(|t| t.starts_with('~')), "{line}");
+    assert!(text.lines().count() <= 5 + 2, "at most the limit and two lines around: {text}");
+    assert!(text.contains("get_observations"), "the answer says how to go on: {text}");
+
+    // Filters: only events, only another agent.
+    let (error, text) =
+        server.call("search", json!({ "query": "parser", "kind": ["event"], "since": "1w" }));
+    assert!(!error, "{text}");
+    let hits: Vec<&str> = text.lines().filter(|l| l.contains(" | ")).skip(1).collect();
+    assert!(!hits.is_empty() && hits.iter().all(|l| l.starts_with('e')), "{text}");
+    let (error, text) = server.call("search", json!({ "query": "parser", "agent": "gemini" }));
+    assert!(!error && text.starts_with("no matches"), "{text}");
+
+    // timeline: around the fix, the fix marked.
+    let (error, text) = server.call("timeline", json!({ "anchor": format!("o{fix}") }));
+    assert!(!error, "{text}");
+    assert!(text.contains(&format!("→ o{fix} | ")), "{text}");
+    let (error, text) = server.call("timeline", json!({ "anchor": "depth parser", "before": 1 }));
+    assert!(!error && text.contains(" | codex | "), "{text}");
+
+    // get_observations: several ids in one call, an unknown one reported on its own.
+    let ids = json!([format!("o{fix}"), format!("s{summary}"), format!("e{event}"), "o999999"]);
+    let (error, text) = server.call("get_observations", json!({ "ids": ids }));
+    assert!(!error, "{text}");
+    assert!(text.contains(&format!("## o{fix} [")), "{text}");
+    assert!(text.contains("src/parser.rs"), "{text}");
+    assert!(text.contains(&format!("## s{summary} summary of session codex-fix")), "{text}");
+    assert!(text.contains(&format!("## e{event} [prompt]")), "{text}");
+    assert!(text.contains("- o999999: nothing is stored under this id"), "{text}");
+
+    // briefing: the project's session-start overview.
+    let (error, text) = server.call("briefing", json!({ "project": app }));
+    assert!(!error, "{text}");
+    assert!(text.contains(&format!("o{fix}")), "{text}");
+    let (error, text) = server.call("briefing", json!({}));
+    assert!(!error && text.contains("Nothing is remembered"), "the server's own dir: {text}");
+
+    server.finish();
+}
+
+#[test]
+fn bad_arguments_are_explained_and_the_server_keeps_serving() {
+    let (home, _) = seeded();
+    let mut server = initialized(&home);
+    // (tool, arguments, what the message must say)
+    let cases: &[(&str, Value, &[&str])] = &[
+        ("search", json!({}), &["missing field `query`", "pass `query`"]),
+        ("search", json!({ "query": 5 }), &["`query`", "expected a string"]),
+        ("search", json!({ "query": "x", "limit": "ten" }), &["`limit`", "pass `limit`"]),
+        ("search", json!({ "query": "x", "limit": 0 }), &["`limit` is 0", "from 1 to 100"]),
+        ("search", json!({ "query": "x", "kind": ["memo"] }), &["unknown variant `memo`"]),
+        (
+            "search",
+            json!({ "query": "x", "since": "soon" }),
+            &["`since`: cannot read `soon` as a time"],
+        ),
+        ("search", json!({ "query": "x", "colour": 1 }), &["unknown field `colour`"]),
+        ("search", json!({ "query": "  " }), &["`query` is empty"]),
+        ("timeline", json!({ "anchor": "o999999" }), &["nothing is stored under o999999"]),
+        ("timeline", json!({ "anchor": "zzqqxx" }), &["nothing matches `zzqqxx`"]),
+        ("timeline", json!({ "anchor": "o1", "before": -1 }), &["`before`", "pass `before`"]),
+        ("get_observations", json!({ "ids": "o1" }), &["`ids`", "pass `ids`"]),
+        ("get_observations", json!({ "ids": [] }), &["`ids` is empty"]),
+        ("briefing", json!({ "project": "/no/such/dir" }), &["/no/such/dir is not a directory"]),
+    ];
+    for (tool, arguments, wanted) in cases {
+        let (error, text) = server.call(tool, arguments.clone());
+        assert!(error, "{tool} {arguments}: a tool error expected, got: {text}");
+        for want in *wanted {
+            assert!(text.contains(want), "{tool} {arguments}: `{want}` missing from: {text}");
+        }
+        // Still serving.
+        let (error, text) = server.call("search", json!({ "query": "parser" }));
+        assert!(!error && text.contains(" | codex | "), "after {tool} {arguments}: {text}");
+    }
+    // Unparseable ids in a list are reported per id; the good ones still come back.
+    let (error, text) = server.call("get_observations", json!({ "ids": ["x1", "e1"] }));
+    assert!(!error, "{text}");
+    assert!(text.contains("- x1: not an id") && text.contains("## e1 ["), "{text}");
+    // An unknown tool is a protocol error, and the server goes on.
+    let response = server.request("tools/call", json!({ "name": "remember", "arguments": {} }));
+    assert!(response.get("error").is_some(), "{response}");
+    let (error, _) = server.call("search", json!({ "query": "parser" }));
+    assert!(!error);
+    server.finish();
+}
+
+/// The environment variable naming a python with the official MCP SDK installed.
+const MCP_PYTHON_ENV: &str = "AGENT_MEMORY_TEST_MCP_PYTHON";
+
+/// The python to run the SDK client with. Without one, a CI run (`CI=true`) fails with the
+/// command that installs it; elsewhere the test is skipped with a note.
+#[allow(clippy::print_stderr)]
+fn mcp_python(test: &str) -> Option<std::path::PathBuf> {
+    let named = std::env::var_os(MCP_PYTHON_ENV).filter(|v| !v.is_empty());
+    if let Some(path) = named.as_ref().map(std::path::PathBuf::from).filter(|p| p.is_file()) {
+        return Some(path);
+    }
+    let advice = format!(
+        "{MCP_PYTHON_ENV} is {}; run `export {MCP_PYTHON_ENV}=\"$(scripts/mcp-test-client | tail -n 1)\"`",
+        named.map_or("not set".to_owned(), |p| format!("{}, not a file", p.to_string_lossy()))
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{test} needs the MCP SDK: {advice}");
+    eprintln!("skipping {test}: {advice}");
+    None
+}
+
+#[test]
+fn the_official_python_sdk_client_runs_the_workflow() {
+    let Some(python) = mcp_python("the_official_python_sdk_client_runs_the_workflow") else {
+        return;
+    };
+    let (home, _) = seeded();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/mcp/python_client.py");
+    // The client hands its environment on to the server: the test home's, as `cmd` sets it.
+    let mut client = std::process::Command::new(&python);
+    for (key, value) in home.cmd().get_envs() {
+        match value {
+            Some(value) => client.env(key, value),
+            None => client.env_remove(key),
+        };
+    }
+    let out = client
+        .env("TZ", "UTC")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_agent-memory"))
+        .current_dir(home.user_home())
+        .output()
+        .expect("run the python client");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let seen: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", agent_memory_testkit::describe(&out)));
+    assert_eq!(seen["server"], "agent-memory", "{seen}");
+    assert_eq!(seen["version"], env!("CARGO_PKG_VERSION"), "{seen}");
+    assert_eq!(seen["tools"], json!(["briefing", "get_observations", "search", "timeline"]));
+    let ids = seen["ids"].as_array().expect("ids");
+    assert!(!ids.is_empty(), "search found the fix: {seen}");
+    assert_eq!(seen["get_error"], false, "{seen}");
+    let got = seen["get"].as_str().expect("get");
+    for id in ids.iter().take(3).filter_map(Value::as_str) {
+        assert!(got.contains(&format!("## {id} ")), "{id} read in full: {got}");
+    }
+    assert_eq!(seen["bad_error"], true, "{seen}");
+    assert!(seen["bad"].as_str().is_some_and(|t| t.contains("`limit`")), "{seen}");
+    assert_eq!(seen["after_error"], false, "still serving after the mistake: {seen}");
+    assert!(seen["after"].as_str().is_some_and(|t| t.contains(" | codex | ")), "{seen}");
+}
