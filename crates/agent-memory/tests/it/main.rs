@@ -1,6 +1,7 @@
 //! Integration tests: the real `agent-memory` binary, run as a child process under a temp
 //! home, against real SQLite files, with payloads captured from the real agents.
 
+mod agents;
 mod architecture;
 mod capture_robustness;
 mod concurrency;

@@ -1,0 +1,402 @@
+//! The real agents: Claude Code, Codex CLI and Gemini CLI, at the versions the shared harness
+//! pins (`../shared/agents/harness`, installed by `scripts/agent-test-clients`), each run as a
+//! non-interactive session against the harness's fake model server on 127.0.0.1, with
+//! `agent-memory hook` as every hook and `agent-memory mcp` as an MCP server. The harness logs
+//! every model request, so these tests see exactly what reached the model.
+//!
+//! All runs of one test share one store and one project directory (the harness's `proj/` under
+//! one run path, rebuilt per run), as sessions of different agents in one checkout do.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+/// Harness runs start several processes each; two at once on a small machine only make each
+/// slower, so the tests of this module take turns.
+static RUNS: Mutex<()> = Mutex::new(());
+
+const CLIENTS_ENV: &str = "AGENT_MEMORY_TEST_CLIENTS";
+/// What the fake model answers when it has no tool call left: the mark of a finished turn.
+const FINAL: &str = "FAKE_FINAL_ANSWER";
+const CODEX_PROMPT: &str = "Investigate why the quartzite tokenizer benchmark is flaky";
+const CODEX_COMMAND: &str = "echo quartzite-bench-ok";
+const OPEN: &str = "<agent-memory-context>";
+const CLOSE: &str = "</agent-memory-context>";
+
+/// The installed clients, or `None` (with a notice) when they are missing outside CI.
+#[allow(clippy::print_stderr)]
+fn require_clients(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os(CLIENTS_ENV).filter(|v| !v.is_empty()).map_or_else(
+        || {
+            std::env::var_os("HOME")
+                .map(|home| Path::new(&home).join(".cache/agent-memory-clients"))
+                .unwrap_or_default()
+        },
+        PathBuf::from,
+    );
+    let bins = [
+        "claude-code/node_modules/.bin/claude",
+        "codex/node_modules/.bin/codex",
+        "gemini/node_modules/.bin/gemini",
+    ];
+    let harness = harness_dir();
+    if bins.iter().all(|bin| dir.join(bin).is_file()) && harness.join("common.sh").is_file() {
+        return Some(dir);
+    }
+    let advice = format!(
+        "the agent CLIs are not installed in {} (or the harness is missing at {}); run \
+         `export {CLIENTS_ENV}=\"$(scripts/agent-test-clients | tail -n 1)\"`",
+        dir.display(),
+        harness.display()
+    );
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{test}: {advice}");
+    }
+    eprintln!("skipping {test}: {advice}");
+    None
+}
+
+fn harness_dir() -> PathBuf {
+    agent_memory_testkit::shared_dir().join("agents/harness")
+}
+
+/// One store and one run path that every session of a test shares.
+struct Memory {
+    dir: tempfile::TempDir,
+    clients: PathBuf,
+}
+
+/// What one agent session left: its exit status, its stdout, and the model traffic.
+struct Run {
+    agent: &'static str,
+    exit: Option<i32>,
+    stdout: String,
+    /// `model-requests.jsonl`: request lines (`method`, `path`, `body`) each followed by the
+    /// fake model's `reply`.
+    log: Vec<Value>,
+    report: String,
+}
+
+impl Memory {
+    fn new(clients: PathBuf) -> Memory {
+        let dir = tempfile::Builder::new().prefix("am-agents-").tempdir().expect("temp dir");
+        Memory { dir, clients }
+    }
+
+    fn store(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+
+    fn bin() -> &'static str {
+        env!("CARGO_BIN_EXE_agent-memory")
+    }
+
+    /// `agent-memory` with this store and no inherited setting.
+    fn cmd(&self) -> Command {
+        let mut cmd = Command::new(Self::bin());
+        strip_settings(&mut cmd);
+        cmd.env("AGENT_MEMORY_HOME", self.store()).env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false");
+        cmd
+    }
+
+    /// Prefixes `command` so it runs against this store whatever environment the agent gives
+    /// its hooks and MCP servers (Codex hands MCP servers only a few variables).
+    fn with_store(&self, command: &str) -> String {
+        format!(
+            "env AGENT_MEMORY_HOME={} AGENT_MEMORY_DISTIL__AUTO_WORK=false {} {command}",
+            self.store().display(),
+            Self::bin()
+        )
+    }
+
+    /// Runs one session of `agent` through the harness's `run_<agent>.sh`.
+    fn run(&self, agent: &'static str, prompt: &str, env: &[(&str, &str)]) -> Run {
+        let run_dir = self.dir.path().join("run");
+        let mut cmd = Command::new("bash");
+        strip_settings(&mut cmd);
+        cmd.arg(harness_dir().join(format!("run_{agent}.sh")))
+            .arg(self.with_store("hook --agent {agent} --event {event}"))
+            .env("CLIENTS", &self.clients)
+            .env("RUN", &run_dir)
+            .env("NO_CHECK", "1")
+            .env("PROMPT", prompt)
+            .env("HOOK_TIMEOUT_S", "10")
+            .envs(env.iter().copied())
+            .current_dir(self.dir.path());
+        let started = std::time::Instant::now();
+        let out = cmd.output().expect("run the harness");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let exit_mark = format!("# {agent} exit=");
+        let exit = stdout
+            .lines()
+            .find_map(|line| line.strip_prefix(&exit_mark))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|code| code.parse().ok());
+        let read = |name: &str| std::fs::read_to_string(run_dir.join(name)).unwrap_or_default();
+        let log = read("model-requests.jsonl")
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let agent_err = read(&format!("{agent}.stderr"));
+        let tail = |s: &str| {
+            s.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect::<String>()
+        };
+        let report = format!(
+            "{agent} run ({:.1} s), harness {}:\n{stdout}{}\n{agent}.stderr (end):\n{}\nagent-memory log (end):\n{}",
+            started.elapsed().as_secs_f64(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            tail(&agent_err),
+            tail(
+                &std::fs::read_to_string(self.store().join("logs/agent-memory.log"))
+                    .unwrap_or_default()
+            ),
+        );
+        assert!(out.status.success(), "the harness failed:\n{report}");
+        Run { agent, exit, stdout: read(&format!("{agent}.stdout")), log, report }
+    }
+
+    fn db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open_with_flags(
+            self.store().join("memory.db"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("open the store read-only")
+    }
+}
+
+/// Removes every inherited `AGENT_MEMORY_*` variable, so only what a test sets applies.
+fn strip_settings(cmd: &mut Command) {
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+impl Run {
+    /// The requests of the agent's own turns: the ones offering tools (title and router calls
+    /// offer none), in order.
+    fn turns(&self) -> Vec<&Value> {
+        self.log
+            .iter()
+            .filter_map(|line| line.get("body"))
+            .filter(|body| {
+                body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
+            })
+            .collect()
+    }
+
+    /// The fake model's answers, in order.
+    fn replies(&self) -> Vec<&Value> {
+        self.log.iter().filter_map(|line| line.get("reply")).collect()
+    }
+
+    /// The hooks never got in the agent's way: it exited 0 and the model's final answer, given
+    /// after the tool call, is what the agent printed.
+    #[track_caller]
+    fn assert_finished(&self) {
+        assert_eq!(self.exit, Some(0), "{} did not exit 0:\n{}", self.agent, self.report);
+        let last = self.replies().last().and_then(|r| r.get("text")).and_then(Value::as_str);
+        assert!(
+            last.is_some_and(|t| t.starts_with(FINAL)),
+            "the fake model's last answer was not its final turn:\n{}",
+            self.report
+        );
+        assert!(
+            self.replies().iter().any(|r| r.get("tool").is_some()),
+            "the model never called a tool:\n{}",
+            self.report
+        );
+        assert!(
+            self.stdout.contains(FINAL),
+            "{} did not print the final answer:\n{}",
+            self.agent,
+            self.report
+        );
+    }
+}
+
+/// Every string inside `value`, depth first.
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The injected context blocks in a request body. Gemini CLI escapes `<` and `>` of hook
+/// context inside its own `<hook_context>` wrapper, so its model reads the sentinel as
+/// `&lt;agent-memory-context&gt;`; both spellings count.
+fn contexts(body: &Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    strings(body, &mut texts);
+    let escaped = (
+        OPEN.replace('<', "&lt;").replace('>', "&gt;"),
+        CLOSE.replace('<', "&lt;").replace('>', "&gt;"),
+    );
+    let mut found = Vec::new();
+    for text in texts {
+        for (open, close) in [(OPEN, CLOSE), (escaped.0.as_str(), escaped.1.as_str())] {
+            let mut rest = text.as_str();
+            while let Some(start) = rest.find(open) {
+                let after = &rest[start..];
+                let end = after.find(close).map_or(after.len(), |e| e + close.len());
+                found.push(after[..end].to_owned());
+                rest = &after[end..];
+            }
+        }
+    }
+    found
+}
+
+/// Session 1: Codex runs a shell command and answers. Its prompt, tool use and stop are stored
+/// as Codex events of one session.
+fn codex_session(memory: &Memory) {
+    let run = memory.run("codex", CODEX_PROMPT, &[("FAKE_TOOL_COMMAND", CODEX_COMMAND)]);
+    run.assert_finished();
+    let db = memory.db();
+    let events: Vec<(String, String, String)> = db
+        .prepare("SELECT agent, kind, body FROM events ORDER BY id")
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<String>>(2)?.unwrap_or_default()))
+            })?
+            .collect()
+        })
+        .expect("read events");
+    let has = |kind: &str, text: &str| {
+        events.iter().any(|(agent, k, body)| agent == "codex" && k == kind && body.contains(text))
+    };
+    assert!(has("prompt", CODEX_PROMPT), "no Codex prompt event: {events:?}\n{}", run.report);
+    assert!(has("tool_use", CODEX_COMMAND), "no Codex tool use event: {events:?}\n{}", run.report);
+    assert!(has("stop", FINAL), "no Codex stop event: {events:?}\n{}", run.report);
+    assert!(events.iter().all(|(agent, _, _)| agent == "codex"), "{events:?}");
+    let sessions: i64 = db
+        .query_row("SELECT count(DISTINCT session_id) FROM events", [], |r| r.get(0))
+        .expect("count sessions");
+    assert_eq!(sessions, 1, "{events:?}");
+}
+
+#[test]
+fn codex_session_reaches_claude_code_and_gemini_cli() {
+    let Some(clients) = require_clients("codex_session_reaches_claude_code_and_gemini_cli") else {
+        return;
+    };
+    let _turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let memory = Memory::new(clients);
+    codex_session(&memory);
+
+    let out = memory.cmd().arg("work").output().expect("run work");
+    assert!(out.status.success(), "work failed:\n{}", agent_memory_testkit::describe(&out));
+
+    // Sessions 2 and 3 ask nothing that names the Codex session: what they learn of it comes
+    // from the session-start briefing.
+    for agent in ["claude", "gemini"] {
+        let run = memory.run(agent, "Pick up where the last session left off, then say done.", &[]);
+        run.assert_finished();
+        let turns = run.turns();
+        let first = turns.first().unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
+        let found = contexts(first);
+        assert!(
+            found.iter().any(|c| c.contains("codex") && c.contains("quartzite tokenizer")),
+            "{agent}'s first model request carries no context from the Codex session; \
+             context blocks: {found:#?}\n{}",
+            run.report
+        );
+    }
+    // Every session landed in the one store, under its own agent.
+    let agents: Vec<String> = memory
+        .db()
+        .prepare("SELECT DISTINCT agent FROM events ORDER BY agent")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .expect("read agents");
+    assert_eq!(agents, ["claude-code", "codex", "gemini"]);
+}
+
+#[test]
+fn mcp_search_results_reach_the_model() {
+    let Some(clients) = require_clients("mcp_search_results_reach_the_model") else {
+        return;
+    };
+    let _turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let memory = Memory::new(clients);
+    codex_session(&memory);
+    let out = memory.cmd().arg("work").output().expect("run work");
+    assert!(out.status.success(), "work failed:\n{}", agent_memory_testkit::describe(&out));
+
+    // Claude Code in `-p` mode refuses tools it was not told to allow; the harness allows its
+    // own fake server's tool, so a wrapper adds ours, as a user's settings would.
+    let real_claude = memory.clients.join("claude-code/node_modules/.bin/claude");
+    let wrapper = memory.dir.path().join("claude");
+    std::io::Write::write_all(
+        &mut std::fs::File::create(&wrapper).expect("create the wrapper"),
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = -p ]; then exec '{0}' \"$@\" --allowedTools mcp__agent-memory__search; fi\nexec '{0}' \"$@\"\n",
+            real_claude.display()
+        )
+        .as_bytes(),
+    )
+    .expect("write the wrapper");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            .expect("make the wrapper executable");
+    }
+    let wrapper = wrapper.to_string_lossy().into_owned();
+    let mcp_cmd = memory.with_store("mcp");
+
+    for (agent, extra) in [("claude", Some(("CLAUDE_BIN", wrapper.as_str()))), ("codex", None)] {
+        let mut env = vec![
+            ("MCP", "1"),
+            ("MCP_NAME", "agent-memory"),
+            ("MCP_CMD", mcp_cmd.as_str()),
+            ("FAKE_SCRIPT", "mcp"),
+            // `mcp__agent-memory__search` in Claude Code, `mcp__agent_memory__search` in Codex.
+            ("FAKE_MCP_TOOL", "__search"),
+            ("FAKE_MCP_QUERY", "quartzite benchmark"),
+        ];
+        env.extend(extra);
+        let run = memory.run(agent, "Look up what is known about the quartzite benchmark.", &env);
+        run.assert_finished();
+        // The request that follows the fake model's call of our search tool.
+        let called = run.log.iter().position(|line| {
+            line.pointer("/reply/tool")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("__search"))
+        });
+        let called = called
+            .unwrap_or_else(|| panic!("{agent}: the model never called search:\n{}", run.report));
+        let follow_up = run.log[called..]
+            .iter()
+            .find_map(|line| line.get("body"))
+            .unwrap_or_else(|| panic!("{agent}: no request after the tool call:\n{}", run.report));
+        let mut texts = Vec::new();
+        strings(follow_up, &mut texts);
+        // A result line: id | time | agent | project | type | title | ~tokens.
+        let hit = texts.iter().flat_map(|t| t.lines()).find(|line| {
+            let fields: Vec<&str> = line.split(" | ").collect();
+            fields.len() == 7
+                && fields[0].len() > 1
+                && fields[0].starts_with(['o', 's', 'e'])
+                && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
+                && fields[2] == "codex"
+                && fields[5].contains("quartzite")
+        });
+        assert!(
+            hit.is_some(),
+            "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",
+            texts
+                .iter()
+                .filter(|t| t.contains("results for") || t.contains("quartzite"))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n---\n"),
+            run.report
+        );
+    }
+}
