@@ -56,6 +56,26 @@ pub enum Command {
     /// Serve memory to an MCP client over stdio (search, timeline, get_observations,
     /// briefing); register it in the client as the command `agent-memory mcp`.
     Mcp,
+    /// Wire agents to agent-memory: their hooks and the MCP server, in each agent's own config
+    /// (a backup of each changed file is kept as `<file>.agent-memory.bak`).
+    Install(InstallArgs),
+    /// Remove exactly what `install` added, leaving everything else in the agents' configs.
+    Uninstall(InstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// claude-code, codex, gemini; none: every one found (its config directory, or its program
+    /// on PATH) for install, all three for uninstall.
+    #[arg(value_name = "AGENT")]
+    pub agents: Vec<String>,
+    /// Use the project-level config of DIR (default: the current directory) instead of the
+    /// user's; Codex has none.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".")]
+    pub project: Option<PathBuf>,
+    /// Print what would change in each file, as a unified diff, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

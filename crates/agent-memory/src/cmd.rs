@@ -6,6 +6,7 @@ pub mod config;
 pub mod export;
 pub mod hook;
 pub mod import;
+pub mod install;
 pub mod mcp;
 pub mod mode;
 pub mod model;
@@ -58,6 +59,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
         Command::Mcp => mcp::run(&ctx),
+        Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
+        Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),
     }
 }
 

@@ -610,3 +610,59 @@ pub fn brief_written(path: &std::path::Path, changed: bool) -> io::Result<()> {
     let state = if changed { "wrote" } else { "up to date:" };
     writeln!(io::stdout().lock(), "{state} {}", path.display())
 }
+
+/// What `install`/`uninstall` did to one file.
+#[derive(Debug)]
+pub enum InstallStatus {
+    UpToDate,
+    WouldChange,
+    Created,
+    /// Changed; `backup` is where the original went, when this run kept it.
+    Updated {
+        backup: Option<std::path::PathBuf>,
+    },
+    /// Uninstall left nothing in a file install created, so it is gone.
+    Removed,
+}
+
+/// One line per file: the agent, what happened, the path.
+pub fn install_file(agent: &str, path: &std::path::Path, status: &InstallStatus) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    let what = match status {
+        InstallStatus::UpToDate => "up to date",
+        InstallStatus::WouldChange => "would change",
+        InstallStatus::Created => "created",
+        InstallStatus::Updated { .. } => "updated",
+        InstallStatus::Removed => "removed",
+    };
+    write!(out, "{agent:<12} {what:<12} {}", path.display())?;
+    if let InstallStatus::Updated { backup: Some(backup) } = status {
+        write!(out, " (original kept as {})", backup.display())?;
+    }
+    writeln!(out)
+}
+
+/// `install --dry-run`: a unified diff of one file's change, nothing when it has none.
+pub fn install_diff(plan: &agent_memory_core::install::FilePlan) -> io::Result<()> {
+    if !plan.changed() {
+        return Ok(());
+    }
+    let before = plan.before.as_deref().unwrap_or("");
+    let after = if plan.remove { "" } else { plan.after.as_str() };
+    let path = plan.path.display().to_string();
+    let old_name = if plan.before.is_some() { path.clone() } else { "/dev/null".to_owned() };
+    let new_name = if plan.remove { "/dev/null".to_owned() } else { path };
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut out = io::stdout().lock();
+    write!(out, "{}", diff.unified_diff().context_radius(3).header(&old_name, &new_name))
+}
+
+/// An agent that was skipped, and why.
+pub fn install_note(agent: &str, note: &str) -> io::Result<()> {
+    writeln!(io::stdout().lock(), "{agent:<12} {note}")
+}
+
+/// An agent whose config could not be changed (the run goes on with the next agent).
+pub fn install_error(agent: &str, message: &str) {
+    eprintln!("agent-memory: {agent}: {message}");
+}

@@ -1,0 +1,446 @@
+//! Wiring agents to agent-memory: here is an agent's config file as text, give it back with
+//! our hooks and MCP server added (install) or with exactly those removed (uninstall).
+//!
+//! Owns which events each agent is wired for, the hook command line, how our entries are
+//! recognised (a command containing `agent-memory` and ` hook --agent `, the MCP server named
+//! `agent-memory`), the order-preserving JSON value the JSON configs go through, and the plan of
+//! which files an install touches. Each agent's files are in a child: `install/claude_code.rs`,
+//! `install/codex.rs` (with Codex's hook trust hash), `install/gemini.rs`.
+//!
+//! Must not: read or write files itself (a plan gets file contents through a callback, and the
+//! binary writes the result atomically with a backup), print, or touch anything but our own
+//! entries. Text that does not parse is an error, never rewritten.
+
+pub mod claude_code;
+pub mod codex;
+pub mod gemini;
+mod json;
+
+use std::path::{Path, PathBuf};
+
+pub use json::Json;
+
+/// The name our MCP server is registered under in every agent.
+pub const MCP_SERVER_NAME: &str = "agent-memory";
+
+/// Hook timeout in seconds (Gemini takes milliseconds: the same 5 s). The hook gives up after
+/// its own deadline (1 s by default) long before this.
+pub const HOOK_TIMEOUT_S: u64 = 5;
+
+/// The agents `install` knows how to wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+
+    /// The name on the command line and in `hook --agent`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.name() == name || (name == "claude" && *a == Agent::ClaudeCode))
+    }
+
+    /// The agent's program, looked for on `PATH` to tell whether it is installed.
+    pub fn program(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// Whether the agent reads hooks and MCP servers from a project directory.
+    pub fn has_project_level(self) -> bool {
+        !matches!(self, Agent::Codex)
+    }
+
+    /// The events wired, each with its matcher, if any.
+    pub fn hooks(self) -> &'static [HookSpec] {
+        match self {
+            Agent::ClaudeCode => claude_code::HOOKS,
+            Agent::Codex => codex::HOOKS,
+            Agent::Gemini => gemini::HOOKS,
+        }
+    }
+}
+
+/// One hook to wire: the agent's event name and the matcher its group carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookSpec {
+    pub event: &'static str,
+    pub matcher: Option<&'static str>,
+}
+
+/// Install or uninstall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Install,
+    Uninstall,
+}
+
+/// Where an agent's config lives: the user's own, or one project's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`.
+    User {
+        home: PathBuf,
+        codex_home: PathBuf,
+    },
+    Project(PathBuf),
+}
+
+/// A config file that could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "{path} is not valid JSON (line {line}, column {column}: {message}); fix the file or move it aside, then run the command again"
+    )]
+    Json { path: PathBuf, line: usize, column: usize, message: String },
+    #[error(
+        "{path} is not valid TOML ({message}); fix the file or move it aside, then run the command again"
+    )]
+    Toml { path: PathBuf, message: String },
+    #[error(
+        "{path}: `{key}` is not {expected}; fix that entry or move the file aside, then run the command again"
+    )]
+    Shape { path: PathBuf, key: String, expected: &'static str },
+    #[error("cannot read {path}: {source}; check its permissions")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{agent} has no project-level configuration; install it for the user instead (without --project)"
+    )]
+    NoProjectLevel { agent: &'static str },
+}
+
+/// One file's change: its text before (`None` when it does not exist) and after; `remove` when
+/// uninstall leaves nothing in a file install created, so the file goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePlan {
+    pub path: PathBuf,
+    pub before: Option<String>,
+    pub after: String,
+    pub remove: bool,
+}
+
+impl FilePlan {
+    pub fn changed(&self) -> bool {
+        self.remove || self.before.as_deref() != Some(self.after.as_str())
+    }
+}
+
+/// One file's transform: the op, the file's text (`None` when missing), its path; the new text.
+type EditFile<'a> = &'a dyn Fn(Op, Option<&str>, &Path) -> Result<String, ConfigError>;
+
+/// Reads a file's text; `Ok(None)` when it does not exist.
+pub type ReadFile<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, ConfigError>;
+
+/// The files `op` changes for `agent`, in order, with their new text. `bin` is the absolute path
+/// of the agent-memory binary the hooks and MCP server run.
+pub fn plan(
+    agent: Agent,
+    op: Op,
+    scope: &Scope,
+    bin: &str,
+    read: ReadFile<'_>,
+) -> Result<Vec<FilePlan>, ConfigError> {
+    match agent {
+        Agent::ClaudeCode => claude_code::plan(op, scope, bin, read),
+        Agent::Codex => codex::plan(op, scope, bin, read),
+        Agent::Gemini => gemini::plan(op, scope, bin, read),
+    }
+}
+
+/// The command an agent runs for `event`: the binary (quoted for the shell when it needs it)
+/// and `hook --agent A --event E`.
+pub fn hook_command(bin: &str, agent: Agent, event: &str) -> String {
+    format!("{} hook --agent {} --event {event}", shell_quote(bin), agent.name())
+}
+
+/// Whether a hook command is one of ours: `agent-memory hook --agent …` with any path before
+/// it, or this binary (`bin`, whatever its name) running `hook --agent …`.
+pub fn is_our_command(command: &str, bin: &str) -> bool {
+    let this_binary = command
+        .strip_prefix(&shell_quote(bin))
+        .is_some_and(|rest| rest.starts_with(" hook --agent "));
+    this_binary
+        || ["agent-memory hook --agent ", "agent-memory' hook --agent "]
+            .iter()
+            .any(|ours| command.contains(ours))
+}
+
+fn shell_quote(s: &str) -> String {
+    let plain =
+        !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,=:@%".contains(c));
+    if plain { s.to_owned() } else { format!("'{}'", s.replace('\'', r"'\''")) }
+}
+
+/// Adds our hook groups to a Claude-shaped `hooks` object (`{Event: [{matcher?, hooks: [..]}]}`),
+/// used by all three agents. `handler` builds our handler for an event. An event whose only
+/// entry of ours is already exactly right is left where it is, so a second install changes
+/// nothing.
+fn install_hook_groups(
+    root: &mut Json,
+    path: &Path,
+    specs: &[HookSpec],
+    bin: &str,
+    handler: &dyn Fn(&str) -> Json,
+) -> Result<(), ConfigError> {
+    let hooks = root.object_entry(path, "hooks")?;
+    for spec in specs {
+        let mut group = Vec::new();
+        if let Some(m) = spec.matcher {
+            group.push(("matcher".to_owned(), Json::String(m.to_owned())));
+        }
+        group.push(("hooks".to_owned(), Json::Array(vec![handler(spec.event)])));
+        let group = Json::Object(group);
+        let key = format!("hooks.{}", spec.event);
+        let groups = hooks.array_entry(path, spec.event, &key)?;
+        let ours = groups.iter().flat_map(group_handlers).filter(|h| is_ours(h, bin)).count();
+        if ours == 1 && groups.contains(&group) {
+            continue;
+        }
+        remove_our_handlers(groups, bin);
+        groups.push(group);
+    }
+    Ok(())
+}
+
+/// Removes every hook of ours from a `hooks` object, and the groups, events and the object
+/// itself when that leaves them empty.
+fn uninstall_hook_groups(root: &mut Json, path: &Path, bin: &str) -> Result<(), ConfigError> {
+    let Some(hooks) = root.get_mut("hooks") else { return Ok(()) };
+    let Json::Object(events) = hooks else {
+        return Err(shape(path, "hooks", "an object"));
+    };
+    // Only what our removal emptied goes; an empty list the user wrote stays.
+    let had = events.len();
+    events.retain_mut(|(_, groups)| match groups {
+        Json::Array(groups) if !groups.is_empty() => {
+            remove_our_handlers(groups, bin);
+            !groups.is_empty()
+        }
+        _ => true,
+    });
+    if events.is_empty() && had > 0 {
+        root.remove("hooks");
+    }
+    Ok(())
+}
+
+fn group_handlers(group: &Json) -> &[Json] {
+    match group.get("hooks") {
+        Some(Json::Array(handlers)) => handlers,
+        _ => &[],
+    }
+}
+
+fn is_ours(handler: &Json, bin: &str) -> bool {
+    matches!(handler.get("command"), Some(Json::String(c)) if is_our_command(c, bin))
+}
+
+/// Drops our handlers; a group that held only ours goes with them, other groups keep theirs.
+fn remove_our_handlers(groups: &mut Vec<Json>, bin: &str) {
+    groups.retain_mut(|group| {
+        let Some(Json::Array(handlers)) = group.get_mut("hooks") else { return true };
+        let had = handlers.len();
+        handlers.retain(|h| !is_ours(h, bin));
+        !(handlers.is_empty() && had > 0)
+    });
+}
+
+/// Sets `mcpServers.agent-memory` to `server` (unless it already is exactly that).
+fn install_mcp_server(root: &mut Json, path: &Path, server: Json) -> Result<(), ConfigError> {
+    let servers = root.object_entry(path, "mcpServers")?;
+    servers.set(MCP_SERVER_NAME, server);
+    Ok(())
+}
+
+/// Removes `mcpServers.agent-memory`, and `mcpServers` when nothing else is left in it.
+fn uninstall_mcp_server(root: &mut Json, path: &Path) -> Result<(), ConfigError> {
+    let Some(servers) = root.get_mut("mcpServers") else { return Ok(()) };
+    if !matches!(servers, Json::Object(_)) {
+        return Err(shape(path, "mcpServers", "an object"));
+    }
+    servers.remove(MCP_SERVER_NAME);
+    if matches!(servers, Json::Object(m) if m.is_empty()) {
+        root.remove("mcpServers");
+    }
+    Ok(())
+}
+
+/// Parses a JSON config (an empty or missing file is `{}`), applies `edit`, and gives the new
+/// text in the file's own indentation; the original text when nothing changed.
+fn edit_json(
+    path: &Path,
+    text: Option<&str>,
+    edit: impl FnOnce(&mut Json) -> Result<(), ConfigError>,
+) -> Result<String, ConfigError> {
+    let original = text.unwrap_or("");
+    let mut root = if original.trim().is_empty() {
+        Json::Object(Vec::new())
+    } else {
+        Json::parse(original).map_err(|e| ConfigError::Json {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?
+    };
+    if !matches!(root, Json::Object(_)) {
+        return Err(shape(path, "(top level)", "an object"));
+    }
+    let before = root.clone();
+    edit(&mut root)?;
+    if root == before {
+        return Ok(original.to_owned());
+    }
+    Ok(root.to_text(original))
+}
+
+fn shape(path: &Path, key: &str, expected: &'static str) -> ConfigError {
+    ConfigError::Shape { path: path.to_owned(), key: key.to_owned(), expected }
+}
+
+/// Reads `path` through `read` and gives its new text from `edit`. On uninstall a missing file
+/// stays missing (no plan), and when the file is still exactly what install made of its backup
+/// (modulo our own entries), the backup's bytes come back; a file install created and uninstall
+/// emptied is removed.
+fn file_plan(
+    path: PathBuf,
+    op: Op,
+    read: ReadFile<'_>,
+    edit: EditFile<'_>,
+) -> Result<Option<FilePlan>, ConfigError> {
+    let before = read(&path)?;
+    if op == Op::Install {
+        let after = edit(op, before.as_deref(), &path)?;
+        return Ok(Some(FilePlan { path, before, after, remove: false }));
+    }
+    let Some(current) = before else { return Ok(None) };
+    let mut after = edit(op, Some(&current), &path)?;
+    let backup = read(&backup_path(&path))?;
+    if let Some(original) = &backup
+        && after != *original
+    {
+        let reinstalled = edit(Op::Install, Some(original), &path)
+            .and_then(|text| edit(Op::Uninstall, Some(&text), &path));
+        if reinstalled.ok().as_ref() == Some(&after) {
+            after = original.clone();
+        }
+    }
+    let t = after.trim();
+    let remove = backup.is_none() && (t.is_empty() || t == "{}");
+    Ok(Some(FilePlan { path, before: Some(current), after, remove }))
+}
+
+/// Where the original of a file install changes is kept, once.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".agent-memory.bak");
+    path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_command_quotes_only_when_needed() {
+        assert_eq!(
+            hook_command("/usr/bin/agent-memory", Agent::Codex, "Stop"),
+            "/usr/bin/agent-memory hook --agent codex --event Stop"
+        );
+        let odd = hook_command("/home/a b/it's/agent-memory", Agent::Gemini, "AfterTool");
+        assert_eq!(odd, r"'/home/a b/it'\''s/agent-memory' hook --agent gemini --event AfterTool");
+        assert!(is_our_command(&odd, "/elsewhere/agent-memory"));
+        assert!(is_our_command("/tmp/am hook --agent codex --event Stop", "/tmp/am"));
+        assert!(!is_our_command("/tmp/am hook --agent codex --event Stop", "/tmp/other"));
+        assert!(!is_our_command("my-script hook --agent x", "/usr/bin/agent-memory"));
+    }
+
+    /// Files in memory, read as `plan` reads them.
+    fn plan_with(
+        files: &std::collections::HashMap<PathBuf, String>,
+        agent: Agent,
+        op: Op,
+    ) -> Vec<FilePlan> {
+        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
+        plan(agent, op, &scope, "/opt/agent-memory", read).expect("plan")
+    }
+
+    fn apply(files: &mut std::collections::HashMap<PathBuf, String>, plans: &[FilePlan], op: Op) {
+        for p in plans {
+            if op == Op::Install
+                && let Some(before) = &p.before
+            {
+                files.entry(backup_path(&p.path)).or_insert_with(|| before.clone());
+            }
+            if p.remove {
+                files.remove(&p.path);
+            } else {
+                files.insert(p.path.clone(), p.after.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn uninstall_brings_back_the_original_bytes_or_removes_what_install_created() {
+        let mut files = std::collections::HashMap::new();
+        // Compact JSON and an empty hook list: formatting the transform alone would not keep.
+        let gemini = "{\"theme\":\"x\",\"hooks\":{\"BeforeTool\":[]}}";
+        files.insert(PathBuf::from("/h/.gemini/settings.json"), gemini.to_owned());
+        files.insert(PathBuf::from("/h/.codex/config.toml"), "# mine\nmodel = \"m\"\n".to_owned());
+        let original = files.clone();
+        for agent in Agent::ALL {
+            let plans = plan_with(&files, agent, Op::Install);
+            assert!(plans.iter().all(FilePlan::changed), "{plans:?}");
+            apply(&mut files, &plans, Op::Install);
+            let again = plan_with(&files, agent, Op::Install);
+            assert!(
+                again.iter().all(|p| !p.changed()),
+                "second install changes nothing: {again:?}"
+            );
+        }
+        assert_eq!(files.len(), original.len() + 3 + 2, "two backups, three new files");
+        for agent in Agent::ALL {
+            let plans = plan_with(&files, agent, Op::Uninstall);
+            apply(&mut files, &plans, Op::Uninstall);
+        }
+        files.retain(|path, _| !path.to_string_lossy().ends_with(".agent-memory.bak"));
+        assert_eq!(files, original);
+    }
+
+    #[test]
+    fn a_broken_file_stops_only_its_agent() {
+        let mut files = std::collections::HashMap::new();
+        files.insert(PathBuf::from("/h/.claude.json"), "{\"a\": ".to_owned());
+        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
+        let err = plan(Agent::ClaudeCode, Op::Install, &scope, "/b/agent-memory", read)
+            .expect_err("broken");
+        assert!(err.to_string().starts_with("/h/.claude.json is not valid JSON"), "{err}");
+        assert!(plan(Agent::Gemini, Op::Install, &scope, "/b/agent-memory", read).is_ok());
+    }
+
+    #[test]
+    fn agent_names_round_trip() {
+        for agent in Agent::ALL {
+            assert_eq!(Agent::from_name(agent.name()), Some(agent));
+        }
+        assert_eq!(Agent::from_name("opencode"), None);
+    }
+}

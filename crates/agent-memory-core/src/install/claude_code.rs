@@ -1,0 +1,185 @@
+//! Claude Code's wiring: hooks in `settings.json` (`~/.claude/` or `<project>/.claude/`), the
+//! MCP server in `~/.claude.json` (user scope) or `<project>/.mcp.json` (project scope).
+//!
+//! Must not: touch any hook, server or key that is not ours.
+
+use std::path::Path;
+
+use super::{
+    Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, ReadFile, Scope, file_plan,
+    hook_command, install_hook_groups, install_mcp_server, uninstall_hook_groups,
+    uninstall_mcp_server,
+};
+
+/// Every event the Claude Code adapter reads; `PreToolUse` only for `Read` (file context).
+pub const HOOKS: &[HookSpec] = &[
+    HookSpec { event: "SessionStart", matcher: None },
+    HookSpec { event: "UserPromptSubmit", matcher: None },
+    HookSpec { event: "PreToolUse", matcher: Some("Read") },
+    HookSpec { event: "PostToolUse", matcher: Some("") },
+    HookSpec { event: "PostToolUseFailure", matcher: Some("") },
+    HookSpec { event: "PreCompact", matcher: None },
+    HookSpec { event: "Stop", matcher: None },
+    HookSpec { event: "SessionEnd", matcher: None },
+];
+
+/// Adds (or removes) our hooks in a settings file.
+pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
+    super::edit_json(path, text, |root| match op {
+        Op::Install => install_hook_groups(root, path, HOOKS, bin, &|event| handler(bin, event)),
+        Op::Uninstall => uninstall_hook_groups(root, path, bin),
+    })
+}
+
+/// Adds (or removes) our MCP server in `~/.claude.json` or a project's `.mcp.json`.
+pub fn mcp(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
+    super::edit_json(path, text, |root| match op {
+        Op::Install => install_mcp_server(root, path, server(bin)),
+        Op::Uninstall => uninstall_mcp_server(root, path),
+    })
+}
+
+fn handler(bin: &str, event: &str) -> Json {
+    Json::Object(vec![
+        ("type".to_owned(), Json::str("command")),
+        ("command".to_owned(), Json::String(hook_command(bin, Agent::ClaudeCode, event))),
+        ("timeout".to_owned(), Json::uint(HOOK_TIMEOUT_S)),
+    ])
+}
+
+/// The entry `claude mcp add --scope user` writes for a stdio server.
+fn server(bin: &str) -> Json {
+    Json::Object(vec![
+        ("type".to_owned(), Json::str("stdio")),
+        ("command".to_owned(), Json::str(bin)),
+        ("args".to_owned(), Json::Array(vec![Json::str("mcp")])),
+    ])
+}
+
+pub(super) fn plan(
+    op: Op,
+    scope: &Scope,
+    bin: &str,
+    read: ReadFile<'_>,
+) -> Result<Vec<FilePlan>, ConfigError> {
+    let (settings_path, mcp_path) = match scope {
+        Scope::User { home, .. } => (home.join(".claude/settings.json"), home.join(".claude.json")),
+        Scope::Project(dir) => (dir.join(".claude/settings.json"), dir.join(".mcp.json")),
+    };
+    let mut plans = Vec::new();
+    plans.extend(file_plan(settings_path, op, read, &|op, text, path| {
+        settings(op, text, path, bin)
+    })?);
+    plans.extend(file_plan(mcp_path, op, read, &|op, text, path| mcp(op, text, path, bin))?);
+    Ok(plans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BIN: &str = "/opt/am/agent-memory";
+
+    fn path() -> &'static Path {
+        Path::new("/home/u/.claude/settings.json")
+    }
+
+    const EXISTING: &str = r#"{
+  "model": "opus",
+  "hooks": {
+    "PostToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "~/bin/log-bash.sh"
+          }
+        ]
+      }
+    ],
+    "Notification": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send done"
+          }
+        ]
+      }
+    ]
+  },
+  "permissions": {
+    "allow": [
+      "Bash(ls:*)"
+    ]
+  }
+}
+"#;
+
+    #[test]
+    fn installs_into_an_empty_config() {
+        let out = settings(Op::Install, None, path(), BIN).expect("install");
+        let value: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+        let events: Vec<_> = value["hooks"].as_object().expect("hooks").keys().cloned().collect();
+        assert_eq!(events.len(), HOOKS.len());
+        assert_eq!(
+            value["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "/opt/am/agent-memory hook --agent claude-code --event PreToolUse"
+        );
+        assert_eq!(value["hooks"]["PreToolUse"][0]["matcher"], "Read");
+        assert_eq!(value["hooks"]["Stop"][0]["hooks"][0]["timeout"], 5);
+        assert_eq!(settings(Op::Install, Some(&out), path(), BIN).expect("again"), out);
+        assert_eq!(settings(Op::Uninstall, Some(&out), path(), BIN).expect("uninstall"), "{}\n");
+    }
+
+    #[test]
+    fn keeps_what_the_user_has_and_uninstalls_to_the_same_bytes() {
+        let out = settings(Op::Install, Some(EXISTING), path(), BIN).expect("install");
+        assert!(out.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PostToolUse\""));
+        let value: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+        let post = value["hooks"]["PostToolUse"].as_array().expect("array");
+        assert_eq!(post.len(), 2, "the user's group stays, ours is added: {post:?}");
+        assert_eq!(post[0]["hooks"][0]["command"], "~/bin/log-bash.sh");
+        assert_eq!(value["hooks"]["Notification"][0]["hooks"][0]["command"], "notify-send done");
+        assert_eq!(value["permissions"]["allow"][0], "Bash(ls:*)");
+        assert_eq!(settings(Op::Install, Some(&out), path(), BIN).expect("again"), out);
+        let back = settings(Op::Uninstall, Some(&out), path(), BIN).expect("uninstall");
+        assert_eq!(back, EXISTING);
+    }
+
+    #[test]
+    fn a_moved_binary_replaces_the_old_hooks() {
+        let old = settings(Op::Install, Some(EXISTING), path(), "/old/agent-memory").expect("old");
+        let new = settings(Op::Install, Some(&old), path(), BIN).expect("new");
+        assert!(!new.contains("/old/agent-memory"));
+        assert_eq!(new, settings(Op::Install, Some(EXISTING), path(), BIN).expect("fresh"));
+    }
+
+    #[test]
+    fn mcp_server_is_added_beside_others_and_removed_again() {
+        let original = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"mem\": {\n      \"type\": \"stdio\",\n      \"command\": \"python3\",\n      \"args\": []\n    }\n  }\n}\n";
+        let p = Path::new("/home/u/.claude.json");
+        let out = mcp(Op::Install, Some(original), p, BIN).expect("install");
+        let value: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+        assert_eq!(value["mcpServers"]["agent-memory"]["command"], BIN);
+        assert_eq!(value["mcpServers"]["agent-memory"]["args"][0], "mcp");
+        assert_eq!(value["mcpServers"]["mem"]["command"], "python3");
+        assert_eq!(mcp(Op::Install, Some(&out), p, BIN).expect("again"), out);
+        assert_eq!(mcp(Op::Uninstall, Some(&out), p, BIN).expect("uninstall"), original);
+    }
+
+    #[test]
+    fn broken_json_is_an_error_naming_the_place() {
+        let err = settings(Op::Install, Some("{\n  \"hooks\": {,\n}"), path(), BIN)
+            .expect_err("broken JSON");
+        let message = err.to_string();
+        assert!(
+            message.contains("/home/u/.claude/settings.json is not valid JSON (line 2"),
+            "{message}"
+        );
+        assert!(message.contains("fix the file"), "{message}");
+        let err = settings(Op::Install, Some("{\"hooks\": []}"), path(), BIN).expect_err("shape");
+        assert!(err.to_string().contains("`hooks` is not an object"), "{err}");
+    }
+}

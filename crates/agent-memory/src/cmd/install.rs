@@ -1,0 +1,177 @@
+//! `agent-memory install` / `uninstall`: find the agents, ask core for each one's plan, and
+//! carry it out: the original of every changed file kept once as `<file>.agent-memory.bak`,
+//! every write atomic. An agent whose config does not parse is reported and left untouched;
+//! the others still get done, and the command fails at the end.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use agent_memory_core::fsutil;
+use agent_memory_core::install::{self, Agent, ConfigError, FilePlan, Op, Scope};
+use anyhow::Context as _;
+
+use crate::cli::InstallArgs;
+use crate::output::{self, InstallStatus};
+
+pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
+    let bin = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .context("cannot tell where the agent-memory binary is; run it by its full path")?;
+    let bin = bin
+        .to_str()
+        .with_context(|| {
+            format!("the binary's path {} is not UTF-8; move it to a plain path", bin.display())
+        })?
+        .to_owned();
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set; set it to your home directory")?;
+    let codex_home = match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        Some(dir) => std::path::absolute(PathBuf::from(dir))?,
+        None => home.join(".codex"),
+    };
+    let scope = match &args.project {
+        Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
+            format!("cannot use {} as the project directory; check that it exists", dir.display())
+        })?),
+        None => Scope::User { home: home.clone(), codex_home: codex_home.clone() },
+    };
+    let agents = agents(&args.agents, op, &home, &codex_home)?;
+    if agents.is_empty() {
+        output::line(
+            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini and claude, codex, gemini on PATH); \
+             name one, e.g. `agent-memory install claude-code`",
+        )?;
+        return Ok(());
+    }
+    let mut failed = Vec::new();
+    for agent in agents {
+        if matches!(scope, Scope::Project(_)) && !agent.has_project_level() {
+            output::install_note(
+                agent.name(),
+                "has no project-level configuration; skipped (run without --project to wire it for your user)",
+            )?;
+            continue;
+        }
+        let plans = match install::plan(agent, op, &scope, &bin, &read) {
+            Ok(plans) => plans,
+            Err(err) => {
+                output::install_error(agent.name(), &err.to_string());
+                failed.push(agent.name());
+                continue;
+            }
+        };
+        for plan in &plans {
+            if args.dry_run {
+                let status = if plan.changed() {
+                    InstallStatus::WouldChange
+                } else {
+                    InstallStatus::UpToDate
+                };
+                output::install_file(agent.name(), &plan.path, &status)?;
+                output::install_diff(plan)?;
+                continue;
+            }
+            match apply(plan, op) {
+                Ok(status) => output::install_file(agent.name(), &plan.path, &status)?,
+                Err(err) => {
+                    output::install_error(
+                        agent.name(),
+                        &format!(
+                            "cannot write {}: {err}; check its permissions",
+                            plan.path.display()
+                        ),
+                    );
+                    failed.push(agent.name());
+                }
+            }
+        }
+    }
+    if !failed.is_empty() {
+        failed.dedup();
+        let verb = if op == Op::Install { "install" } else { "uninstall" };
+        anyhow::bail!(
+            "could not {verb} for {}; fix what is named above and run `agent-memory {verb}` again",
+            failed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The agents named, or when none is: on install every agent found here, on uninstall all.
+fn agents(names: &[String], op: Op, home: &Path, codex_home: &Path) -> anyhow::Result<Vec<Agent>> {
+    if names.is_empty() {
+        return Ok(Agent::ALL
+            .into_iter()
+            .filter(|a| op == Op::Uninstall || is_present(*a, home, codex_home))
+            .collect());
+    }
+    let mut agents = Vec::new();
+    for name in names {
+        let agent = Agent::from_name(name).with_context(|| {
+            format!("unknown agent `{name}`; choose claude-code, codex or gemini")
+        })?;
+        if !agents.contains(&agent) {
+            agents.push(agent);
+        }
+    }
+    Ok(agents)
+}
+
+fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
+    let dir = match agent {
+        Agent::ClaudeCode => home.join(".claude"),
+        Agent::Codex => codex_home.to_owned(),
+        Agent::Gemini => home.join(".gemini"),
+    };
+    dir.is_dir() || on_path(agent.program())
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+fn read(path: &Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Read { path: path.to_owned(), source }),
+    }
+}
+
+/// Carries out one file's plan: on install the original is kept once, then an atomic write (or
+/// the removal of a file install created), keeping the file's permissions.
+fn apply(plan: &FilePlan, op: Op) -> io::Result<InstallStatus> {
+    if !plan.changed() {
+        return Ok(InstallStatus::UpToDate);
+    }
+    let mut backup = None;
+    if let (Some(before), Op::Install) = (&plan.before, op) {
+        let path = install::backup_path(&plan.path);
+        if !path.exists() {
+            fsutil::write_atomic(&path, before.as_bytes())?;
+            backup = Some(path);
+        }
+    }
+    if plan.remove {
+        std::fs::remove_file(&plan.path)?;
+        return Ok(InstallStatus::Removed);
+    }
+    let permissions = std::fs::metadata(&plan.path).map(|m| m.permissions()).ok();
+    if let Some(dir) = plan.path.parent()
+        && !dir.exists()
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    fsutil::write_atomic(&plan.path, plan.after.as_bytes())?;
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(&plan.path, permissions)?;
+    }
+    Ok(if plan.before.is_some() {
+        InstallStatus::Updated { backup }
+    } else {
+        InstallStatus::Created
+    })
+}
