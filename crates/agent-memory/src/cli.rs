@@ -69,9 +69,15 @@ pub struct InstallArgs {
     /// on PATH) for install, all three for uninstall.
     #[arg(value_name = "AGENT")]
     pub agents: Vec<String>,
-    /// Use the project-level config of DIR (default: the current directory) instead of the
-    /// user's; Codex has none.
-    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".")]
+    /// Use the project-level config of the current directory (or `--project=DIR`) instead of
+    /// the user's; Codex has none. The `=` keeps `--project claude-code` meaning an agent.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "."
+    )]
     pub project: Option<PathBuf>,
     /// Print what would change in each file, as a unified diff, and change nothing.
     #[arg(long)]

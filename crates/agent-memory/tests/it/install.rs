@@ -214,17 +214,8 @@ fn project_level_install_skips_codex_and_says_so() {
     let home = home();
     let project = home.user_home().join("proj");
     std::fs::create_dir_all(&project).expect("mkdir");
-    let out = run(
-        &home,
-        &[
-            "install",
-            "--project",
-            project.to_str().expect("utf-8"),
-            "claude-code",
-            "codex",
-            "gemini",
-        ],
-    );
+    let flag = format!("--project={}", project.to_str().expect("utf-8"));
+    let out = run(&home, &["install", &flag, "claude-code", "codex", "gemini"]);
     assert!(out.status.success(), "{}", describe(&out));
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("codex        has no project-level configuration"), "{said}");
@@ -233,6 +224,18 @@ fn project_level_install_skips_codex_and_says_so() {
     assert_eq!(json(&home, "proj/.mcp.json")["mcpServers"]["agent-memory"]["args"][0], "mcp");
     assert!(json(&home, "proj/.gemini/settings.json")["hooks"]["BeforeAgent"].is_array());
     assert!(!home.user_home().join(".codex").exists());
+
+    // A bare --project is the current directory, and the words after it stay agent names.
+    let out = home
+        .cmd()
+        .current_dir(&project)
+        .args(["install", "--project", "gemini", "--dry-run"])
+        .env_remove("CODEX_HOME")
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("install");
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"), "{}", describe(&out));
 }
 
 #[test]
