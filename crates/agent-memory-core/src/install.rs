@@ -187,24 +187,34 @@ fn shell_quote(s: &str) -> String {
     if plain { s.to_owned() } else { format!("'{}'", s.replace('\'', r"'\''")) }
 }
 
-/// Adds our hook groups to a Claude-shaped `hooks` object (`{Event: [{matcher?, hooks: [..]}]}`),
-/// used by all three agents. `handler` builds our handler for an event. An event whose only
-/// entry of ours is already exactly right is left where it is, so a second install changes
-/// nothing.
+/// Our handler for `event`: a command hook with the agent's timeout (`timeout` in the agent's
+/// unit: seconds, or milliseconds for Gemini).
+fn command_handler(bin: &str, agent: Agent, event: &str, timeout: u64) -> Json {
+    Json::Object(vec![
+        ("type".to_owned(), Json::str("command")),
+        ("command".to_owned(), Json::String(hook_command(bin, agent, event))),
+        ("timeout".to_owned(), Json::uint(timeout)),
+    ])
+}
+
+/// Adds `agent`'s hook groups to a Claude-shaped `hooks` object
+/// (`{Event: [{matcher?, hooks: [..]}]}`), used by all three agents. An event whose only entry
+/// of ours is already exactly right is left where it is, so a second install changes nothing.
 fn install_hook_groups(
     root: &mut Json,
     path: &Path,
-    specs: &[HookSpec],
+    agent: Agent,
     bin: &str,
-    handler: &dyn Fn(&str) -> Json,
+    timeout: u64,
 ) -> Result<(), ConfigError> {
     let hooks = root.object_entry(path, "hooks")?;
-    for spec in specs {
+    for spec in agent.hooks() {
         let mut group = Vec::new();
         if let Some(m) = spec.matcher {
             group.push(("matcher".to_owned(), Json::String(m.to_owned())));
         }
-        group.push(("hooks".to_owned(), Json::Array(vec![handler(spec.event)])));
+        let handler = command_handler(bin, agent, spec.event, timeout);
+        group.push(("hooks".to_owned(), Json::Array(vec![handler])));
         let group = Json::Object(group);
         let key = format!("hooks.{}", spec.event);
         let groups = hooks.array_entry(path, spec.event, &key)?;

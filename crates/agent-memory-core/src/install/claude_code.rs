@@ -7,8 +7,7 @@ use std::path::Path;
 
 use super::{
     Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, ReadFile, Scope, file_plan,
-    hook_command, install_hook_groups, install_mcp_server, uninstall_hook_groups,
-    uninstall_mcp_server,
+    install_hook_groups, install_mcp_server, uninstall_hook_groups, uninstall_mcp_server,
 };
 
 /// Every event the Claude Code adapter reads; `PreToolUse` only for `Read` (file context).
@@ -26,7 +25,7 @@ pub const HOOKS: &[HookSpec] = &[
 /// Adds (or removes) our hooks in a settings file.
 pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
-        Op::Install => install_hook_groups(root, path, HOOKS, bin, &|event| handler(bin, event)),
+        Op::Install => install_hook_groups(root, path, Agent::ClaudeCode, bin, HOOK_TIMEOUT_S),
         Op::Uninstall => uninstall_hook_groups(root, path, bin),
     })
 }
@@ -37,14 +36,6 @@ pub fn mcp(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String,
         Op::Install => install_mcp_server(root, path, server(bin)),
         Op::Uninstall => uninstall_mcp_server(root, path),
     })
-}
-
-fn handler(bin: &str, event: &str) -> Json {
-    Json::Object(vec![
-        ("type".to_owned(), Json::str("command")),
-        ("command".to_owned(), Json::String(hook_command(bin, Agent::ClaudeCode, event))),
-        ("timeout".to_owned(), Json::uint(HOOK_TIMEOUT_S)),
-    ])
 }
 
 /// The entry `claude mcp add --scope user` writes for a stdio server.

@@ -15,7 +15,7 @@ use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use super::{
     Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, ReadFile,
-    Scope, file_plan, hook_command, install_hook_groups, is_our_command, uninstall_hook_groups,
+    Scope, file_plan, install_hook_groups, is_our_command, uninstall_hook_groups,
 };
 
 /// The events the Codex adapter stores or answers. Hooks are on by default in Codex (the
@@ -47,7 +47,7 @@ pub fn hooks_json(
     bin: &str,
 ) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
-        Op::Install => install_hook_groups(root, path, HOOKS, bin, &|event| handler(bin, event)),
+        Op::Install => install_hook_groups(root, path, Agent::Codex, bin, HOOK_TIMEOUT_S),
         Op::Uninstall => uninstall_hook_groups(root, path, bin),
     })
 }
@@ -260,14 +260,6 @@ fn normalized(event: &str, handler: &Json) -> serde_json::Value {
         out.insert("statusMessage".into(), status.to_value());
     }
     serde_json::Value::Object(out)
-}
-
-fn handler(bin: &str, event: &str) -> Json {
-    Json::Object(vec![
-        ("type".to_owned(), Json::str("command")),
-        ("command".to_owned(), Json::String(hook_command(bin, Agent::Codex, event))),
-        ("timeout".to_owned(), Json::uint(HOOK_TIMEOUT_S)),
-    ])
 }
 
 pub(super) fn plan(

@@ -7,8 +7,7 @@ use std::path::Path;
 
 use super::{
     Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, ReadFile, Scope, file_plan,
-    hook_command, install_hook_groups, install_mcp_server, shape, uninstall_hook_groups,
-    uninstall_mcp_server,
+    install_hook_groups, install_mcp_server, shape, uninstall_hook_groups, uninstall_mcp_server,
 };
 
 /// The events the Gemini adapter stores or answers. `PreCompress` is left out on purpose: it
@@ -25,7 +24,7 @@ pub const HOOKS: &[HookSpec] = &[
 pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
         Op::Install => {
-            install_hook_groups(root, path, HOOKS, bin, &|event| handler(bin, event))?;
+            install_hook_groups(root, path, Agent::Gemini, bin, HOOK_TIMEOUT_S * 1000)?;
             // Hooks run only with `hooksConfig.enabled`; other hooksConfig keys stay as they are.
             root.object_entry(path, "hooksConfig")?.set("enabled", Json::Bool(true));
             install_mcp_server(root, path, server(bin))
@@ -50,14 +49,6 @@ pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<St
             Ok(())
         }
     })
-}
-
-fn handler(bin: &str, event: &str) -> Json {
-    Json::Object(vec![
-        ("type".to_owned(), Json::str("command")),
-        ("command".to_owned(), Json::String(hook_command(bin, Agent::Gemini, event))),
-        ("timeout".to_owned(), Json::uint(HOOK_TIMEOUT_S * 1000)),
-    ])
 }
 
 fn server(bin: &str) -> Json {

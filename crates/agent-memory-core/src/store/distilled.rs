@@ -426,21 +426,6 @@ pub struct TimelineItem {
 }
 
 impl Store {
-    /// The project's most recent observations, newest first, from every agent.
-    pub fn recent_observations(
-        &self,
-        project_key: &str,
-        limit: usize,
-    ) -> Result<Vec<TimelineItem>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT o.id, o.at, o.agent, o.kind, o.title, o.tokens, o.work_tokens
-             FROM observations o JOIN projects p ON p.id = o.project_id
-             WHERE p.key = ?1 ORDER BY o.at DESC, o.id DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![project_key, limit as i64], timeline_item)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
     /// The newest summary in the project of a session other than (`agent`, `session`).
     pub fn last_summary(
         &self,
