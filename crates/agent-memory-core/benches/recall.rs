@@ -63,17 +63,7 @@ fn main() {
     let queries = make_queries(&mut Rng(0x9e7), &vocab, queries_n);
     report_term_spread(&queries, &vocab, &filler);
 
-    rows.push(Row::time(
-        format!("BM25 search, {}", count(filler.rows)),
-        &bm25(&store, &queries),
-        "p50 < 10 ms at 1M",
-    ));
-    rows.push(Row::time("- FTS5 alone, top 30 rowids".into(), &fts_alone(&path, &queries), ""));
-    rows.push(Row::time(
-        format!("session-start context, {}", count(filler.rows)),
-        &session_start(&store, &home),
-        "< 30 ms at 100k",
-    ));
+    rows.extend(at_size(&store, &home, &path, &queries, filler.rows, "< 30 ms at 100k"));
 
     // Vectors for every observation so far, clustered, saved through the store.
     let mut rng = Rng(0xc1u64);
@@ -123,17 +113,7 @@ fn main() {
         let (before, started) = (filler.rows, Instant::now());
         filler.fill(&mut store, &vocab, large, true);
         built("bulk insert", &filler, filler.rows - before, started.elapsed(), &path);
-        rows.push(Row::time(
-            format!("BM25 search, {}", count(filler.rows)),
-            &bm25(&store, &queries),
-            "p50 < 10 ms at 1M",
-        ));
-        rows.push(Row::time("- FTS5 alone, top 30 rowids".into(), &fts_alone(&path, &queries), ""));
-        rows.push(Row::time(
-            format!("session-start context, {}", count(filler.rows)),
-            &session_start(&store, &home),
-            "",
-        ));
+        rows.extend(at_size(&store, &home, &path, &queries, filler.rows, ""));
     }
 
     println!();
@@ -198,6 +178,26 @@ fn bm25(store: &Store, queries: &[SearchQuery]) -> Vec<Duration> {
     measure(queries.len(), |i| {
         std::hint::black_box(store.search(&queries[i]).expect("search"));
     })
+}
+
+/// Search, the index alone and session start at the store's current size.
+fn at_size(
+    store: &Store,
+    home: &Home,
+    path: &std::path::Path,
+    queries: &[SearchQuery],
+    n: usize,
+    start_target: &'static str,
+) -> [Row; 3] {
+    [
+        Row::time(format!("BM25 search, {}", count(n)), &bm25(store, queries), "p50 < 10 ms at 1M"),
+        Row::time("- FTS5 alone, top 30 rowids".into(), &fts_alone(path, queries), ""),
+        Row::time(
+            format!("session-start context, {}", count(n)),
+            &session_start(store, home),
+            start_target,
+        ),
+    ]
 }
 
 /// What the hook does at SessionStart: [`inject::briefing_markdown`] (the timeline, the last

@@ -282,17 +282,24 @@ fn codex_session(memory: &Memory) {
     assert_eq!(sessions, 1, "{events:?}");
 }
 
-#[test]
-fn codex_session_reaches_claude_code_and_gemini_cli() {
-    let Some(clients) = require_clients("codex_session_reaches_claude_code_and_gemini_cli") else {
-        return;
-    };
-    let _turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+/// A memory holding one distilled Codex session, and this module's turn at running agents;
+/// `None` when the clients are missing outside CI.
+fn after_codex(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Memory)> {
+    let clients = require_clients(test)?;
+    let turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let memory = Memory::new(clients);
     codex_session(&memory);
-
     let out = memory.cmd().arg("work").output().expect("run work");
     assert!(out.status.success(), "work failed:\n{}", agent_memory_testkit::describe(&out));
+    Some((turn, memory))
+}
+
+#[test]
+fn codex_session_reaches_claude_code_and_gemini_cli() {
+    let Some((_turn, memory)) = after_codex("codex_session_reaches_claude_code_and_gemini_cli")
+    else {
+        return;
+    };
 
     // Sessions 2 and 3 ask nothing that names the Codex session: what they learn of it comes
     // from the session-start briefing.
@@ -320,14 +327,9 @@ fn codex_session_reaches_claude_code_and_gemini_cli() {
 
 #[test]
 fn mcp_search_results_reach_the_model() {
-    let Some(clients) = require_clients("mcp_search_results_reach_the_model") else {
+    let Some((_turn, memory)) = after_codex("mcp_search_results_reach_the_model") else {
         return;
     };
-    let _turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let memory = Memory::new(clients);
-    codex_session(&memory);
-    let out = memory.cmd().arg("work").output().expect("run work");
-    assert!(out.status.success(), "work failed:\n{}", agent_memory_testkit::describe(&out));
 
     // Claude Code in `-p` mode refuses tools it was not told to allow; the harness allows its
     // own fake server's tool, so a wrapper adds ours, as a user's settings would.

@@ -10,22 +10,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::{assert_quiet_success, count, home};
+use crate::recall_inject::{CODEX_PROMPT, codex_fixes_the_parser};
+use crate::{count, home};
 use agent_memory_testkit::TestHome;
-
-/// A captured payload of `agent`'s `event` with `fields` set on top.
-fn sample(agent_dir: &str, event: &str, fields: &Value) -> Vec<u8> {
-    let file = format!("{event}.json");
-    let found = agent_memory_testkit::samples(agent_dir)
-        .into_iter()
-        .find(|s| s.file == file)
-        .unwrap_or_else(|| panic!("no sample {agent_dir}/{file}"));
-    let mut base: Value = serde_json::from_slice(&found.bytes).expect("sample is JSON");
-    if let (Some(base), Some(fields)) = (base.as_object_mut(), fields.as_object()) {
-        base.extend(fields.clone());
-    }
-    serde_json::to_vec(&base).expect("serialize")
-}
 
 /// A Codex session that fixes the parser, through the real hook, then a `work` pass, so the
 /// store holds events, observations and a summary.
@@ -34,37 +21,7 @@ fn seeded() -> (TestHome, String) {
     let app = home.user_home().join("app");
     std::fs::create_dir_all(&app).expect("project dir");
     let app = app.to_string_lossy().into_owned();
-    let send = |event: &str, fields: Value| {
-        let mut fields = fields;
-        let common = json!({ "session_id": "codex-fix", "cwd": app });
-        fields.as_object_mut().expect("object").extend(common.as_object().expect("obj").clone());
-        assert_quiet_success(&home.hook("codex", event, &sample("codex", event, &fields)));
-    };
-    let patch = "*** Begin Patch\n*** Update File: src/parser.rs\n@@\n-    let d = depth + 1;\n+    let d = self.depth + 1;\n*** End Patch\n";
-    send("SessionStart", json!({}));
-    send(
-        "UserPromptSubmit",
-        json!({ "prompt": "cargo test -p parser fails with error[E0425]: cannot find value `depth` in this scope; please fix src/parser.rs" }),
-    );
-    send(
-        "PostToolUse",
-        json!({ "tool_name": "Bash", "tool_input": { "command": "cargo test -p parser" },
-                "tool_response": "error[E0425]: cannot find value `depth` in this scope\n --> src/parser.rs:42:9\nerror: could not compile `parser`\n" }),
-    );
-    send(
-        "PostToolUse",
-        json!({ "tool_name": "apply_patch", "tool_input": { "command": patch },
-                "tool_response": "Success. Updated the following files:\nM src/parser.rs\n" }),
-    );
-    send(
-        "PostToolUse",
-        json!({ "tool_name": "Bash", "tool_input": { "command": "cargo test -p parser" },
-                "tool_response": "test result: ok. 12 passed; 0 failed\n" }),
-    );
-    send(
-        "Stop",
-        json!({ "last_assistant_message": "Fixed: depth is read from self in src/parser.rs." }),
-    );
+    codex_fixes_the_parser(&home, "codex-fix", &app, CODEX_PROMPT);
     let out = home.cmd().args(["work", "--json"]).output().expect("work");
     assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
     (home, app)

@@ -81,7 +81,7 @@ fn context_of(answer: &Value) -> String {
 
 /// A Codex session, driven by Codex's own payloads, that fixes the parser: the test fails, a
 /// patch changes `src/parser.rs`, the test passes, the turn stops.
-fn codex_fixes_the_parser(home: &TestHome, session: &str, cwd: &str, prompt: &str) {
+pub(crate) fn codex_fixes_the_parser(home: &TestHome, session: &str, cwd: &str, prompt: &str) {
     let common = json!({ "session_id": session, "cwd": cwd });
     let send = |event: &str, fields: Value| {
         let mut fields = fields;
@@ -112,7 +112,7 @@ fn codex_fixes_the_parser(home: &TestHome, session: &str, cwd: &str, prompt: &st
     );
 }
 
-const CODEX_PROMPT: &str = "cargo test -p parser fails with error[E0425]: cannot find value `depth` in this scope; please fix src/parser.rs";
+pub(crate) const CODEX_PROMPT: &str = "cargo test -p parser fails with error[E0425]: cannot find value `depth` in this scope; please fix src/parser.rs";
 
 fn work(home: &TestHome, envs: &[(&str, &str)]) {
     let mut cmd = home.cmd();
