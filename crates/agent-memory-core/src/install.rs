@@ -356,6 +356,65 @@ fn file_plan(
     Ok(Some(FilePlan { path, before: Some(current), after, remove }))
 }
 
+/// How an agent's wiring stands, as `doctor` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Wiring {
+    /// Installing again would change nothing.
+    Current,
+    /// Some of our entries are there, but installing again would change them (another binary,
+    /// events added since, a stale Codex trust hash).
+    Stale,
+    /// None of our entries are there.
+    Missing,
+}
+
+/// Whether `agent` is wired to `bin` in `scope`, and the files that would change if it were
+/// installed again.
+pub fn wiring(
+    agent: Agent,
+    scope: &Scope,
+    bin: &str,
+    read: ReadFile<'_>,
+) -> Result<(Wiring, Vec<PathBuf>), ConfigError> {
+    let install = plan(agent, Op::Install, scope, bin, read)?;
+    let changed: Vec<PathBuf> =
+        install.iter().filter(|p| p.changed()).map(|p| p.path.clone()).collect();
+    if changed.is_empty() {
+        return Ok((Wiring::Current, changed));
+    }
+    let ours = plan(agent, Op::Uninstall, scope, bin, read)?.iter().any(FilePlan::changed);
+    Ok((if ours { Wiring::Stale } else { Wiring::Missing }, changed))
+}
+
+/// The agent-memory binaries a config file's text runs: the word before each
+/// ` hook --agent ` (unquoted when the shell would unquote it), without repeats.
+pub fn referenced_binaries(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(" hook --agent ") {
+        let before = &rest[..at];
+        rest = &rest[at + 1..];
+        let word = if let Some(quoted) = before.strip_suffix('\'') {
+            // `'…'`, with `'\''` for a quote inside (its backslash doubled in JSON): take back
+            // to the opening quote.
+            let start = quoted.rfind(['"', '[', '\n']).map_or(0, |i| i + 1);
+            let inner = quoted[start..].trim_start();
+            let inner = inner.strip_prefix('\'').unwrap_or(inner);
+            inner.replace("\\\\", "\\").replace("'\\''", "'")
+        } else {
+            let start = before
+                .rfind(|c: char| c.is_whitespace() || c == '"' || c == '[' || c == ',')
+                .map_or(0, |i| i + 1);
+            before[start..].to_owned()
+        };
+        if !word.is_empty() && !found.contains(&word) {
+            found.push(word);
+        }
+    }
+    found
+}
+
 /// Where the original of a file install changes is kept, once.
 pub fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -444,6 +503,39 @@ mod tests {
             .expect_err("broken");
         assert!(err.to_string().starts_with("/h/.claude.json is not valid JSON"), "{err}");
         assert!(plan(Agent::Gemini, Op::Install, &scope, "/b/agent-memory", read).is_ok());
+    }
+
+    #[test]
+    fn wiring_tells_current_stale_and_missing() {
+        let mut files = std::collections::HashMap::new();
+        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let state = |files: &std::collections::HashMap<PathBuf, String>, bin: &str| {
+            let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
+            wiring(Agent::Codex, &scope, bin, read).expect("wiring").0
+        };
+        assert_eq!(state(&files, "/opt/agent-memory"), Wiring::Missing);
+        let plans = plan_with(&files, Agent::Codex, Op::Install);
+        apply(&mut files, &plans, Op::Install);
+        assert_eq!(state(&files, "/opt/agent-memory"), Wiring::Current);
+        assert_eq!(state(&files, "/usr/local/bin/agent-memory"), Wiring::Stale);
+        // A trust hash that no longer matches its hook: Codex would skip the hook silently.
+        let config = PathBuf::from("/h/.codex/config.toml");
+        let text =
+            files[&config].replacen("trusted_hash = \"sha256:", "trusted_hash = \"sha256:0", 1);
+        files.insert(config, text);
+        assert_eq!(state(&files, "/opt/agent-memory"), Wiring::Stale);
+    }
+
+    #[test]
+    fn referenced_binaries_reads_plain_and_quoted_paths() {
+        let text = r#"{"command": "/opt/am/agent-memory hook --agent codex --event Stop"},
+            {"command": "'/home/a b/it'\\''s/agent-memory' hook --agent gemini --event X"},
+            {"command": "/opt/am/agent-memory hook --agent codex --event SessionStart"}"#;
+        assert_eq!(
+            referenced_binaries(text),
+            ["/opt/am/agent-memory", "/home/a b/it's/agent-memory"]
+        );
+        assert!(referenced_binaries("{}").is_empty());
     }
 
     #[test]

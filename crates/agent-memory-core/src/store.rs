@@ -368,6 +368,13 @@ impl Store {
         Ok(())
     }
 
+    /// Whether a write would go through now: takes the write lock and gives it back, writing
+    /// nothing.
+    pub fn can_write(&self) -> Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
+        Ok(())
+    }
+
     /// Checks the file with SQLite's own integrity check.
     pub fn integrity_ok(&self) -> Result<bool> {
         let result: String = self.conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;

@@ -59,6 +59,9 @@ pub enum Command {
     /// Wire agents to agent-memory: their hooks and the MCP server, in each agent's own config
     /// (a backup of each changed file is kept as `<file>.agent-memory.bak`).
     Install(InstallArgs),
+    /// Check every wired agent end to end (binary, wiring, a synthetic event, recent hook
+    /// errors, the MCP server) and say how to fix what is wrong.
+    Doctor(DoctorArgs),
     /// Remove exactly what `install` added, leaving everything else in the agents' configs.
     Uninstall(InstallArgs),
 }
@@ -82,6 +85,24 @@ pub struct InstallArgs {
     /// Print what would change in each file, as a unified diff, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The agents to check; none: every one wired or found on this machine.
+    #[arg(value_name = "AGENT")]
+    pub agents: Vec<String>,
+    /// Check the project-level config of the current directory (or `--project=DIR`).
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "."
+    )]
+    pub project: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

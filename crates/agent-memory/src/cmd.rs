@@ -3,6 +3,7 @@
 
 pub mod brief;
 pub mod config;
+pub mod doctor;
 pub mod export;
 pub mod hook;
 pub mod import;
@@ -59,6 +60,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
         Command::Mcp => mcp::run(&ctx),
+        Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
         Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),
     }

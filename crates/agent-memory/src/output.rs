@@ -666,3 +666,43 @@ pub fn install_note(agent: &str, note: &str) -> io::Result<()> {
 pub fn install_error(agent: &str, message: &str) {
     eprintln!("agent-memory: {agent}: {message}");
 }
+
+/// `agent-memory doctor`: the store's findings, then each agent's, one line each with its fix
+/// indented under it.
+pub fn doctor(report: &crate::cmd::doctor::Report, as_json: bool) -> io::Result<()> {
+    use crate::cmd::doctor::{Finding, Level};
+    if as_json {
+        return json(report);
+    }
+    let mut out = io::stdout().lock();
+    let show = |out: &mut io::StdoutLock<'_>, f: &Finding| -> io::Result<()> {
+        let mark = match f.level {
+            Level::Ok => "ok  ",
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Fail => "FAIL",
+        };
+        writeln!(out, "  {mark}  {:<12} {}", f.check, f.message)?;
+        if let Some(fix) = &f.fix {
+            writeln!(out, "        {:<12} fix: {fix}", "")?;
+        }
+        Ok(())
+    };
+    writeln!(out, "agent-memory {} ({})", report.version, report.binary)?;
+    for f in &report.store {
+        show(&mut out, f)?;
+    }
+    if report.agents.is_empty() {
+        writeln!(
+            out,
+            "no agent wired or found; `agent-memory install` wires the ones on this machine"
+        )?;
+    }
+    for agent in &report.agents {
+        writeln!(out, "{}", agent.agent)?;
+        for f in &agent.findings {
+            show(&mut out, f)?;
+        }
+    }
+    Ok(())
+}

@@ -209,6 +209,34 @@ pub fn trust_entries(hooks_path: &Path, text: &str) -> Result<Vec<TrustEntry>, C
     Ok(entries)
 }
 
+/// Our hooks in `hooks.json` that Codex would skip without a word: no trust entry in
+/// `config.toml`, `enabled = false`, or a `trusted_hash` that no longer matches the hook (the
+/// hook changed, or `hooks.json` moved, which changes every key).
+pub fn untrusted(
+    hooks_path: &Path,
+    hooks_text: &str,
+    config_path: &Path,
+    config_text: &str,
+    bin: &str,
+) -> Result<Vec<TrustEntry>, ConfigError> {
+    let doc: DocumentMut =
+        config_text.parse().map_err(|e: toml_edit::TomlError| ConfigError::Toml {
+            path: config_path.to_owned(),
+            message: e.to_string().trim().replace('\n', " "),
+        })?;
+    let state = doc.get("hooks").and_then(|h| h.get("state"));
+    Ok(trust_entries(hooks_path, hooks_text)?
+        .into_iter()
+        .filter(|e| is_our_command(&e.command, bin) || e.command.contains(" hook --agent codex "))
+        .filter(|e| {
+            let entry = state.and_then(|s| s.get(&e.key));
+            let enabled = entry.and_then(|t| t.get("enabled")).and_then(Item::as_bool);
+            let hash = entry.and_then(|t| t.get("trusted_hash")).and_then(Item::as_str);
+            enabled == Some(false) || hash != Some(e.hash.as_str())
+        })
+        .collect())
+}
+
 /// `SessionStart` → `session_start`.
 fn event_label(event: &str) -> String {
     let mut out = String::new();
@@ -509,6 +537,27 @@ trusted_hash = "sha256:0000"
             let want = String::from_utf8(out.stdout).expect("utf-8");
             let got = as_block(&trust_entries(&path, text).expect("entries"));
             assert_eq!(got.trim(), want.trim());
+        }
+    }
+
+    #[test]
+    fn untrusted_names_missing_and_stale_entries() {
+        let hooks_path = Path::new(HOOKS_PATH);
+        let config_path = Path::new("/home/u/.codex/config.toml");
+        let (hooks, config) = install_both(Some(USER_HOOKS), Some(CONFIG));
+        let none = untrusted(hooks_path, &hooks, config_path, &config, BIN).expect("untrusted");
+        assert!(none.is_empty(), "{none:?}");
+        // The user's own untrusted guard is not ours to report.
+        let missing = untrusted(hooks_path, &hooks, config_path, CONFIG, BIN).expect("untrusted");
+        assert_eq!(missing.len(), HOOKS.len());
+        let key = &missing[0].key;
+        for (field, changed) in [("trusted_hash", value("sha256:0")), ("enabled", value(false))] {
+            let mut doc: DocumentMut = config.parse().expect("toml");
+            doc["hooks"]["state"][key][field] = changed;
+            let text = doc.to_string();
+            let one = untrusted(hooks_path, &hooks, config_path, &text, BIN).expect("untrusted");
+            assert_eq!(one.len(), 1, "{field}: {one:?}");
+            assert_eq!(one[0].key, *key);
         }
     }
 

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use rusqlite::{OptionalExtension as _, params};
+
 use super::{Result, SCHEMA_VERSION, Store};
 use crate::fsutil;
 
@@ -62,6 +64,17 @@ pub struct HookWindow {
     pub error_rate: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+}
+
+/// One agent's hook runs over a window: how many, how many failed, and the last failure.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AgentHooks {
+    pub runs: i64,
+    pub errors: i64,
+    /// When the agent's last hook ran, whatever its outcome.
+    pub last_run_at: Option<i64>,
+    /// The last run that failed: when, its outcome and what went wrong.
+    pub last_error: Option<(i64, String, String)>,
 }
 
 /// Outcomes that count as errors in the error rate.
@@ -136,6 +149,32 @@ impl Store {
             hooks,
             llm_spend,
         })
+    }
+
+    /// `agent`'s hook runs since `since_ms`.
+    pub fn agent_hooks(&self, agent: &str, since_ms: i64) -> Result<AgentHooks> {
+        let conn = self.conn();
+        let errors = format!("'{}'", ERROR_OUTCOMES.join("','"));
+        let (runs, failed, last_run_at) = conn.query_row(
+            &format!(
+                "SELECT count(*), coalesce(sum(outcome IN ({errors})), 0), max(at) FROM hook_runs
+                 WHERE agent = ?1 AND at >= ?2"
+            ),
+            params![agent, since_ms],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let last_error = conn
+            .query_row(
+                &format!(
+                    "SELECT at, outcome, coalesce(detail, '') FROM hook_runs
+                     WHERE agent = ?1 AND at >= ?2 AND outcome IN ({errors})
+                     ORDER BY at DESC, id DESC LIMIT 1"
+                ),
+                params![agent, since_ms],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        Ok(AgentHooks { runs, errors: failed, last_run_at, last_error })
     }
 
     fn hook_window(&self, label: &str, since_ms: i64) -> Result<HookWindow> {

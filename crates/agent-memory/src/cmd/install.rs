@@ -13,30 +13,50 @@ use anyhow::Context as _;
 use crate::cli::InstallArgs;
 use crate::output::{self, InstallStatus};
 
+/// Where agents keep their config, and the binary their hooks run.
+pub struct Locations {
+    /// This binary, by its absolute path: what the hooks and the MCP server run.
+    pub bin: String,
+    pub home: PathBuf,
+    pub codex_home: PathBuf,
+    pub scope: Scope,
+}
+
+impl Locations {
+    /// From the environment; `project` selects a project's config instead of the user's.
+    pub fn from_env(project: Option<&Path>) -> anyhow::Result<Locations> {
+        let bin = std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .context("cannot tell where the agent-memory binary is; run it by its full path")?;
+        let bin = bin
+            .to_str()
+            .with_context(|| {
+                format!("the binary's path {} is not UTF-8; move it to a plain path", bin.display())
+            })?
+            .to_owned();
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .context("HOME is not set; set it to your home directory")?;
+        let codex_home = match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+            Some(dir) => std::path::absolute(PathBuf::from(dir))?,
+            None => home.join(".codex"),
+        };
+        let scope = match project {
+            Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
+                format!(
+                    "cannot use {} as the project directory; check that it exists",
+                    dir.display()
+                )
+            })?),
+            None => Scope::User { home: home.clone(), codex_home: codex_home.clone() },
+        };
+        Ok(Locations { bin, home, codex_home, scope })
+    }
+}
+
 pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
-    let bin = std::env::current_exe()
-        .and_then(std::fs::canonicalize)
-        .context("cannot tell where the agent-memory binary is; run it by its full path")?;
-    let bin = bin
-        .to_str()
-        .with_context(|| {
-            format!("the binary's path {} is not UTF-8; move it to a plain path", bin.display())
-        })?
-        .to_owned();
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .context("HOME is not set; set it to your home directory")?;
-    let codex_home = match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-        Some(dir) => std::path::absolute(PathBuf::from(dir))?,
-        None => home.join(".codex"),
-    };
-    let scope = match &args.project {
-        Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
-            format!("cannot use {} as the project directory; check that it exists", dir.display())
-        })?),
-        None => Scope::User { home: home.clone(), codex_home: codex_home.clone() },
-    };
+    let Locations { bin, home, codex_home, scope } = Locations::from_env(args.project.as_deref())?;
     let agents = agents(&args.agents, op, &home, &codex_home)?;
     if agents.is_empty() {
         output::line(
@@ -100,7 +120,12 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
 }
 
 /// The agents named, or when none is: on install every agent found here, on uninstall all.
-fn agents(names: &[String], op: Op, home: &Path, codex_home: &Path) -> anyhow::Result<Vec<Agent>> {
+pub fn agents(
+    names: &[String],
+    op: Op,
+    home: &Path,
+    codex_home: &Path,
+) -> anyhow::Result<Vec<Agent>> {
     if names.is_empty() {
         return Ok(Agent::ALL
             .into_iter()
@@ -119,7 +144,7 @@ fn agents(names: &[String], op: Op, home: &Path, codex_home: &Path) -> anyhow::R
     Ok(agents)
 }
 
-fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
+pub fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
     let dir = match agent {
         Agent::ClaudeCode => home.join(".claude"),
         Agent::Codex => codex_home.to_owned(),
@@ -133,7 +158,7 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
-fn read(path: &Path) -> Result<Option<String>, ConfigError> {
+pub fn read(path: &Path) -> Result<Option<String>, ConfigError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
