@@ -289,6 +289,9 @@ fn event_name<'a>(ctx: &CaptureContext<'a>, fields: &'a Map<String, Value>) -> &
         .map_or("", str::trim)
 }
 
+/// Where agents put a tool call's id: Claude Code and Codex, Hermes, OpenCode.
+const CALL_ID_KEYS: &[&str] = &["tool_use_id", "tool_call_id", "callID"];
+
 /// One hook call being read.
 #[derive(Debug)]
 struct Hook<'a> {
@@ -351,6 +354,11 @@ impl Hook<'_> {
             exit_code: None,
             duration_ms: None,
             mcp,
+            call_id: CALL_ID_KEYS
+                .iter()
+                .find_map(|key| self.payload.get(*key)?.as_str())
+                .filter(|id| !id.is_empty())
+                .map(str::to_owned),
         })
     }
 
@@ -514,6 +522,9 @@ impl Draft {
         if let Some((server, _)) = call.mcp {
             payload["mcp_server"] = server.into();
         }
+        if let Some(id) = call.call_id {
+            payload["call_id"] = id.into();
+        }
         Draft {
             kind: EventKind::ToolUse,
             summary,
@@ -548,6 +559,9 @@ struct ToolCall {
     duration_ms: Option<u64>,
     /// MCP server and tool, for MCP tools.
     mcp: Option<(String, String)>,
+    /// The agent's id of this call, when it gives one: what tells a call read from a
+    /// transcript from the same call its hook already reported.
+    call_id: Option<String>,
 }
 
 /// The family of a tool by the agent's table; `Other` when the table does not know it.
@@ -994,13 +1008,13 @@ mod tests {
                 tool: Bash (shell) files=[]
                 summary: Bash: echo hello-from-tool
                 body: "echo hello-from-tool\nhello-from-tool"
-                payload: duration_ms=85 input is_error=false output
+                payload: call_id duration_ms=85 input is_error=false output
             PostToolUse.mcp.json
                 tool_use session=a6a8e5dc-b0dc-48f4-9225-8d98f76d4568 at=received cwd=/home/dev/work/proj transcript
                 tool: mcp__mem__mem_search (mcp) files=[]
                 summary: MCP mem/mem_search: query=answer
                 body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
-                payload: duration_ms=45 input is_error=false mcp_server output
+                payload: call_id duration_ms=45 input is_error=false mcp_server output
             PostToolBatch.json
                 skip: duplicate of PostToolUse
             MessageDisplay.json
@@ -1047,13 +1061,13 @@ mod tests {
                 tool: Bash (shell) files=[]
                 summary: Bash: echo hello-from-tool
                 body: "echo hello-from-tool\nhello-from-tool"
-                payload: input is_error=false output
+                payload: call_id input is_error=false output
             PostToolUse.mcp.json
                 tool_use session=01a23730-4e81-77a0-a3cb-36f782db8829 at=received cwd=/home/dev/work/proj transcript
                 tool: mcp__mem__mem_search (mcp) files=[]
                 summary: MCP mem/mem_search: query=answer
                 body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
-                payload: input is_error=false mcp_server output
+                payload: call_id input is_error=false mcp_server output
             Stop.json
                 stop session=01a2373e-1192-7ad3-a243-669ff4524037 at=received cwd=/home/dev/work/proj transcript
                 summary: Turn ended: DONE: final answer from fake model
@@ -1413,7 +1427,7 @@ mod tests {
                 tool: Bash (shell) files=[]
                 summary: Bash failed (exit 101): cargo test --workspace
                 body: "cargo test\n  --workspace\nExit code 101\nerror: test failed, to rerun pass `--lib`"
-                payload: exit_code=101 input is_error=true output"#]],
+                payload: call_id exit_code=101 input is_error=true output"#]],
         );
     }
 

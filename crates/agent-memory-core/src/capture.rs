@@ -14,6 +14,7 @@
 pub mod filter;
 pub mod redact;
 pub mod spool;
+pub mod transcript;
 
 use std::borrow::Cow;
 use std::io::{self, Read};
@@ -231,6 +232,19 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
     in_flight.set(Pending::Ready(Box::new(record.clone())));
 
     let written = store.and_then(|mut store| {
+        // What the agent's transcript holds that its hooks never sent goes in before the stop
+        // that ends the turn, so distilling sees it inside that turn.
+        if transcript::reads_transcript(&event)
+            && Instant::now() + Duration::from_millis(200) < deadline
+        {
+            match transcript::catch_up_codex(&mut store, req.config, &event) {
+                Ok(caught) if caught.stored > 0 => {
+                    tracing::debug!(stored = caught.stored, bytes = caught.bytes_read, "transcript read");
+                }
+                Ok(_) => {}
+                Err(err) => tracing::warn!(%err, "reading the transcript failed; its edits wait for the next stop"),
+            }
+        }
         let window = DedupeWindow {
             events: req.config.filter.dedupe_window,
             since_ms: event.at_ms.saturating_sub(req.config.filter.dedupe_seconds as i64 * 1000),

@@ -13,6 +13,7 @@ pub mod fts;
 pub mod recall;
 pub mod search;
 pub mod status;
+pub mod transcripts;
 pub mod transfer;
 pub mod vectors;
 
@@ -35,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0002_distil.sql"),
     include_str!("store/migrations/0003_llm_usage.sql"),
     include_str!("store/migrations/0004_recall.sql"),
+    include_str!("store/migrations/0005_transcripts.sql"),
 ];
 
 /// The schema version this build writes.

@@ -402,3 +402,37 @@ fn mcp_search_results_reach_the_model() {
         );
     }
 }
+
+/// Codex runs no `PostToolUse` hook for a patch applied with `apply_patch`; the edit is read
+/// from its rollout at the stop, stored once, inside the turn it belongs to.
+#[test]
+fn codex_apply_patch_edits_come_from_the_rollout_once() {
+    let Some(clients) = require_clients("codex_apply_patch_edits_come_from_the_rollout_once")
+    else {
+        return;
+    };
+    let _turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let memory = Memory::new(clients);
+    let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes/quartzite.md\n+The quartzite bench needs a warm cache.\n*** End Patch\nEOF";
+    let run = memory.run(
+        "codex",
+        "Write down what we learned about the quartzite bench",
+        &[("FAKE_TOOL_COMMAND", patch)],
+    );
+    run.assert_finished();
+    let rows: Vec<(String, String, String)> = memory
+        .db()
+        .prepare("SELECT kind, coalesce(tool, ''), files FROM events ORDER BY id")
+        .and_then(|mut st| st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+        .expect("read events");
+    let edits: Vec<usize> = (0..rows.len()).filter(|i| rows[*i].1 == "apply_patch").collect();
+    assert_eq!(edits.len(), 1, "one edit, from the rollout: {rows:?}\n{}", run.report);
+    assert_eq!(rows[edits[0]].2, r#"["notes/quartzite.md"]"#, "{rows:?}");
+    let stop = rows.iter().position(|r| r.0 == "stop").expect("a stop");
+    assert!(edits[0] < stop, "the edit is stored before the stop that ends its turn: {rows:?}");
+    let cursors: i64 = memory
+        .db()
+        .query_row("SELECT count(*) FROM transcript_cursors", [], |r| r.get(0))
+        .expect("cursors");
+    assert_eq!(cursors, 1);
+}
