@@ -59,6 +59,9 @@ pub enum Command {
     /// Wire agents to agent-memory: their hooks and the MCP server, in each agent's own config
     /// (a backup of each changed file is kept as `<file>.agent-memory.bak`).
     Install(InstallArgs),
+    /// Write agent-memory as a plugin an agent installs itself: for Claude Code, a local
+    /// marketplace holding the plugin (hooks and MCP server).
+    Plugin(PluginArgs),
     /// Check every wired agent end to end (binary, wiring, a synthetic event, recent hook
     /// errors, the MCP server) and say how to fix what is wrong.
     Doctor(DoctorArgs),
@@ -85,6 +88,16 @@ pub struct InstallArgs {
     /// Print what would change in each file, as a unified diff, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginArgs {
+    /// The agent the plugin is for: claude-code.
+    #[arg(value_name = "AGENT")]
+    pub agent: String,
+    /// Where to write the marketplace; default: `claude-plugin` in the agent-memory home.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

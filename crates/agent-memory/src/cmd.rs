@@ -11,6 +11,7 @@ pub mod install;
 pub mod mcp;
 pub mod mode;
 pub mod model;
+pub mod plugin;
 pub mod project;
 pub mod recover;
 pub mod reindex;
@@ -60,6 +61,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
         Command::Mcp => mcp::run(&ctx),
+        Command::Plugin(args) => plugin::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
         Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),

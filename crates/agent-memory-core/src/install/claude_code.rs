@@ -1,18 +1,26 @@
 //! Claude Code's wiring: hooks in `settings.json` (`~/.claude/` or `<project>/.claude/`), the
 //! MCP server in `~/.claude.json` (user scope) or `<project>/.mcp.json` (project scope).
 //!
+//! The same wiring also comes packaged as a Claude Code plugin inside a one-plugin local
+//! marketplace ([`plugin_files`]): `claude plugin marketplace add <dir>` and `claude plugin
+//! install agent-memory@agent-memory` take it from there.
+//!
 //! Must not: touch any hook, server or key that is not ours.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{
-    Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, ReadFile, Scope, file_plan,
-    install_hook_groups, install_mcp_server, uninstall_hook_groups, uninstall_mcp_server,
+    Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, ReadFile,
+    Scope, file_plan, install_hook_groups, install_mcp_server, uninstall_hook_groups,
+    uninstall_mcp_server,
 };
 
 /// Every event the Claude Code adapter reads; `PreToolUse` only for `Read` (file context).
+/// `SessionStart` for every source Claude Code names: a new session, a resumed one, one
+/// cleared with `/clear`, and the fresh context after a compaction, which needs the briefing
+/// again most of all.
 pub const HOOKS: &[HookSpec] = &[
-    HookSpec { event: "SessionStart", matcher: None },
+    HookSpec { event: "SessionStart", matcher: Some("startup|resume|clear|compact") },
     HookSpec { event: "UserPromptSubmit", matcher: None },
     HookSpec { event: "PreToolUse", matcher: Some("Read") },
     HookSpec { event: "PostToolUse", matcher: Some("") },
@@ -45,6 +53,54 @@ fn server(bin: &str) -> Json {
         ("command".to_owned(), Json::str(bin)),
         ("args".to_owned(), Json::Array(vec![Json::str("mcp")])),
     ])
+}
+
+/// The name of the plugin, and of the marketplace that holds it.
+pub const PLUGIN_NAME: &str = "agent-memory";
+
+/// The files of a local marketplace holding the agent-memory plugin (its manifest, hooks and
+/// MCP server, all running `bin`), as paths relative to the marketplace directory with their
+/// text.
+pub fn plugin_files(bin: &str, version: &str) -> Vec<(PathBuf, String)> {
+    let description = "One shared, permanent memory for all your AI coding agents: every session \
+        recorded, the briefing at session start, memory search over MCP.";
+    let plugin_dir = PathBuf::from("plugins").join(PLUGIN_NAME);
+    let marketplace = serde_json::json!({
+        "name": PLUGIN_NAME,
+        "owner": {"name": "agent-memory"},
+        "plugins": [{
+            "name": PLUGIN_NAME,
+            "source": format!("./plugins/{PLUGIN_NAME}"),
+            "description": description,
+            "version": version,
+        }],
+    });
+    let manifest = serde_json::json!({
+        "name": PLUGIN_NAME,
+        "version": version,
+        "description": description,
+        "author": {"name": "agent-memory"},
+    });
+    let mut hooks = Json::Object(vec![(
+        "description".to_owned(),
+        Json::str("agent-memory: record every session and hand back what earlier ones learned"),
+    )]);
+    // An empty object always takes our groups; the path only names it in errors.
+    let _ = install_hook_groups(
+        &mut hooks,
+        Path::new("hooks.json"),
+        Agent::ClaudeCode,
+        bin,
+        HOOK_TIMEOUT_S,
+    );
+    let mcp = serde_json::json!({ "mcpServers": { MCP_SERVER_NAME: { "command": bin, "args": ["mcp"] } } });
+    let pretty = |v: &serde_json::Value| format!("{v:#}\n");
+    vec![
+        (PathBuf::from(".claude-plugin/marketplace.json"), pretty(&marketplace)),
+        (plugin_dir.join(".claude-plugin/plugin.json"), pretty(&manifest)),
+        (plugin_dir.join("hooks/hooks.json"), hooks.to_text("")),
+        (plugin_dir.join(".mcp.json"), pretty(&mcp)),
+    ]
 }
 
 pub(super) fn plan(
@@ -158,6 +214,35 @@ mod tests {
         assert_eq!(value["mcpServers"]["mem"]["command"], "python3");
         assert_eq!(mcp(Op::Install, Some(&out), p, BIN).expect("again"), out);
         assert_eq!(mcp(Op::Uninstall, Some(&out), p, BIN).expect("uninstall"), original);
+    }
+
+    #[test]
+    fn the_plugin_carries_the_same_hooks_and_the_mcp_server() {
+        let files = plugin_files(BIN, "1.2.3");
+        let text = |name: &str| -> serde_json::Value {
+            let (_, text) = files.iter().find(|(p, _)| p.ends_with(name)).expect(name);
+            serde_json::from_str(text).expect("valid JSON")
+        };
+        let market = text("marketplace.json");
+        assert_eq!(market["plugins"][0]["source"], "./plugins/agent-memory");
+        assert_eq!(text("plugin.json")["version"], "1.2.3");
+        let hooks = text("hooks.json");
+        let settings: serde_json::Value =
+            serde_json::from_str(&settings(Op::Install, None, path(), BIN).expect("install"))
+                .expect("valid JSON");
+        assert_eq!(hooks["hooks"], settings["hooks"], "the plugin's hooks are the settings' hooks");
+        assert_eq!(hooks["hooks"]["SessionStart"][0]["matcher"], "startup|resume|clear|compact");
+        assert_eq!(text(".mcp.json")["mcpServers"]["agent-memory"]["command"], BIN);
+        let paths: Vec<_> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert_eq!(
+            paths,
+            [
+                ".claude-plugin/marketplace.json",
+                "plugins/agent-memory/.claude-plugin/plugin.json",
+                "plugins/agent-memory/hooks/hooks.json",
+                "plugins/agent-memory/.mcp.json",
+            ]
+        );
     }
 
     #[test]

@@ -111,13 +111,23 @@ impl Memory {
         )
     }
 
-    /// Runs one session of `agent` through the harness's `run_<agent>.sh`.
+    /// Runs one session of `agent` through the harness's `run_<agent>.sh`, with agent-memory's
+    /// hooks as the harness wires them.
     fn run(&self, agent: &'static str, prompt: &str, env: &[(&str, &str)]) -> Run {
+        self.run_with(agent, &self.with_store("hook --agent {agent} --event {event}"), prompt, env)
+    }
+
+    /// Runs one session of `agent` with `hook` as the harness's own hook command, and this
+    /// store in the agent's environment (for the hooks and servers `agent-memory install`
+    /// wires, which run without a prefix).
+    fn run_with(&self, agent: &'static str, hook: &str, prompt: &str, env: &[(&str, &str)]) -> Run {
         let run_dir = self.dir.path().join("run");
         let mut cmd = Command::new("bash");
         strip_settings(&mut cmd);
         cmd.arg(harness_dir().join(format!("run_{agent}.sh")))
-            .arg(self.with_store("hook --agent {agent} --event {event}"))
+            .arg(hook)
+            .env("AGENT_MEMORY_HOME", self.store())
+            .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
             .env("CLIENTS", &self.clients)
             .env("RUN", &run_dir)
             .env("NO_CHECK", "1")
@@ -156,6 +166,20 @@ impl Memory {
         );
         assert!(out.status.success(), "the harness failed:\n{report}");
         Run { agent, exit, stdout: read(&format!("{agent}.stdout")), log, report }
+    }
+
+    /// An executable shell script `name` in the test's directory, by its path.
+    fn script(&self, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.path().join(name);
+        std::io::Write::write_all(
+            &mut std::fs::File::create(&path).expect("create the script"),
+            format!("#!/bin/sh\nset -e\n{body}").as_bytes(),
+        )
+        .expect("write the script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .expect("make the script executable");
+        path.to_string_lossy().into_owned()
     }
 
     fn db(&self) -> rusqlite::Connection {
@@ -435,4 +459,121 @@ fn codex_apply_patch_edits_come_from_the_rollout_once() {
         .query_row("SELECT count(*) FROM transcript_cursors", [], |r| r.get(0))
         .expect("cursors");
     assert_eq!(cursors, 1);
+}
+
+/// What `agent-memory install` writes is what the real agents run: with the harness's own hook
+/// a no-op, each agent's session is recorded through the wiring install put in its own config,
+/// and its first model request carries the briefing from the Codex session before it.
+#[test]
+fn installed_wiring_records_each_agent_and_briefs_it() {
+    let Some((_turn, memory)) = after_codex("installed_wiring_records_each_agent_and_briefs_it")
+    else {
+        return;
+    };
+    let bin = Memory::bin();
+    for (agent, name, var, real) in [
+        ("claude", "claude-code", "CLAUDE_BIN", "claude-code/node_modules/.bin/claude"),
+        ("codex", "codex", "CODEX_BIN", "codex/node_modules/.bin/codex"),
+        ("gemini", "gemini", "GEMINI_BIN", "gemini/node_modules/.bin/gemini"),
+    ] {
+        // The agent's wrapper installs into the run's HOME (and CODEX_HOME) the harness just
+        // made, then runs the real program.
+        let real = memory.clients.join(real);
+        let wrapper = memory.script(
+            &format!("{agent}-installed"),
+            &format!("'{bin}' install {name} >/dev/null\nexec '{}' \"$@\"\n", real.display()),
+        );
+        let prompt = format!("Continue the benchmark work in {agent}, then say done.");
+        let run = memory.run_with(agent, "true", &prompt, &[(var, wrapper.as_str())]);
+        run.assert_finished();
+        let first = run.turns().first().cloned().cloned();
+        let first = first.unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
+        let found = contexts(&first);
+        assert!(
+            found.iter().any(|c| c.contains("quartzite tokenizer")),
+            "{agent}: no briefing in the first request through the installed hooks: {found:#?}\n{}",
+            run.report
+        );
+        let prompts: i64 = memory
+            .db()
+            .query_row(
+                "SELECT count(*) FROM events WHERE agent = ?1 AND kind = 'prompt' AND body LIKE ?2",
+                [name, &format!("%{prompt}%")],
+                |r| r.get(0),
+            )
+            .expect("count prompts");
+        assert_eq!(
+            prompts, 1,
+            "{agent}: the installed hooks recorded its prompt once\n{}",
+            run.report
+        );
+    }
+}
+
+/// The Claude Code plugin, added from the local marketplace `agent-memory plugin` writes, with
+/// Claude Code's own `plugin marketplace add` and `plugin install`: its hooks record the session
+/// and brief it, and its MCP server answers the model's search.
+#[test]
+fn the_claude_code_plugin_records_briefs_and_serves_search() {
+    let Some((_turn, memory)) =
+        after_codex("the_claude_code_plugin_records_briefs_and_serves_search")
+    else {
+        return;
+    };
+    let market = memory.dir.path().join("market");
+    let out = memory
+        .cmd()
+        .args(["plugin", "claude-code", "--dir"])
+        .arg(&market)
+        .output()
+        .expect("run plugin");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let real = memory.clients.join("claude-code/node_modules/.bin/claude");
+    let tool = "mcp__plugin_agent-memory_agent-memory__search";
+    let wrapper = memory.script(
+        "claude-plugin",
+        &format!(
+            "if [ \"$1\" = -p ]; then\n  '{real}' plugin marketplace add '{market}' >/dev/null\n  \
+             '{real}' plugin install agent-memory@agent-memory >/dev/null\n  \
+             exec '{real}' \"$@\" --allowedTools {tool}\nfi\nexec '{real}' \"$@\"\n",
+            real = real.display(),
+            market = market.display()
+        ),
+    );
+    let env = [
+        ("CLAUDE_BIN", wrapper.as_str()),
+        ("FAKE_SCRIPT", "mcp"),
+        ("FAKE_MCP_TOOL", "agent-memory__search"),
+        ("FAKE_MCP_QUERY", "quartzite benchmark"),
+    ];
+    let prompt = "Look up the quartzite benchmark in memory, then say done.";
+    let run = memory.run_with("claude", "true", prompt, &env);
+    run.assert_finished();
+    let first = run.turns().first().cloned().cloned().expect("a model turn");
+    assert!(
+        contexts(&first).iter().any(|c| c.contains("quartzite tokenizer")),
+        "no briefing from the plugin's SessionStart hook:\n{}",
+        run.report
+    );
+    let called =
+        run.log.iter().position(|l| l.pointer("/reply/tool").and_then(Value::as_str) == Some(tool));
+    let called = called.unwrap_or_else(|| panic!("the model never called {tool}:\n{}", run.report));
+    let follow_up =
+        run.log[called..].iter().find_map(|l| l.get("body")).expect("a request after the call");
+    let mut texts = Vec::new();
+    strings(follow_up, &mut texts);
+    assert!(
+        texts.iter().any(|t| t.contains(" | codex | ") && t.contains("quartzite")),
+        "the plugin's search result did not reach the model:\n{}",
+        run.report
+    );
+    let stored: i64 = memory
+        .db()
+        .query_row(
+            "SELECT count(*) FROM events WHERE agent = 'claude-code' AND kind IN ('prompt', 'tool_use', 'stop')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert!(stored >= 3, "the plugin's hooks recorded prompt, tool use and stop:\n{}", run.report);
 }
