@@ -376,14 +376,19 @@ fn mcp_search_results_reach_the_model() {
     let wrapper = wrapper.to_string_lossy().into_owned();
     let mcp_cmd = memory.with_store("mcp");
 
-    for (agent, extra) in [("claude", Some(("CLAUDE_BIN", wrapper.as_str()))), ("codex", None)] {
+    // The model sees `mcp__agent-memory__search` in Claude Code, `mcp__agent_memory__search` in
+    // Codex and `mcp_agent-memory_search` in Gemini CLI.
+    for (agent, extra, tool) in [
+        ("claude", Some(("CLAUDE_BIN", wrapper.as_str())), "__search"),
+        ("codex", None, "__search"),
+        ("gemini", None, "agent-memory_search"),
+    ] {
         let mut env = vec![
             ("MCP", "1"),
             ("MCP_NAME", "agent-memory"),
             ("MCP_CMD", mcp_cmd.as_str()),
             ("FAKE_SCRIPT", "mcp"),
-            // `mcp__agent-memory__search` in Claude Code, `mcp__agent_memory__search` in Codex.
-            ("FAKE_MCP_TOOL", "__search"),
+            ("FAKE_MCP_TOOL", tool),
             ("FAKE_MCP_QUERY", "quartzite benchmark"),
         ];
         env.extend(extra);
@@ -391,9 +396,7 @@ fn mcp_search_results_reach_the_model() {
         run.assert_finished();
         // The request that follows the fake model's call of our search tool.
         let called = run.log.iter().position(|line| {
-            line.pointer("/reply/tool")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.ends_with("__search"))
+            line.pointer("/reply/tool").and_then(Value::as_str).is_some_and(|t| t.ends_with(tool))
         });
         let called = called
             .unwrap_or_else(|| panic!("{agent}: the model never called search:\n{}", run.report));
