@@ -75,16 +75,8 @@ pub struct InstallArgs {
     /// on PATH) for install, all three for uninstall.
     #[arg(value_name = "AGENT")]
     pub agents: Vec<String>,
-    /// Use the project-level config of the current directory (or `--project=DIR`) instead of
-    /// the user's; Codex has none. The `=` keeps `--project claude-code` meaning an agent.
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "."
-    )]
-    pub project: Option<PathBuf>,
+    #[command(flatten)]
+    pub scope: ConfigScope,
     /// Print what would change in each file, as a unified diff, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -105,7 +97,17 @@ pub struct DoctorArgs {
     /// The agents to check; none: every one wired or found on this machine.
     #[arg(value_name = "AGENT")]
     pub agents: Vec<String>,
-    /// Check the project-level config of the current directory (or `--project=DIR`).
+    #[command(flatten)]
+    pub scope: ConfigScope,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which of an agent's configs a command works on.
+#[derive(Debug, Args)]
+pub struct ConfigScope {
+    /// Use the project-level config of the current directory (or `--project=DIR`) instead of
+    /// the user's; Codex has none. The `=` keeps `--project claude-code` meaning an agent.
     #[arg(
         long,
         value_name = "DIR",
@@ -114,8 +116,6 @@ pub struct DoctorArgs {
         default_missing_value = "."
     )]
     pub project: Option<PathBuf>,
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -99,7 +99,7 @@ impl Report {
 }
 
 pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
-    let loc = Locations::from_env(args.project.as_deref())?;
+    let loc = Locations::from_env(args.scope.project.as_deref())?;
     let (store_findings, store) = store_checks(ctx);
     let mut agents = Vec::new();
     let named =

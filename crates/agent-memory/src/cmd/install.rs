@@ -56,7 +56,7 @@ impl Locations {
 }
 
 pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
-    let Locations { bin, home, codex_home, scope } = Locations::from_env(args.project.as_deref())?;
+    let Locations { bin, home, codex_home, scope } = Locations::from_env(args.scope.project.as_deref())?;
     let agents = agents(&args.agents, op, &home, &codex_home)?;
     if agents.is_empty() {
         output::line(
