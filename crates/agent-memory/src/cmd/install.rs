@@ -31,16 +31,24 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
         Some(dir) => std::path::absolute(PathBuf::from(dir))?,
         None => home.join(".codex"),
     };
+    let hermes_home = match std::env::var_os("HERMES_HOME").filter(|h| !h.is_empty()) {
+        Some(dir) => std::path::absolute(PathBuf::from(dir))?,
+        None => home.join(".hermes"),
+    };
     let scope = match &args.project {
         Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
             format!("cannot use {} as the project directory; check that it exists", dir.display())
         })?),
-        None => Scope::User { home: home.clone(), codex_home: codex_home.clone() },
+        None => Scope::User {
+            home: home.clone(),
+            codex_home: codex_home.clone(),
+            hermes_home: hermes_home.clone(),
+        },
     };
-    let agents = agents(&args.agents, op, &home, &codex_home)?;
+    let agents = agents(&args.agents, op, &home, &codex_home, &hermes_home)?;
     if agents.is_empty() {
         output::line(
-            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini and claude, codex, gemini on PATH); \
+            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.hermes and claude, codex, gemini, hermes on PATH); \
              name one, e.g. `agent-memory install claude-code`",
         )?;
         return Ok(());
@@ -87,6 +95,9 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
                 }
             }
         }
+        if agent == Agent::Hermes && op == Op::Uninstall && !args.dry_run {
+            remove_plugin_dir(&install::hermes::plugin_dir(&hermes_home));
+        }
     }
     if !failed.is_empty() {
         failed.dedup();
@@ -100,17 +111,23 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
 }
 
 /// The agents named, or when none is: on install every agent found here, on uninstall all.
-fn agents(names: &[String], op: Op, home: &Path, codex_home: &Path) -> anyhow::Result<Vec<Agent>> {
+fn agents(
+    names: &[String],
+    op: Op,
+    home: &Path,
+    codex_home: &Path,
+    hermes_home: &Path,
+) -> anyhow::Result<Vec<Agent>> {
     if names.is_empty() {
         return Ok(Agent::ALL
             .into_iter()
-            .filter(|a| op == Op::Uninstall || is_present(*a, home, codex_home))
+            .filter(|a| op == Op::Uninstall || is_present(*a, home, codex_home, hermes_home))
             .collect());
     }
     let mut agents = Vec::new();
     for name in names {
         let agent = Agent::from_name(name).with_context(|| {
-            format!("unknown agent `{name}`; choose claude-code, codex or gemini")
+            format!("unknown agent `{name}`; choose claude-code, codex, gemini or hermes")
         })?;
         if !agents.contains(&agent) {
             agents.push(agent);
@@ -119,8 +136,9 @@ fn agents(names: &[String], op: Op, home: &Path, codex_home: &Path) -> anyhow::R
     Ok(agents)
 }
 
-fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
+fn is_present(agent: Agent, home: &Path, codex_home: &Path, hermes_home: &Path) -> bool {
     let dir = match agent {
+        Agent::Hermes => hermes_home.to_owned(),
         Agent::ClaudeCode => home.join(".claude"),
         Agent::Codex => codex_home.to_owned(),
         Agent::Gemini => home.join(".gemini"),
@@ -131,6 +149,21 @@ fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Our Hermes plugin directory goes once its files are removed, with what Python and install
+/// left in it (`__pycache__`, backups of older versions of our files); anything else the user
+/// put there keeps it.
+fn remove_plugin_dir(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let names: Vec<String> =
+        entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let ours = |name: &String| name == "__pycache__" || name.ends_with(".agent-memory.bak");
+    if names.iter().all(ours) {
+        if let Err(err) = std::fs::remove_dir_all(dir) {
+            tracing::warn!(%err, dir = %dir.display(), "cannot remove the Hermes plugin directory");
+        }
+    }
 }
 
 fn read(path: &Path) -> Result<Option<String>, ConfigError> {
