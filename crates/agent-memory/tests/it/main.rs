@@ -6,6 +6,7 @@ mod architecture;
 mod capture_robustness;
 mod concurrency;
 mod distil;
+mod hermes_provider;
 mod install;
 mod mcp;
 mod project_identity;
