@@ -15,11 +15,11 @@ use serde_json::Value;
 
 /// Harness runs start several processes each; two at once on a small machine only make each
 /// slower, so the tests of this module take turns.
-static RUNS: Mutex<()> = Mutex::new(());
+pub(crate) static RUNS: Mutex<()> = Mutex::new(());
 
 const CLIENTS_ENV: &str = "AGENT_MEMORY_TEST_CLIENTS";
 /// What the fake model answers when it has no tool call left: the mark of a finished turn.
-const FINAL: &str = "FAKE_FINAL_ANSWER";
+pub(crate) const FINAL: &str = "FAKE_FINAL_ANSWER";
 const CODEX_PROMPT: &str = "Investigate why the quartzite tokenizer benchmark is flaky";
 const CODEX_COMMAND: &str = "echo quartzite-bench-ok";
 const OPEN: &str = "<agent-memory-context>";
@@ -58,7 +58,7 @@ fn require_clients(test: &str) -> Option<PathBuf> {
     None
 }
 
-fn harness_dir() -> PathBuf {
+pub(crate) fn harness_dir() -> PathBuf {
     agent_memory_testkit::shared_dir().join("agents/harness")
 }
 
@@ -168,7 +168,7 @@ impl Memory {
 }
 
 /// Removes every inherited `AGENT_MEMORY_*` variable, so only what a test sets applies.
-fn strip_settings(cmd: &mut Command) {
+pub(crate) fn strip_settings(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
             cmd.env_remove(key);
@@ -220,7 +220,7 @@ impl Run {
 }
 
 /// Every string inside `value`, depth first.
-fn strings(value: &Value, out: &mut Vec<String>) {
+pub(crate) fn strings(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::String(s) => out.push(s.clone()),
         Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
@@ -232,7 +232,7 @@ fn strings(value: &Value, out: &mut Vec<String>) {
 /// The injected context blocks in a request body. Gemini CLI escapes `<` and `>` of hook
 /// context inside its own `<hook_context>` wrapper, so its model reads the sentinel as
 /// `&lt;agent-memory-context&gt;`; both spellings count.
-fn contexts(body: &Value) -> Vec<String> {
+pub(crate) fn contexts(body: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     strings(body, &mut texts);
     let escaped = (
@@ -252,6 +252,20 @@ fn contexts(body: &Value) -> Vec<String> {
         }
     }
     found
+}
+
+/// A search result line (`id | time | agent | project | type | title | ~tokens`) of `agent`
+/// whose title holds `word`.
+pub(crate) fn search_hit<'t>(texts: &'t [String], agent: &str, word: &str) -> Option<&'t str> {
+    texts.iter().flat_map(|t| t.lines()).find(|line| {
+        let fields: Vec<&str> = line.split(" | ").collect();
+        fields.len() == 7
+            && fields[0].len() > 1
+            && fields[0].starts_with(['o', 's', 'e'])
+            && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
+            && fields[2] == agent
+            && fields[5].contains(word)
+    })
 }
 
 /// Session 1: Codex runs a shell command and answers. Its prompt, tool use and stop are stored
@@ -380,15 +394,7 @@ fn mcp_search_results_reach_the_model() {
         let mut texts = Vec::new();
         strings(follow_up, &mut texts);
         // A result line: id | time | agent | project | type | title | ~tokens.
-        let hit = texts.iter().flat_map(|t| t.lines()).find(|line| {
-            let fields: Vec<&str> = line.split(" | ").collect();
-            fields.len() == 7
-                && fields[0].len() > 1
-                && fields[0].starts_with(['o', 's', 'e'])
-                && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
-                && fields[2] == "codex"
-                && fields[5].contains("quartzite")
-        });
+        let hit = search_hit(&texts, "codex", "quartzite");
         assert!(
             hit.is_some(),
             "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",

@@ -78,7 +78,7 @@ fn with_configs() -> TestHome {
     home
 }
 
-fn put(path: &Path, text: &str) {
+pub(crate) fn put(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     // A test fixture, not a file a user owns.
     #[allow(clippy::disallowed_methods)]
