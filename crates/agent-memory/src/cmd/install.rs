@@ -96,7 +96,14 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             }
         }
         if agent == Agent::Hermes && op == Op::Uninstall && !args.dry_run {
-            remove_plugin_dir(&install::hermes::plugin_dir(&hermes_home));
+            let dir = install::hermes::plugin_dir(&hermes_home);
+            if let Err(err) = remove_plugin_dir(&dir) {
+                output::install_error(
+                    agent.name(),
+                    &format!("cannot remove {}: {err}; check its permissions", dir.display()),
+                );
+                failed.push(agent.name());
+            }
         }
     }
     if !failed.is_empty() {
@@ -154,16 +161,16 @@ fn on_path(program: &str) -> bool {
 /// Our Hermes plugin directory goes once its files are removed, with what Python and install
 /// left in it (`__pycache__`, backups of older versions of our files); anything else the user
 /// put there keeps it.
-fn remove_plugin_dir(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+fn remove_plugin_dir(dir: &Path) -> io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
     let names: Vec<String> =
         entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     let ours = |name: &String| name == "__pycache__" || name.ends_with(".agent-memory.bak");
-    if names.iter().all(ours) {
-        if let Err(err) = std::fs::remove_dir_all(dir) {
-            tracing::warn!(%err, dir = %dir.display(), "cannot remove the Hermes plugin directory");
-        }
-    }
+    if names.iter().all(ours) { std::fs::remove_dir_all(dir) } else { Ok(()) }
 }
 
 fn read(path: &Path) -> Result<Option<String>, ConfigError> {
