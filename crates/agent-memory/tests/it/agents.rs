@@ -26,16 +26,8 @@ const OPEN: &str = "<agent-memory-context>";
 const CLOSE: &str = "</agent-memory-context>";
 
 /// The installed clients, or `None` (with a notice) when they are missing outside CI.
-#[allow(clippy::print_stderr)]
 fn require_clients(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os(CLIENTS_ENV).filter(|v| !v.is_empty()).map_or_else(
-        || {
-            std::env::var_os("HOME")
-                .map(|home| Path::new(&home).join(".cache/agent-memory-clients"))
-                .unwrap_or_default()
-        },
-        PathBuf::from,
-    );
+    let dir = env_or_cache(CLIENTS_ENV, "");
     let bins = [
         "claude-code/node_modules/.bin/claude",
         "codex/node_modules/.bin/codex",
@@ -45,17 +37,59 @@ fn require_clients(test: &str) -> Option<PathBuf> {
     if bins.iter().all(|bin| dir.join(bin).is_file()) && harness.join("common.sh").is_file() {
         return Some(dir);
     }
-    let advice = format!(
-        "the agent CLIs are not installed in {} (or the harness is missing at {}); run \
-         `export {CLIENTS_ENV}=\"$(scripts/agent-test-clients | tail -n 1)\"`",
-        dir.display(),
-        harness.display()
-    );
+    skip(
+        test,
+        &format!(
+            "the agent CLIs are not installed in {} (or the harness is missing at {}); run \
+             `export {CLIENTS_ENV}=\"$(scripts/agent-test-clients | tail -n 1)\"`",
+            dir.display(),
+            harness.display()
+        ),
+    )
+}
+
+/// The path `var` names, or `path` inside the clients' cache (`~/.cache/agent-memory-clients`).
+pub(crate) fn env_or_cache(var: &str, path: &str) -> PathBuf {
+    std::env::var_os(var).filter(|v| !v.is_empty()).map_or_else(
+        || {
+            std::env::var_os("HOME")
+                .map(|home| Path::new(&home).join(".cache/agent-memory-clients").join(path))
+                .unwrap_or_default()
+        },
+        PathBuf::from,
+    )
+}
+
+/// A test whose agent is missing: a failure in CI (`CI=true`), elsewhere skipped with a note.
+#[allow(clippy::print_stderr)]
+pub(crate) fn skip<T>(test: &str, advice: &str) -> Option<T> {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{test}: {advice}");
     }
     eprintln!("skipping {test}: {advice}");
     None
+}
+
+/// The last 3000 characters of `s`.
+pub(crate) fn tail(s: &str) -> String {
+    s.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect()
+}
+
+/// The requests of an agent's own turns: the ones offering tools (title and router calls
+/// offer none), in order.
+pub(crate) fn agent_turns(log: &[Value]) -> Vec<&Value> {
+    log.iter()
+        .filter_map(|line| line.get("body"))
+        .filter(|body| body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty()))
+        .collect()
+}
+
+/// The agent's request that follows the fake model's call of our `search` tool.
+pub(crate) fn after_search(log: &[Value]) -> Option<&Value> {
+    let called = log.iter().position(|line| {
+        line.pointer("/reply/tool").and_then(Value::as_str).is_some_and(|t| t.ends_with("__search"))
+    })?;
+    agent_turns(&log[called..]).into_iter().next()
 }
 
 pub(crate) fn harness_dir() -> PathBuf {
@@ -140,9 +174,6 @@ impl Memory {
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect();
         let agent_err = read(&format!("{agent}.stderr"));
-        let tail = |s: &str| {
-            s.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect::<String>()
-        };
         let report = format!(
             "{agent} run ({:.1} s), harness {}:\n{stdout}{}\n{agent}.stderr (end):\n{}\nagent-memory log (end):\n{}",
             started.elapsed().as_secs_f64(),
@@ -180,13 +211,7 @@ impl Run {
     /// The requests of the agent's own turns: the ones offering tools (title and router calls
     /// offer none), in order.
     fn turns(&self) -> Vec<&Value> {
-        self.log
-            .iter()
-            .filter_map(|line| line.get("body"))
-            .filter(|body| {
-                body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
-            })
-            .collect()
+        agent_turns(&self.log)
     }
 
     /// The fake model's answers, in order.
@@ -379,18 +404,9 @@ fn mcp_search_results_reach_the_model() {
         env.extend(extra);
         let run = memory.run(agent, "Look up what is known about the quartzite benchmark.", &env);
         run.assert_finished();
-        // The request that follows the fake model's call of our search tool.
-        let called = run.log.iter().position(|line| {
-            line.pointer("/reply/tool")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.ends_with("__search"))
+        let follow_up = after_search(&run.log).unwrap_or_else(|| {
+            panic!("{agent}: no request after a call of search:\n{}", run.report)
         });
-        let called = called
-            .unwrap_or_else(|| panic!("{agent}: the model never called search:\n{}", run.report));
-        let follow_up = run.log[called..]
-            .iter()
-            .find_map(|line| line.get("body"))
-            .unwrap_or_else(|| panic!("{agent}: no request after the tool call:\n{}", run.report));
         let mut texts = Vec::new();
         strings(follow_up, &mut texts);
         // A result line: id | time | agent | project | type | title | ~tokens.

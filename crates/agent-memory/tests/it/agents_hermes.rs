@@ -7,13 +7,16 @@
 //! The store is the default one under the temp HOME: Hermes hands MCP servers only a few
 //! variables (HOME among them), so the provider's hook runs and the MCP server meet there.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use agent_memory_testkit::describe;
 use serde_json::Value;
 
-use crate::agents::{FINAL, RUNS, contexts, harness_dir, search_hit, strings, strip_settings};
+use crate::agents::{
+    FINAL, RUNS, after_search, agent_turns, contexts, env_or_cache, harness_dir, search_hit, skip,
+    strings, strip_settings, tail,
+};
 
 const HERMES_ENV: &str = "AGENT_MEMORY_TEST_HERMES";
 const PROMPT: &str = "Investigate why the quartzite tokenizer benchmark is flaky";
@@ -21,30 +24,20 @@ const COMMAND: &str = "echo quartzite-bench-ok";
 const MEMORY: &str = "The quartzite benchmark needs a warm cache";
 
 /// The `hermes` executable, or `None` (with a notice) when it is missing outside CI.
-#[allow(clippy::print_stderr)]
 fn require_hermes(test: &str) -> Option<PathBuf> {
-    let hermes = std::env::var_os(HERMES_ENV).filter(|v| !v.is_empty()).map_or_else(
-        || {
-            std::env::var_os("HOME")
-                .map(|home| Path::new(&home).join(".cache/agent-memory-clients/hermes/bin/hermes"))
-                .unwrap_or_default()
-        },
-        PathBuf::from,
-    );
+    let hermes = env_or_cache(HERMES_ENV, "hermes/bin/hermes");
     if hermes.is_file() && harness_dir().join("fake_model_server.py").is_file() {
         return Some(hermes);
     }
-    let advice = format!(
-        "Hermes Agent is not installed at {} (or the harness is missing at {}); run \
-         `export {HERMES_ENV}=\"$(scripts/hermes-test-client | tail -n 1)\"`",
-        hermes.display(),
-        harness_dir().display()
-    );
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test}: {advice}");
-    }
-    eprintln!("skipping {test}: {advice}");
-    None
+    skip(
+        test,
+        &format!(
+            "Hermes Agent is not installed at {} (or the harness is missing at {}); run \
+             `export {HERMES_ENV}=\"$(scripts/hermes-test-client | tail -n 1)\"`",
+            hermes.display(),
+            harness_dir().display()
+        ),
+    )
 }
 
 /// One user: a temp HOME with Hermes's home and agent-memory's store in it, and a project.
@@ -171,9 +164,6 @@ impl User {
             .lines()
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect();
-        let tail = |s: &str| {
-            s.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect::<String>()
-        };
         let agent_log =
             std::fs::read_to_string(self.home().join(".agent-memory/logs/agent-memory.log"))
                 .unwrap_or_default();
@@ -219,17 +209,6 @@ impl Session {
             "hermes did not print the final answer:\n{}",
             self.report
         );
-    }
-
-    /// The requests of Hermes's own turns (the ones offering tools), in order.
-    fn turns(&self) -> Vec<&Value> {
-        self.log
-            .iter()
-            .filter_map(|line| line.get("body"))
-            .filter(|body| {
-                body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
-            })
-            .collect()
     }
 }
 
@@ -291,7 +270,7 @@ fn hermes_sessions_are_recorded_briefed_and_searched() {
     ]);
     let run = user.session("Look up what is known about the benchmark, then say done.");
     run.assert_finished();
-    let turns = run.turns();
+    let turns = agent_turns(&run.log);
     let first = turns.first().unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
     let found = contexts(first);
     assert!(
@@ -301,16 +280,8 @@ fn hermes_sessions_are_recorded_briefed_and_searched() {
         "the first request carries no briefing from session 1; context blocks: {found:#?}\n{}",
         run.report
     );
-    let called = run.log.iter().position(|line| {
-        line.pointer("/reply/tool").and_then(Value::as_str).is_some_and(|t| t.ends_with("__search"))
-    });
-    let called = called.unwrap_or_else(|| panic!("the model never called search:\n{}", run.report));
-    // The next chat request (Hermes asks for the model list in between).
-    let follow_up = run.log[called..]
-        .iter()
-        .filter_map(|line| line.get("body"))
-        .find(|body| body.get("messages").is_some())
-        .unwrap_or_else(|| panic!("no request after the tool call:\n{}", run.report));
+    let follow_up = after_search(&run.log)
+        .unwrap_or_else(|| panic!("no request after a call of search:\n{}", run.report));
     let mut texts = Vec::new();
     strings(follow_up, &mut texts);
     // Hermes hands MCP results over as JSON inside its own wrapper text: read the lines out.
