@@ -142,7 +142,8 @@ class AgentMemoryProvider(MemoryProvider):
             self._writes = kwargs.get("agent_context", "primary") == "primary"
             self._ended = False
             if self._writes:
-                self._send([("on_session_start", self._payload("on_session_start", platform=self._platform))])
+                start = self._payload("on_session_start", platform=self._platform)
+                self._send([("on_session_start", start)])
         except Exception:
             pass
 
@@ -288,7 +289,8 @@ class AgentMemoryProvider(MemoryProvider):
         return sent
 
     def _payload(self, event: str, **fields: Any) -> Dict[str, Any]:
-        return {"hook_event_name": event, "session_id": self._session_id, "cwd": self._cwd, **fields}
+        head = {"hook_event_name": event, "session_id": self._session_id, "cwd": self._cwd}
+        return {**head, **fields}
 
     def _tool_uses(self, messages: List[Dict[str, Any]]) -> List[Tuple[str, Dict[str, Any]]]:
         """The tool calls in `messages` not taken before, each with its result."""
@@ -298,8 +300,9 @@ class AgentMemoryProvider(MemoryProvider):
     def _take_tool_uses(self, messages: List[Dict[str, Any]]) -> List[Tuple[str, Dict[str, Any]]]:
         results: Dict[str, Any] = {}
         for message in messages:
-            if isinstance(message, dict) and message.get("role") == "tool" and message.get("tool_call_id"):
-                results[str(message["tool_call_id"])] = message.get("content")
+            if isinstance(message, dict) and message.get("role") == "tool":
+                if message.get("tool_call_id"):
+                    results[str(message["tool_call_id"])] = message.get("content")
         items = []
         for index, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") != "assistant":

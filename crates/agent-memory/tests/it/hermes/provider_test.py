@@ -120,6 +120,17 @@ assert prompts == [("What about the quartzite benchmark?",)], prompts
 q.shutdown()
 print("ok prefetch records the prompt and returns the briefing")
 
+# A call without an id is known by its place in the history.
+r = provider("s-noid")
+noid = [user, {"role": "assistant", "tool_calls": [
+    {"type": "function", "function": {"name": "terminal", "arguments": '{"command": "echo no-id"}'}}]}]
+r.sync_turn("u", "a", messages=noid)
+r.sync_turn("u", "a", messages=noid + [{"role": "user", "content": "more"}])
+r.on_session_end(noid)
+found = events("SELECT count(*) FROM events WHERE kind = 'tool_use' AND body LIKE '%echo no-id%'")
+assert found == [(1,)], found
+print("ok calls without an id deduplicated by place")
+
 # Only the primary agent writes.
 before = len(events())
 sub = provider("s-sub", agent_context="subagent")
