@@ -1588,6 +1588,36 @@ mod tests {
         );
     }
 
+    /// Our Hermes memory provider hands over the agent's own memory writes; they are notes.
+    #[test]
+    fn hermes_memory_writes_are_notes() {
+        let payload = json!({
+            "hook_event_name": "on_memory_write",
+            "session_id": "20261202_142921_bec072",
+            "cwd": "/w/app",
+            "action": "add",
+            "target": "user",
+            "content": "Prefers tabs",
+        });
+        check(
+            "hermes",
+            "on_memory_write",
+            payload,
+            expect![[r#"
+                note session=20261202_142921_bec072 at=received cwd=/w/app
+                summary: Memory add (user): Prefers tabs
+                body: "Prefers tabs"
+                payload: action content target"#]],
+        );
+        let empty = json!({ "session_id": "s", "action": "add" });
+        check(
+            "hermes",
+            "on_memory_write",
+            empty,
+            expect!["error: hermes on_memory_write payload: missing content"],
+        );
+    }
+
     /// The registry and the readers agree: every captured event reads into the kind the table
     /// declares, and every answered one reads as a pending tool call.
     #[test]
@@ -1597,6 +1627,7 @@ mod tests {
             "prompt": "p",
             "tool_name": "Bash",
             "tool_input": { "command": "true" },
+            "content": "c",
         });
         for spec in AGENTS {
             for (event, kind) in spec.captured() {

@@ -481,6 +481,7 @@ mod tests {
             hermes post_llm_call: -
             hermes on_session_end: -
             hermes on_session_finalize: -
+            hermes on_memory_write: -
             hermes pre_tool_call: -
         "#]]
         .assert_eq(&tables[0]);

@@ -5,7 +5,8 @@
 //! recognised (a command containing `agent-memory` and ` hook --agent `, the MCP server named
 //! `agent-memory`), the order-preserving JSON value the JSON configs go through, and the plan of
 //! which files an install touches. Each agent's files are in a child: `install/claude_code.rs`,
-//! `install/codex.rs` (with Codex's hook trust hash), `install/gemini.rs`.
+//! `install/codex.rs` (with Codex's hook trust hash), `install/gemini.rs`, `install/hermes.rs`
+//! (a memory provider rather than hooks, and a line-based `config.yaml` edit).
 //!
 //! Must not: read or write files itself (a plan gets file contents through a callback, and the
 //! binary writes the result atomically with a backup), print, or touch anything but our own
@@ -14,6 +15,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod hermes;
 mod json;
 
 use std::path::{Path, PathBuf};
@@ -33,10 +35,11 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    Hermes,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini, Agent::Hermes];
 
     /// The name on the command line and in `hook --agent`.
     pub fn name(self) -> &'static str {
@@ -44,6 +47,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Hermes => "hermes",
         }
     }
 
@@ -59,20 +63,23 @@ impl Agent {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Hermes => "hermes",
         }
     }
 
     /// Whether the agent reads hooks and MCP servers from a project directory.
     pub fn has_project_level(self) -> bool {
-        !matches!(self, Agent::Codex)
+        !matches!(self, Agent::Codex | Agent::Hermes)
     }
 
-    /// The events wired, each with its matcher, if any.
+    /// The events wired, each with its matcher, if any (none for Hermes, which gets a memory
+    /// provider instead of hooks).
     pub fn hooks(self) -> &'static [HookSpec] {
         match self {
             Agent::ClaudeCode => claude_code::HOOKS,
             Agent::Codex => codex::HOOKS,
             Agent::Gemini => gemini::HOOKS,
+            Agent::Hermes => &[],
         }
     }
 }
@@ -94,10 +101,12 @@ pub enum Op {
 /// Where an agent's config lives: the user's own, or one project's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
-    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`.
+    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`; `hermes_home` is
+    /// `$HERMES_HOME` or `~/.hermes`.
     User {
         home: PathBuf,
         codex_home: PathBuf,
+        hermes_home: PathBuf,
     },
     Project(PathBuf),
 }
@@ -117,6 +126,10 @@ pub enum ConfigError {
         "{path}: `{key}` is not {expected}; fix that entry or move the file aside, then run the command again"
     )]
     Shape { path: PathBuf, key: String, expected: &'static str },
+    #[error(
+        "{path} line {line}: {message}, which agent-memory cannot edit safely; write that part as a plain indented block (or add the entries by hand), then run the command again"
+    )]
+    Yaml { path: PathBuf, line: usize, message: String },
     #[error("cannot read {path}: {source}; check its permissions")]
     Read { path: PathBuf, source: std::io::Error },
     #[error(
@@ -160,6 +173,7 @@ pub fn plan(
         Agent::ClaudeCode => claude_code::plan(op, scope, bin, read),
         Agent::Codex => codex::plan(op, scope, bin, read),
         Agent::Gemini => gemini::plan(op, scope, bin, read),
+        Agent::Hermes => hermes::plan(op, scope, bin, read),
     }
 }
 
@@ -446,7 +460,11 @@ mod tests {
         agent: Agent,
         op: Op,
     ) -> Vec<FilePlan> {
-        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let scope = Scope::User {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            hermes_home: "/h/.hermes".into(),
+        };
         let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
         plan(agent, op, &scope, "/opt/agent-memory", read).expect("plan")
     }
@@ -484,7 +502,8 @@ mod tests {
                 "second install changes nothing: {again:?}"
             );
         }
-        assert_eq!(files.len(), original.len() + 3 + 2, "two backups, three new files");
+        // Two backups, three new config files, and Hermes's config and three plugin files.
+        assert_eq!(files.len(), original.len() + 2 + 3 + 4);
         for agent in Agent::ALL {
             let plans = plan_with(&files, agent, Op::Uninstall);
             apply(&mut files, &plans, Op::Uninstall);
@@ -497,7 +516,11 @@ mod tests {
     fn a_broken_file_stops_only_its_agent() {
         let mut files = std::collections::HashMap::new();
         files.insert(PathBuf::from("/h/.claude.json"), "{\"a\": ".to_owned());
-        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let scope = Scope::User {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            hermes_home: "/h/.hermes".into(),
+        };
         let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
         let err = plan(Agent::ClaudeCode, Op::Install, &scope, "/b/agent-memory", read)
             .expect_err("broken");
@@ -508,7 +531,11 @@ mod tests {
     #[test]
     fn wiring_tells_current_stale_and_missing() {
         let mut files = std::collections::HashMap::new();
-        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let scope = Scope::User {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            hermes_home: "/h/.hermes".into(),
+        };
         let state = |files: &std::collections::HashMap<PathBuf, String>, bin: &str| {
             let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
             wiring(Agent::Codex, &scope, bin, read).expect("wiring").0

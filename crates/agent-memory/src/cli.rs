@@ -71,8 +71,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// claude-code, codex, gemini; none: every one found (its config directory, or its program
-    /// on PATH) for install, all three for uninstall.
+    /// claude-code, codex, gemini, hermes; none: every one found (its config directory, or its program
+    /// on PATH) for install, all of them for uninstall.
     #[arg(value_name = "AGENT")]
     pub agents: Vec<String>,
     #[command(flatten)]

@@ -19,6 +19,7 @@ const TOOL_USE: Route = Route::Store(EventKind::ToolUse, tool_use);
 const STOP: Route = Route::Store(EventKind::Stop, stop);
 const SESSION_END: Route = Route::Store(EventKind::SessionEnd, session_end);
 const ANSWERED: Route = Route::Answer(pending_tool);
+const MEMORY_WRITE: Route = Route::Store(EventKind::Note, memory_write);
 
 /// OpenCode 1.18.33 plugin hooks and bus events, by the names its plugin passes as `--event`.
 pub(super) const OPENCODE_EVENTS: &[(&str, Route)] = &[
@@ -41,6 +42,8 @@ pub(super) const COPILOT_EVENTS: &[(&str, Route)] = &[
 
 /// Hermes Agent 0.19.0 shell hooks. `on_session_end` fires after every turn and
 /// `on_session_finalize` once at exit (not under `-z`), so a session may end more than once.
+/// `on_memory_write` comes only from our memory provider: Hermes's own memory tool wrote an
+/// entry, which other agents should see too.
 pub(super) const HERMES_EVENTS: &[(&str, Route)] = &[
     ("on_session_start", SESSION_START),
     ("pre_llm_call", PROMPT),
@@ -49,6 +52,7 @@ pub(super) const HERMES_EVENTS: &[(&str, Route)] = &[
     ("post_llm_call", STOP),
     ("on_session_end", SESSION_END),
     ("on_session_finalize", SESSION_END),
+    ("on_memory_write", MEMORY_WRITE),
 ];
 
 /// Tool families by the names agents without an adapter use, compared case-insensitively.
@@ -220,4 +224,16 @@ fn stop(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
 
 fn session_end(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
     Ok(Draft::session_end(text_at(hook.payload, &["reason"])))
+}
+
+/// An entry the agent wrote to its own memory (`action` add, replace or remove, into `target`
+/// memory or user), kept as a note under its words.
+fn memory_write(hook: &Hook<'_>) -> Result<Draft, AdapterError> {
+    let payload = hook.payload;
+    let content = text_at(payload, &["content"]).ok_or_else(|| hook.missing("content"))?;
+    let action = text_at(payload, &["action"]).unwrap_or_else(|| "add".to_owned());
+    let target = text_at(payload, &["target"]).unwrap_or_else(|| "memory".to_owned());
+    let summary = format!("Memory {action} ({target}): {content}");
+    let body = serde_json::json!({ "action": action, "target": target, "content": content });
+    Ok(Draft::new(EventKind::Note, summary, content, body))
 }

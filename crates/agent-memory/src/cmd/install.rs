@@ -19,6 +19,7 @@ pub struct Locations {
     pub bin: String,
     pub home: PathBuf,
     pub codex_home: PathBuf,
+    pub hermes_home: PathBuf,
     pub scope: Scope,
 }
 
@@ -38,10 +39,14 @@ impl Locations {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .context("HOME is not set; set it to your home directory")?;
-        let codex_home = match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-            Some(dir) => std::path::absolute(PathBuf::from(dir))?,
-            None => home.join(".codex"),
+        let dir_or = |var: &str, default: PathBuf| -> anyhow::Result<PathBuf> {
+            Ok(match std::env::var_os(var).filter(|h| !h.is_empty()) {
+                Some(dir) => std::path::absolute(PathBuf::from(dir))?,
+                None => default,
+            })
         };
+        let codex_home = dir_or("CODEX_HOME", home.join(".codex"))?;
+        let hermes_home = dir_or("HERMES_HOME", home.join(".hermes"))?;
         let scope = match project {
             Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
                 format!(
@@ -49,32 +54,37 @@ impl Locations {
                     dir.display()
                 )
             })?),
-            None => Scope::User { home: home.clone(), codex_home: codex_home.clone() },
+            None => Scope::User {
+                home: home.clone(),
+                codex_home: codex_home.clone(),
+                hermes_home: hermes_home.clone(),
+            },
         };
-        Ok(Locations { bin, home, codex_home, scope })
+        Ok(Locations { bin, home, codex_home, hermes_home, scope })
     }
 }
 
 pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
-    let Locations { bin, home, codex_home, scope } = Locations::from_env(args.scope.project.as_deref())?;
-    let agents = agents(&args.agents, op, &home, &codex_home)?;
+    let loc = Locations::from_env(args.scope.project.as_deref())?;
+    let Locations { bin, scope, hermes_home, .. } = &loc;
+    let agents = agents(&args.agents, op, &loc)?;
     if agents.is_empty() {
         output::line(
-            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini and claude, codex, gemini on PATH); \
+            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.hermes and claude, codex, gemini, hermes on PATH); \
              name one, e.g. `agent-memory install claude-code`",
         )?;
         return Ok(());
     }
     let mut failed = Vec::new();
     for agent in agents {
-        if matches!(scope, Scope::Project(_)) && !agent.has_project_level() {
+        if matches!(loc.scope, Scope::Project(_)) && !agent.has_project_level() {
             output::install_note(
                 agent.name(),
                 "has no project-level configuration; skipped (run without --project to wire it for your user)",
             )?;
             continue;
         }
-        let plans = match install::plan(agent, op, &scope, &bin, &read) {
+        let plans = match install::plan(agent, op, scope, bin, &read) {
             Ok(plans) => plans,
             Err(err) => {
                 output::install_error(agent.name(), &err.to_string());
@@ -107,6 +117,16 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
                 }
             }
         }
+        if agent == Agent::Hermes && op == Op::Uninstall && !args.dry_run {
+            let dir = install::hermes::plugin_dir(hermes_home);
+            if let Err(err) = remove_plugin_dir(&dir) {
+                output::install_error(
+                    agent.name(),
+                    &format!("cannot remove {}: {err}; check its permissions", dir.display()),
+                );
+                failed.push(agent.name());
+            }
+        }
     }
     if !failed.is_empty() {
         failed.dedup();
@@ -120,22 +140,17 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
 }
 
 /// The agents named, or when none is: on install every agent found here, on uninstall all.
-pub fn agents(
-    names: &[String],
-    op: Op,
-    home: &Path,
-    codex_home: &Path,
-) -> anyhow::Result<Vec<Agent>> {
+pub fn agents(names: &[String], op: Op, loc: &Locations) -> anyhow::Result<Vec<Agent>> {
     if names.is_empty() {
         return Ok(Agent::ALL
             .into_iter()
-            .filter(|a| op == Op::Uninstall || is_present(*a, home, codex_home))
+            .filter(|a| op == Op::Uninstall || is_present(*a, loc))
             .collect());
     }
     let mut agents = Vec::new();
     for name in names {
         let agent = Agent::from_name(name).with_context(|| {
-            format!("unknown agent `{name}`; choose claude-code, codex or gemini")
+            format!("unknown agent `{name}`; choose claude-code, codex, gemini or hermes")
         })?;
         if !agents.contains(&agent) {
             agents.push(agent);
@@ -144,11 +159,12 @@ pub fn agents(
     Ok(agents)
 }
 
-pub fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
+pub fn is_present(agent: Agent, loc: &Locations) -> bool {
     let dir = match agent {
-        Agent::ClaudeCode => home.join(".claude"),
-        Agent::Codex => codex_home.to_owned(),
-        Agent::Gemini => home.join(".gemini"),
+        Agent::Hermes => loc.hermes_home.clone(),
+        Agent::ClaudeCode => loc.home.join(".claude"),
+        Agent::Codex => loc.codex_home.clone(),
+        Agent::Gemini => loc.home.join(".gemini"),
     };
     dir.is_dir() || on_path(agent.program())
 }
@@ -156,6 +172,21 @@ pub fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Our Hermes plugin directory goes once its files are removed, with what Python and install
+/// left in it (`__pycache__`, backups of older versions of our files); anything else the user
+/// put there keeps it.
+fn remove_plugin_dir(dir: &Path) -> io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
+    let names: Vec<String> =
+        entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let ours = |name: &String| name == "__pycache__" || name.ends_with(".agent-memory.bak");
+    if names.iter().all(ours) { std::fs::remove_dir_all(dir) } else { Ok(()) }
 }
 
 pub fn read(path: &Path) -> Result<Option<String>, ConfigError> {

@@ -15,27 +15,19 @@ use serde_json::Value;
 
 /// Harness runs start several processes each; two at once on a small machine only make each
 /// slower, so the tests of this module take turns.
-static RUNS: Mutex<()> = Mutex::new(());
+pub(crate) static RUNS: Mutex<()> = Mutex::new(());
 
 const CLIENTS_ENV: &str = "AGENT_MEMORY_TEST_CLIENTS";
 /// What the fake model answers when it has no tool call left: the mark of a finished turn.
-const FINAL: &str = "FAKE_FINAL_ANSWER";
+pub(crate) const FINAL: &str = "FAKE_FINAL_ANSWER";
 const CODEX_PROMPT: &str = "Investigate why the quartzite tokenizer benchmark is flaky";
 const CODEX_COMMAND: &str = "echo quartzite-bench-ok";
 const OPEN: &str = "<agent-memory-context>";
 const CLOSE: &str = "</agent-memory-context>";
 
 /// The installed clients, or `None` (with a notice) when they are missing outside CI.
-#[allow(clippy::print_stderr)]
 fn require_clients(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os(CLIENTS_ENV).filter(|v| !v.is_empty()).map_or_else(
-        || {
-            std::env::var_os("HOME")
-                .map(|home| Path::new(&home).join(".cache/agent-memory-clients"))
-                .unwrap_or_default()
-        },
-        PathBuf::from,
-    );
+    let dir = env_or_cache(CLIENTS_ENV, "");
     let bins = [
         "claude-code/node_modules/.bin/claude",
         "codex/node_modules/.bin/codex",
@@ -45,12 +37,32 @@ fn require_clients(test: &str) -> Option<PathBuf> {
     if bins.iter().all(|bin| dir.join(bin).is_file()) && harness.join("common.sh").is_file() {
         return Some(dir);
     }
-    let advice = format!(
-        "the agent CLIs are not installed in {} (or the harness is missing at {}); run \
-         `export {CLIENTS_ENV}=\"$(scripts/agent-test-clients | tail -n 1)\"`",
-        dir.display(),
-        harness.display()
-    );
+    skip(
+        test,
+        &format!(
+            "the agent CLIs are not installed in {} (or the harness is missing at {}); run \
+             `export {CLIENTS_ENV}=\"$(scripts/agent-test-clients | tail -n 1)\"`",
+            dir.display(),
+            harness.display()
+        ),
+    )
+}
+
+/// The path `var` names, or `path` inside the clients' cache (`~/.cache/agent-memory-clients`).
+pub(crate) fn env_or_cache(var: &str, path: &str) -> PathBuf {
+    std::env::var_os(var).filter(|v| !v.is_empty()).map_or_else(
+        || {
+            std::env::var_os("HOME")
+                .map(|home| Path::new(&home).join(".cache/agent-memory-clients").join(path))
+                .unwrap_or_default()
+        },
+        PathBuf::from,
+    )
+}
+
+/// A test whose agent is missing: a failure in CI (`CI=true`), elsewhere skipped with a note.
+#[allow(clippy::print_stderr)]
+pub(crate) fn skip<T>(test: &str, advice: &str) -> Option<T> {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{test}: {advice}");
     }
@@ -58,7 +70,31 @@ fn require_clients(test: &str) -> Option<PathBuf> {
     None
 }
 
-fn harness_dir() -> PathBuf {
+/// The last 3000 characters of `s`.
+pub(crate) fn tail(s: &str) -> String {
+    s.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect()
+}
+
+/// The requests of an agent's own turns: the ones offering tools (title and router calls
+/// offer none), in order.
+pub(crate) fn agent_turns(log: &[Value]) -> Vec<&Value> {
+    log.iter()
+        .filter_map(|line| line.get("body"))
+        .filter(|body| body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty()))
+        .collect()
+}
+
+/// The agent's request that follows the fake model's call of our `search` tool.
+pub(crate) fn after_search(log: &[Value]) -> Option<&Value> {
+    let called = log.iter().position(|line| {
+        // `mcp__agent-memory__search` (Claude Code, Hermes), `mcp__agent_memory__search`
+        // (Codex), `mcp_agent-memory_search` (Gemini CLI).
+        line.pointer("/reply/tool").and_then(Value::as_str).is_some_and(|t| t.ends_with("_search"))
+    })?;
+    agent_turns(&log[called..]).into_iter().next()
+}
+
+pub(crate) fn harness_dir() -> PathBuf {
     agent_memory_testkit::shared_dir().join("agents/harness")
 }
 
@@ -150,9 +186,6 @@ impl Memory {
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect();
         let agent_err = read(&format!("{agent}.stderr"));
-        let tail = |s: &str| {
-            s.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect::<String>()
-        };
         let report = format!(
             "{agent} run ({:.1} s), harness {}:\n{stdout}{}\n{agent}.stderr (end):\n{}\nagent-memory log (end):\n{}",
             started.elapsed().as_secs_f64(),
@@ -192,7 +225,7 @@ impl Memory {
 }
 
 /// Removes every inherited `AGENT_MEMORY_*` variable, so only what a test sets applies.
-fn strip_settings(cmd: &mut Command) {
+pub(crate) fn strip_settings(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
             cmd.env_remove(key);
@@ -204,13 +237,7 @@ impl Run {
     /// The requests of the agent's own turns: the ones offering tools (title and router calls
     /// offer none), in order.
     fn turns(&self) -> Vec<&Value> {
-        self.log
-            .iter()
-            .filter_map(|line| line.get("body"))
-            .filter(|body| {
-                body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
-            })
-            .collect()
+        agent_turns(&self.log)
     }
 
     /// The fake model's answers, in order.
@@ -244,7 +271,7 @@ impl Run {
 }
 
 /// Every string inside `value`, depth first.
-fn strings(value: &Value, out: &mut Vec<String>) {
+pub(crate) fn strings(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::String(s) => out.push(s.clone()),
         Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
@@ -256,7 +283,7 @@ fn strings(value: &Value, out: &mut Vec<String>) {
 /// The injected context blocks in a request body. Gemini CLI escapes `<` and `>` of hook
 /// context inside its own `<hook_context>` wrapper, so its model reads the sentinel as
 /// `&lt;agent-memory-context&gt;`; both spellings count.
-fn contexts(body: &Value) -> Vec<String> {
+pub(crate) fn contexts(body: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     strings(body, &mut texts);
     let escaped = (
@@ -276,6 +303,20 @@ fn contexts(body: &Value) -> Vec<String> {
         }
     }
     found
+}
+
+/// A search result line (`id | time | agent | project | type | title | ~tokens`) of `agent`
+/// whose title holds `word`.
+pub(crate) fn search_hit<'t>(texts: &'t [String], agent: &str, word: &str) -> Option<&'t str> {
+    texts.iter().flat_map(|t| t.lines()).find(|line| {
+        let fields: Vec<&str> = line.split(" | ").collect();
+        fields.len() == 7
+            && fields[0].len() > 1
+            && fields[0].starts_with(['o', 's', 'e'])
+            && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
+            && fields[2] == agent
+            && fields[5].contains(word)
+    })
 }
 
 /// Session 1: Codex runs a shell command and answers. Its prompt, tool use and stop are stored
@@ -394,28 +435,13 @@ fn mcp_search_results_reach_the_model() {
         env.extend(extra);
         let run = memory.run(agent, "Look up what is known about the quartzite benchmark.", &env);
         run.assert_finished();
-        // The request that follows the fake model's call of our search tool.
-        let called = run.log.iter().position(|line| {
-            line.pointer("/reply/tool").and_then(Value::as_str).is_some_and(|t| t.ends_with(tool))
+        let follow_up = after_search(&run.log).unwrap_or_else(|| {
+            panic!("{agent}: no request after a call of search:\n{}", run.report)
         });
-        let called = called
-            .unwrap_or_else(|| panic!("{agent}: the model never called search:\n{}", run.report));
-        let follow_up = run.log[called..]
-            .iter()
-            .find_map(|line| line.get("body"))
-            .unwrap_or_else(|| panic!("{agent}: no request after the tool call:\n{}", run.report));
         let mut texts = Vec::new();
         strings(follow_up, &mut texts);
         // A result line: id | time | agent | project | type | title | ~tokens.
-        let hit = texts.iter().flat_map(|t| t.lines()).find(|line| {
-            let fields: Vec<&str> = line.split(" | ").collect();
-            fields.len() == 7
-                && fields[0].len() > 1
-                && fields[0].starts_with(['o', 's', 'e'])
-                && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
-                && fields[2] == "codex"
-                && fields[5].contains("quartzite")
-        });
+        let hit = search_hit(&texts, "codex", "quartzite");
         assert!(
             hit.is_some(),
             "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",

@@ -78,7 +78,7 @@ fn with_configs() -> TestHome {
     home
 }
 
-fn put(path: &Path, text: &str) {
+pub(crate) fn put(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     // A test fixture, not a file a user owns.
     #[allow(clippy::disallowed_methods)]
@@ -105,9 +105,16 @@ fn snapshot(home: &TestHome) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-/// Runs the binary with no agent on PATH and no CODEX_HOME, so only the fake HOME counts.
+/// Runs the binary with no agent on PATH and no CODEX_HOME or HERMES_HOME, so only the fake
+/// HOME counts.
 fn run(home: &TestHome, args: &[&str]) -> Output {
-    let out = home.cmd().args(args).env_remove("CODEX_HOME").env("PATH", "/nonexistent").output();
+    let out = home
+        .cmd()
+        .args(args)
+        .env_remove("CODEX_HOME")
+        .env_remove("HERMES_HOME")
+        .env("PATH", "/nonexistent")
+        .output();
     out.expect("run agent-memory")
 }
 
@@ -276,4 +283,74 @@ fn the_hook_install_wrote_runs_as_claude_code_would_run_it() {
     let out = agent_memory_testkit::run_with_stdin(&mut shell, &sample.bytes);
     assert!(out.status.success(), "{command}\n{}", describe(&out));
     assert_eq!(count(&home, "SELECT count(*) FROM events WHERE agent = 'claude-code'"), 1);
+}
+
+const HERMES_CONFIG: &str = "# Hermes, by hand\nmodel:\n  default: gpt-5   # fast\n\nmemory:\n  provider: honcho  # was trying it\n  memory_enabled: true\n\nmcp_servers:\n  github:\n    command: gh-mcp\n";
+
+#[test]
+fn hermes_gets_the_provider_and_uninstall_restores_its_config() {
+    let home = home();
+    put(&home.user_home().join(".hermes/config.yaml"), HERMES_CONFIG);
+    let original = snapshot(&home);
+
+    // Found by its directory alone.
+    let out = run(&home, &["install"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.lines().all(|l| l.starts_with("hermes ")), "{said}");
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_agent-memory")).expect("binary");
+    let bin = bin.to_str().expect("UTF-8 path");
+    let plugin = home.user_home().join(".hermes/plugins/agent-memory");
+    let init = std::fs::read_to_string(plugin.join("__init__.py")).expect("provider");
+    assert!(init.contains("MemoryProvider") && init.contains("def register(ctx)"));
+    let config: serde_json::Value =
+        serde_json::from_str(&read(&home, ".hermes/plugins/agent-memory/config.json"))
+            .expect("config.json");
+    assert_eq!(config["bin"], bin);
+    let yaml = read(&home, ".hermes/config.yaml");
+    assert!(
+        yaml.starts_with(
+            "# Hermes, by hand\nmodel:\n  default: gpt-5   # fast\n\nmemory:\n  provider: agent-memory  # agent-memory replaced:   provider: honcho  # was trying it\n"
+        ),
+        "{yaml}"
+    );
+    assert!(
+        yaml.ends_with(&format!(
+            "  github:\n    command: gh-mcp\n  agent-memory:\n    command: \"{bin}\"\n    args: [\"mcp\"]\n"
+        )),
+        "{yaml}"
+    );
+
+    let installed = snapshot(&home);
+    let again = run(&home, &["install", "hermes"]);
+    assert!(again.status.success(), "{}", describe(&again));
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(said.lines().count() == 4 && said.lines().all(|l| l.contains("up to date")), "{said}");
+    assert_eq!(snapshot(&home), installed, "a second install changes nothing");
+
+    // Hermes compiles the provider beside itself; uninstall takes that away too.
+    put(&plugin.join("__pycache__/__init__.cpython-311.pyc"), "bytecode");
+    let out = run(&home, &["uninstall", "hermes"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(!plugin.exists(), "the plugin directory is gone");
+    let mut after = snapshot(&home);
+    after.retain(|path, _| !path.to_string_lossy().ends_with(".agent-memory.bak"));
+    assert_eq!(after, original, "uninstall gives back the original bytes");
+}
+
+#[test]
+fn hermes_yaml_it_cannot_edit_is_left_alone() {
+    let home = home();
+    let flow = "memory: {provider: honcho}\n";
+    put(&home.user_home().join(".hermes/config.yaml"), flow);
+    let out = run(&home, &["install", "hermes"]);
+    assert!(!out.status.success(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let path = home.user_home().join(".hermes/config.yaml");
+    assert!(
+        stderr.contains(&format!("hermes: {} line 1: `memory` is written inline", path.display())),
+        "{stderr}"
+    );
+    assert_eq!(read(&home, ".hermes/config.yaml"), flow, "never overwritten");
+    assert!(!home.user_home().join(".hermes/plugins").exists(), "nothing else installed");
 }

@@ -2,11 +2,13 @@
 //! home, against real SQLite files, with payloads captured from the real agents.
 
 mod agents;
+mod agents_hermes;
 mod architecture;
 mod capture_robustness;
 mod concurrency;
 mod distil;
 mod doctor;
+mod hermes_provider;
 mod install;
 mod mcp;
 mod project_identity;
