@@ -5,7 +5,9 @@
 //! recognised (a command containing `agent-memory` and ` hook --agent `, the MCP server named
 //! `agent-memory`), the order-preserving JSON value the JSON configs go through, and the plan of
 //! which files an install touches. Each agent's files are in a child: `install/claude_code.rs`,
-//! `install/codex.rs` (with Codex's hook trust hash), `install/gemini.rs`.
+//! `install/codex.rs` (with Codex's hook trust hash), `install/gemini.rs`, `install/copilot.rs`
+//! (a hooks file of our own), `install/opencode.rs` (a plugin of our own, shipped inside the
+//! binary).
 //!
 //! Must not: read or write files itself (a plan gets file contents through a callback, and the
 //! binary writes the result atomically with a backup), print, or touch anything but our own
@@ -13,8 +15,10 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
 pub mod gemini;
 mod json;
+pub mod opencode;
 
 use std::path::{Path, PathBuf};
 
@@ -33,10 +37,13 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    OpenCode,
+    Copilot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 5] =
+        [Agent::ClaudeCode, Agent::Codex, Agent::Gemini, Agent::OpenCode, Agent::Copilot];
 
     /// The name on the command line and in `hook --agent`.
     pub fn name(self) -> &'static str {
@@ -44,6 +51,8 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -59,6 +68,8 @@ impl Agent {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -67,12 +78,15 @@ impl Agent {
         !matches!(self, Agent::Codex)
     }
 
-    /// The events wired, each with its matcher, if any.
+    /// The events wired as shell hooks, each with its matcher, if any; none for OpenCode,
+    /// whose plugin picks its own.
     pub fn hooks(self) -> &'static [HookSpec] {
         match self {
             Agent::ClaudeCode => claude_code::HOOKS,
             Agent::Codex => codex::HOOKS,
             Agent::Gemini => gemini::HOOKS,
+            Agent::OpenCode => &[],
+            Agent::Copilot => copilot::HOOKS,
         }
     }
 }
@@ -94,10 +108,13 @@ pub enum Op {
 /// Where an agent's config lives: the user's own, or one project's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
-    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`.
+    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`; `copilot_home` is
+    /// `$COPILOT_HOME` or `~/.copilot`; `config_home` is `$XDG_CONFIG_HOME` or `~/.config`.
     User {
         home: PathBuf,
         codex_home: PathBuf,
+        copilot_home: PathBuf,
+        config_home: PathBuf,
     },
     Project(PathBuf),
 }
@@ -160,6 +177,8 @@ pub fn plan(
         Agent::ClaudeCode => claude_code::plan(op, scope, bin, read),
         Agent::Codex => codex::plan(op, scope, bin, read),
         Agent::Gemini => gemini::plan(op, scope, bin, read),
+        Agent::OpenCode => opencode::plan(op, scope, bin, read),
+        Agent::Copilot => copilot::plan(op, scope, bin, read),
     }
 }
 
@@ -356,6 +375,19 @@ fn file_plan(
     Ok(Some(FilePlan { path, before: Some(current), after, remove }))
 }
 
+/// A file install owns whole (its name is ours): install writes `content`, uninstall removes
+/// it, or brings back from its backup what was there before install.
+fn owned_file_plan(
+    path: PathBuf,
+    op: Op,
+    read: ReadFile<'_>,
+    content: &str,
+) -> Result<Option<FilePlan>, ConfigError> {
+    file_plan(path, op, read, &|op, _, _| {
+        Ok(if op == Op::Install { content.to_owned() } else { String::new() })
+    })
+}
+
 /// Where the original of a file install changes is kept, once.
 pub fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -381,13 +413,22 @@ mod tests {
         assert!(!is_our_command("my-script hook --agent x", "/usr/bin/agent-memory"));
     }
 
+    fn user_scope() -> Scope {
+        Scope::User {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            copilot_home: "/h/.copilot".into(),
+            config_home: "/h/.config".into(),
+        }
+    }
+
     /// Files in memory, read as `plan` reads them.
     fn plan_with(
         files: &std::collections::HashMap<PathBuf, String>,
         agent: Agent,
         op: Op,
     ) -> Vec<FilePlan> {
-        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let scope = user_scope();
         let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
         plan(agent, op, &scope, "/opt/agent-memory", read).expect("plan")
     }
@@ -425,7 +466,9 @@ mod tests {
                 "second install changes nothing: {again:?}"
             );
         }
-        assert_eq!(files.len(), original.len() + 3 + 2, "two backups, three new files");
+        // New: Claude Code's two files, Codex's hooks.json, Copilot's hooks and MCP files,
+        // OpenCode's plugin and opencode.json.
+        assert_eq!(files.len(), original.len() + 2 + 7, "two backups, seven new files");
         for agent in Agent::ALL {
             let plans = plan_with(&files, agent, Op::Uninstall);
             apply(&mut files, &plans, Op::Uninstall);
@@ -438,7 +481,7 @@ mod tests {
     fn a_broken_file_stops_only_its_agent() {
         let mut files = std::collections::HashMap::new();
         files.insert(PathBuf::from("/h/.claude.json"), "{\"a\": ".to_owned());
-        let scope = Scope::User { home: "/h".into(), codex_home: "/h/.codex".into() };
+        let scope = user_scope();
         let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
         let err = plan(Agent::ClaudeCode, Op::Install, &scope, "/b/agent-memory", read)
             .expect_err("broken");
@@ -451,6 +494,6 @@ mod tests {
         for agent in Agent::ALL {
             assert_eq!(Agent::from_name(agent.name()), Some(agent));
         }
-        assert_eq!(Agent::from_name("opencode"), None);
+        assert_eq!(Agent::from_name("cursor"), None);
     }
 }

@@ -65,12 +65,13 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// claude-code, codex, gemini; none: every one found (its config directory, or its program
-    /// on PATH) for install, all three for uninstall.
+    /// claude-code, codex, gemini, opencode, copilot; none: every one found (its config
+    /// directory, or its program on PATH) for install, all of them for uninstall.
     #[arg(value_name = "AGENT")]
     pub agents: Vec<String>,
     /// Use the project-level config of the current directory (or `--project=DIR`) instead of
-    /// the user's; Codex has none. The `=` keeps `--project claude-code` meaning an agent.
+    /// the user's; Codex has none, and Copilot takes only its hooks from there (its MCP server
+    /// is wired for the user). The `=` keeps `--project claude-code` meaning an agent.
     #[arg(
         long,
         value_name = "DIR",

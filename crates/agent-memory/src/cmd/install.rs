@@ -27,20 +27,23 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .context("HOME is not set; set it to your home directory")?;
-    let codex_home = match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-        Some(dir) => std::path::absolute(PathBuf::from(dir))?,
-        None => home.join(".codex"),
+    let user = Scope::User {
+        home: home.clone(),
+        codex_home: env_dir("CODEX_HOME")?.unwrap_or_else(|| home.join(".codex")),
+        copilot_home: env_dir("COPILOT_HOME")?.unwrap_or_else(|| home.join(".copilot")),
+        config_home: env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config")),
     };
     let scope = match &args.project {
         Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
             format!("cannot use {} as the project directory; check that it exists", dir.display())
         })?),
-        None => Scope::User { home: home.clone(), codex_home: codex_home.clone() },
+        None => user.clone(),
     };
-    let agents = agents(&args.agents, op, &home, &codex_home)?;
+    let agents = agents(&args.agents, op, &user)?;
     if agents.is_empty() {
         output::line(
-            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini and claude, codex, gemini on PATH); \
+            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.config/opencode, ~/.copilot \
+             and claude, codex, gemini, opencode, copilot on PATH); \
              name one, e.g. `agent-memory install claude-code`",
         )?;
         return Ok(());
@@ -99,18 +102,32 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A directory from the environment, made absolute; `None` when unset or empty.
+fn env_dir(name: &str) -> anyhow::Result<Option<PathBuf>> {
+    std::env::var_os(name)
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| {
+            std::path::absolute(PathBuf::from(&dir)).with_context(|| {
+                format!("cannot use {name}={} as a directory; fix or unset it", dir.display())
+            })
+        })
+        .transpose()
+}
+
 /// The agents named, or when none is: on install every agent found here, on uninstall all.
-fn agents(names: &[String], op: Op, home: &Path, codex_home: &Path) -> anyhow::Result<Vec<Agent>> {
+fn agents(names: &[String], op: Op, user: &Scope) -> anyhow::Result<Vec<Agent>> {
     if names.is_empty() {
         return Ok(Agent::ALL
             .into_iter()
-            .filter(|a| op == Op::Uninstall || is_present(*a, home, codex_home))
+            .filter(|a| op == Op::Uninstall || is_present(*a, user))
             .collect());
     }
     let mut agents = Vec::new();
     for name in names {
         let agent = Agent::from_name(name).with_context(|| {
-            format!("unknown agent `{name}`; choose claude-code, codex or gemini")
+            format!(
+                "unknown agent `{name}`; choose claude-code, codex, gemini, opencode or copilot"
+            )
         })?;
         if !agents.contains(&agent) {
             agents.push(agent);
@@ -119,11 +136,14 @@ fn agents(names: &[String], op: Op, home: &Path, codex_home: &Path) -> anyhow::R
     Ok(agents)
 }
 
-fn is_present(agent: Agent, home: &Path, codex_home: &Path) -> bool {
+fn is_present(agent: Agent, user: &Scope) -> bool {
+    let Scope::User { home, codex_home, copilot_home, config_home } = user else { return false };
     let dir = match agent {
         Agent::ClaudeCode => home.join(".claude"),
         Agent::Codex => codex_home.to_owned(),
         Agent::Gemini => home.join(".gemini"),
+        Agent::OpenCode => config_home.join("opencode"),
+        Agent::Copilot => copilot_home.to_owned(),
     };
     dir.is_dir() || on_path(agent.program())
 }
