@@ -57,6 +57,12 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             )?;
             continue;
         }
+        if matches!(scope, Scope::Project(_)) && agent == Agent::Copilot && op == Op::Install {
+            output::install_note(
+                agent.name(),
+                "takes only its hooks from a repository; run `agent-memory install copilot` for its MCP server",
+            )?;
+        }
         let plans = match install::plan(agent, op, &scope, &bin, &read) {
             Ok(plans) => plans,
             Err(err) => {
