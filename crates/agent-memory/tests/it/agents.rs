@@ -15,19 +15,31 @@ use serde_json::Value;
 
 /// Harness runs start several processes each; two at once on a small machine only make each
 /// slower, so the tests of this module take turns.
-static RUNS: Mutex<()> = Mutex::new(());
+pub(crate) static RUNS: Mutex<()> = Mutex::new(());
 
 const CLIENTS_ENV: &str = "AGENT_MEMORY_TEST_CLIENTS";
 /// What the fake model answers when it has no tool call left: the mark of a finished turn.
-const FINAL: &str = "FAKE_FINAL_ANSWER";
+pub(crate) const FINAL: &str = "FAKE_FINAL_ANSWER";
 const CODEX_PROMPT: &str = "Investigate why the quartzite tokenizer benchmark is flaky";
 const CODEX_COMMAND: &str = "echo quartzite-bench-ok";
 const OPEN: &str = "<agent-memory-context>";
 const CLOSE: &str = "</agent-memory-context>";
 
 /// The installed clients, or `None` (with a notice) when they are missing outside CI.
-#[allow(clippy::print_stderr)]
 fn require_clients(test: &str) -> Option<PathBuf> {
+    require(
+        test,
+        &[
+            "claude-code/node_modules/.bin/claude",
+            "codex/node_modules/.bin/codex",
+            "gemini/node_modules/.bin/gemini",
+        ],
+    )
+}
+
+/// The client directory holding `bins`, or `None` (with a notice) when one is missing outside CI.
+#[allow(clippy::print_stderr)]
+pub(crate) fn require(test: &str, bins: &[&str]) -> Option<PathBuf> {
     let dir = std::env::var_os(CLIENTS_ENV).filter(|v| !v.is_empty()).map_or_else(
         || {
             std::env::var_os("HOME")
@@ -36,11 +48,6 @@ fn require_clients(test: &str) -> Option<PathBuf> {
         },
         PathBuf::from,
     );
-    let bins = [
-        "claude-code/node_modules/.bin/claude",
-        "codex/node_modules/.bin/codex",
-        "gemini/node_modules/.bin/gemini",
-    ];
     let harness = harness_dir();
     if bins.iter().all(|bin| dir.join(bin).is_file()) && harness.join("common.sh").is_file() {
         return Some(dir);
@@ -63,20 +70,20 @@ fn harness_dir() -> PathBuf {
 }
 
 /// One store and one run path that every session of a test shares.
-struct Memory {
-    dir: tempfile::TempDir,
-    clients: PathBuf,
+pub(crate) struct Memory {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) clients: PathBuf,
 }
 
 /// What one agent session left: its exit status, its stdout, and the model traffic.
-struct Run {
+pub(crate) struct Run {
     agent: &'static str,
     exit: Option<i32>,
     stdout: String,
     /// `model-requests.jsonl`: request lines (`method`, `path`, `body`) each followed by the
     /// fake model's `reply`.
-    log: Vec<Value>,
-    report: String,
+    pub(crate) log: Vec<Value>,
+    pub(crate) report: String,
 }
 
 impl Memory {
@@ -85,11 +92,11 @@ impl Memory {
         Memory { dir, clients }
     }
 
-    fn store(&self) -> PathBuf {
+    pub(crate) fn store(&self) -> PathBuf {
         self.dir.path().join("store")
     }
 
-    fn bin() -> &'static str {
+    pub(crate) fn bin() -> &'static str {
         env!("CARGO_BIN_EXE_agent-memory")
     }
 
@@ -113,11 +120,27 @@ impl Memory {
 
     /// Runs one session of `agent` through the harness's `run_<agent>.sh`.
     fn run(&self, agent: &'static str, prompt: &str, env: &[(&str, &str)]) -> Run {
-        let run_dir = self.dir.path().join("run");
+        self.run_with(agent, &self.with_store("hook --agent {agent} --event {event}"), prompt, env)
+    }
+
+    /// The harness's run directory: its `home/` and `proj/` are rebuilt by every run.
+    pub(crate) fn run_dir(&self) -> PathBuf {
+        self.dir.path().join("run")
+    }
+
+    /// Runs one session of `agent` with `hooks` as the harness's hook command template.
+    pub(crate) fn run_with(
+        &self,
+        agent: &'static str,
+        hooks: &str,
+        prompt: &str,
+        env: &[(&str, &str)],
+    ) -> Run {
+        let run_dir = self.run_dir();
         let mut cmd = Command::new("bash");
         strip_settings(&mut cmd);
         cmd.arg(harness_dir().join(format!("run_{agent}.sh")))
-            .arg(self.with_store("hook --agent {agent} --event {event}"))
+            .arg(hooks)
             .env("CLIENTS", &self.clients)
             .env("RUN", &run_dir)
             .env("NO_CHECK", "1")
@@ -158,7 +181,7 @@ impl Memory {
         Run { agent, exit, stdout: read(&format!("{agent}.stdout")), log, report }
     }
 
-    fn db(&self) -> rusqlite::Connection {
+    pub(crate) fn db(&self) -> rusqlite::Connection {
         rusqlite::Connection::open_with_flags(
             self.store().join("memory.db"),
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -179,7 +202,7 @@ fn strip_settings(cmd: &mut Command) {
 impl Run {
     /// The requests of the agent's own turns: the ones offering tools (title and router calls
     /// offer none), in order.
-    fn turns(&self) -> Vec<&Value> {
+    pub(crate) fn turns(&self) -> Vec<&Value> {
         self.log
             .iter()
             .filter_map(|line| line.get("body"))
@@ -197,7 +220,7 @@ impl Run {
     /// The hooks never got in the agent's way: it exited 0 and the model's final answer, given
     /// after the tool call, is what the agent printed.
     #[track_caller]
-    fn assert_finished(&self) {
+    pub(crate) fn assert_finished(&self) {
         assert_eq!(self.exit, Some(0), "{} did not exit 0:\n{}", self.agent, self.report);
         let last = self.replies().last().and_then(|r| r.get("text")).and_then(Value::as_str);
         assert!(
@@ -220,7 +243,7 @@ impl Run {
 }
 
 /// Every string inside `value`, depth first.
-fn strings(value: &Value, out: &mut Vec<String>) {
+pub(crate) fn strings(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::String(s) => out.push(s.clone()),
         Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
@@ -232,7 +255,7 @@ fn strings(value: &Value, out: &mut Vec<String>) {
 /// The injected context blocks in a request body. Gemini CLI escapes `<` and `>` of hook
 /// context inside its own `<hook_context>` wrapper, so its model reads the sentinel as
 /// `&lt;agent-memory-context&gt;`; both spellings count.
-fn contexts(body: &Value) -> Vec<String> {
+pub(crate) fn contexts(body: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     strings(body, &mut texts);
     let escaped = (
@@ -284,7 +307,7 @@ fn codex_session(memory: &Memory) {
 
 /// A memory holding one distilled Codex session, and this module's turn at running agents;
 /// `None` when the clients are missing outside CI.
-fn after_codex(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Memory)> {
+pub(crate) fn after_codex(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Memory)> {
     let clients = require_clients(test)?;
     let turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let memory = Memory::new(clients);
@@ -365,40 +388,49 @@ fn mcp_search_results_reach_the_model() {
         env.extend(extra);
         let run = memory.run(agent, "Look up what is known about the quartzite benchmark.", &env);
         run.assert_finished();
-        // The request that follows the fake model's call of our search tool.
-        let called = run.log.iter().position(|line| {
-            line.pointer("/reply/tool")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.ends_with("__search"))
-        });
-        let called = called
-            .unwrap_or_else(|| panic!("{agent}: the model never called search:\n{}", run.report));
-        let follow_up = run.log[called..]
-            .iter()
-            .find_map(|line| line.get("body"))
-            .unwrap_or_else(|| panic!("{agent}: no request after the tool call:\n{}", run.report));
-        let mut texts = Vec::new();
-        strings(follow_up, &mut texts);
-        // A result line: id | time | agent | project | type | title | ~tokens.
-        let hit = texts.iter().flat_map(|t| t.lines()).find(|line| {
-            let fields: Vec<&str> = line.split(" | ").collect();
-            fields.len() == 7
-                && fields[0].len() > 1
-                && fields[0].starts_with(['o', 's', 'e'])
-                && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
-                && fields[2] == "codex"
-                && fields[5].contains("quartzite")
-        });
-        assert!(
-            hit.is_some(),
-            "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",
-            texts
-                .iter()
-                .filter(|t| t.contains("results for") || t.contains("quartzite"))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n---\n"),
-            run.report
-        );
+        assert_search_reached_the_model(&run, agent, |tool| tool.ends_with("__search"));
     }
+}
+
+/// The model called our search tool (`is_search` tells its name as this agent shows it) and the
+/// request after that call carries a result line from the Codex session.
+#[track_caller]
+pub(crate) fn assert_search_reached_the_model(
+    run: &Run,
+    agent: &str,
+    is_search: impl Fn(&str) -> bool,
+) {
+    // The request that follows the fake model's call of our search tool.
+    let called = run.log.iter().position(|line| {
+        line.pointer("/reply/tool").and_then(Value::as_str).is_some_and(&is_search)
+    });
+    let called =
+        called.unwrap_or_else(|| panic!("{agent}: the model never called search:\n{}", run.report));
+    let follow_up = run.log[called..]
+        .iter()
+        .find_map(|line| line.get("body"))
+        .unwrap_or_else(|| panic!("{agent}: no request after the tool call:\n{}", run.report));
+    let mut texts = Vec::new();
+    strings(follow_up, &mut texts);
+    // A result line: id | time | agent | project | type | title | ~tokens.
+    let hit = texts.iter().flat_map(|t| t.lines()).find(|line| {
+        let fields: Vec<&str> = line.split(" | ").collect();
+        fields.len() == 7
+            && fields[0].len() > 1
+            && fields[0].starts_with(['o', 's', 'e'])
+            && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
+            && fields[2] == "codex"
+            && fields[5].contains("quartzite")
+    });
+    assert!(
+        hit.is_some(),
+        "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",
+        texts
+            .iter()
+            .filter(|t| t.contains("results for") || t.contains("quartzite"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n---\n"),
+        run.report
+    );
 }

@@ -2,6 +2,7 @@
 //! home, against real SQLite files, with payloads captured from the real agents.
 
 mod agents;
+mod agents_oc;
 mod architecture;
 mod capture_robustness;
 mod concurrency;
