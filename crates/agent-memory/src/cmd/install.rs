@@ -58,10 +58,7 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             continue;
         }
         if matches!(scope, Scope::Project(_)) && agent == Agent::Copilot && op == Op::Install {
-            output::install_note(
-                agent.name(),
-                "takes only its hooks from a repository; run `agent-memory install copilot` for its MCP server",
-            )?;
+            copilot_project_notes(&user)?;
         }
         let plans = match install::plan(agent, op, &scope, &bin, &read) {
             Ok(plans) => plans,
@@ -105,6 +102,28 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             failed.join(", ")
         );
     }
+    Ok(())
+}
+
+/// Copilot takes only hooks from a repository, and runs its user's hooks there too.
+fn copilot_project_notes(user: &Scope) -> anyhow::Result<()> {
+    let Scope::User { copilot_home, .. } = user else { return Ok(()) };
+    let name = Agent::Copilot.name();
+    let user_hooks = copilot_home.join("hooks/agent-memory.json");
+    if user_hooks.is_file() {
+        output::install_note(
+            name,
+            &format!(
+                "is also wired for your user ({}), so each event would run the hook twice; \
+                 keep one: `agent-memory uninstall copilot` or `agent-memory uninstall copilot --project`",
+                user_hooks.display()
+            ),
+        )?;
+    }
+    output::install_note(
+        name,
+        "takes only its hooks from a repository; run `agent-memory install copilot` for its MCP server",
+    )?;
     Ok(())
 }
 

@@ -436,6 +436,17 @@ fn opencode_and_copilot_project_install_and_where_their_homes_are() {
     assert!(
         !home.user_home().join(".config").exists() && !home.user_home().join(".copilot").exists()
     );
+    // Wired for the user already: a repository's hooks would run beside those.
+    let out = home
+        .cmd()
+        .args(["install", &flag, "copilot"])
+        .env("COPILOT_HOME", &copilot_home)
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("install");
+    assert!(out.status.success(), "{}", describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("so each event would run the hook twice"), "{said}");
 }
 
 #[test]
