@@ -292,22 +292,50 @@ fn remove_our_handlers(groups: &mut Vec<Json>, bin: &str) {
 
 /// Sets `mcpServers.agent-memory` to `server` (unless it already is exactly that).
 fn install_mcp_server(root: &mut Json, path: &Path, server: Json) -> Result<(), ConfigError> {
-    let servers = root.object_entry(path, "mcpServers")?;
-    servers.set(MCP_SERVER_NAME, server);
-    Ok(())
+    install_server_in(root, path, "mcpServers", server)
 }
 
 /// Removes `mcpServers.agent-memory`, and `mcpServers` when nothing else is left in it.
 fn uninstall_mcp_server(root: &mut Json, path: &Path) -> Result<(), ConfigError> {
-    let Some(servers) = root.get_mut("mcpServers") else { return Ok(()) };
+    uninstall_server_in(root, path, "mcpServers")
+}
+
+/// Sets `<table>.agent-memory` to `server`, for an agent whose servers sit under `table`.
+fn install_server_in(
+    root: &mut Json,
+    path: &Path,
+    table: &str,
+    server: Json,
+) -> Result<(), ConfigError> {
+    root.object_entry(path, table)?.set(MCP_SERVER_NAME, server);
+    Ok(())
+}
+
+/// Removes `<table>.agent-memory`, and `table` when nothing else is left in it.
+fn uninstall_server_in(root: &mut Json, path: &Path, table: &str) -> Result<(), ConfigError> {
+    let Some(servers) = root.get_mut(table) else { return Ok(()) };
     if !matches!(servers, Json::Object(_)) {
-        return Err(shape(path, "mcpServers", "an object"));
+        return Err(shape(path, table, "an object"));
     }
     servers.remove(MCP_SERVER_NAME);
     if matches!(servers, Json::Object(m) if m.is_empty()) {
-        root.remove("mcpServers");
+        root.remove(table);
     }
     Ok(())
+}
+
+/// A file holding only MCP servers under `mcpServers` (Claude Code's, Copilot's): `server`
+/// added as ours, or ours removed.
+fn mcp_servers_file(
+    op: Op,
+    text: Option<&str>,
+    path: &Path,
+    server: Json,
+) -> Result<String, ConfigError> {
+    edit_json(path, text, |root| match op {
+        Op::Install => install_mcp_server(root, path, server),
+        Op::Uninstall => uninstall_mcp_server(root, path),
+    })
 }
 
 /// Parses a JSON config (an empty or missing file is `{}`), applies `edit`, and gives the new

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::{
     Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, ReadFile, Scope, file_plan,
-    hook_command, install_mcp_server, owned_file_plan, uninstall_mcp_server,
+    hook_command, owned_file_plan,
 };
 
 /// The events the adapter stores or answers; `preToolUse` takes no context in Copilot, and a
@@ -46,10 +46,7 @@ pub fn hooks_file(bin: &str) -> String {
 
 /// Adds (or removes) our MCP server in `mcp-config.json`.
 pub fn mcp(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
-    super::edit_json(path, text, |root| match op {
-        Op::Install => install_mcp_server(root, path, server(bin)),
-        Op::Uninstall => uninstall_mcp_server(root, path),
-    })
+    super::mcp_servers_file(op, text, path, server(bin))
 }
 
 /// The entry `copilot mcp add` writes for a local (stdio) server, every tool allowed.

@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    ConfigError, FilePlan, Json, MCP_SERVER_NAME, Op, ReadFile, Scope, file_plan, owned_file_plan,
-    shape,
+    ConfigError, FilePlan, Json, Op, ReadFile, Scope, file_plan, install_server_in,
+    owned_file_plan, uninstall_server_in,
 };
 
 /// The plugin as shipped; `@AGENT_MEMORY_BIN@` stands for the binary's path.
@@ -27,21 +27,8 @@ pub fn plugin(bin: &str) -> String {
 /// Adds (or removes) our MCP server in `opencode.json`, and `mcp` when that leaves it empty.
 pub fn config(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
-        Op::Install => {
-            root.object_entry(path, "mcp")?.set(MCP_SERVER_NAME, server(bin));
-            Ok(())
-        }
-        Op::Uninstall => {
-            let Some(servers) = root.get_mut("mcp") else { return Ok(()) };
-            if !matches!(servers, Json::Object(_)) {
-                return Err(shape(path, "mcp", "an object"));
-            }
-            servers.remove(MCP_SERVER_NAME);
-            if matches!(servers, Json::Object(m) if m.is_empty()) {
-                root.remove("mcp");
-            }
-            Ok(())
-        }
+        Op::Install => install_server_in(root, path, "mcp", server(bin)),
+        Op::Uninstall => uninstall_server_in(root, path, "mcp"),
     })
 }
 

@@ -255,7 +255,7 @@ pub(crate) fn strings(value: &Value, out: &mut Vec<String>) {
 /// The injected context blocks in a request body. Gemini CLI escapes `<` and `>` of hook
 /// context inside its own `<hook_context>` wrapper, so its model reads the sentinel as
 /// `&lt;agent-memory-context&gt;`; both spellings count.
-pub(crate) fn contexts(body: &Value) -> Vec<String> {
+fn contexts(body: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     strings(body, &mut texts);
     let escaped = (
@@ -329,15 +329,7 @@ fn codex_session_reaches_claude_code_and_gemini_cli() {
     for agent in ["claude", "gemini"] {
         let run = memory.run(agent, "Pick up where the last session left off, then say done.", &[]);
         run.assert_finished();
-        let turns = run.turns();
-        let first = turns.first().unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
-        let found = contexts(first);
-        assert!(
-            found.iter().any(|c| c.contains("codex") && c.contains("quartzite tokenizer")),
-            "{agent}'s first model request carries no context from the Codex session; \
-             context blocks: {found:#?}\n{}",
-            run.report
-        );
+        assert_briefed_from_codex(&run, agent);
     }
     // Every session landed in the one store, under its own agent.
     let agents: Vec<String> = memory
@@ -390,6 +382,20 @@ fn mcp_search_results_reach_the_model() {
         run.assert_finished();
         assert_search_reached_the_model(&run, agent, |tool| tool.ends_with("__search"));
     }
+}
+
+/// The agent's first model turn carries context from the Codex session.
+#[track_caller]
+pub(crate) fn assert_briefed_from_codex(run: &Run, agent: &str) {
+    let turns = run.turns();
+    let first = turns.first().unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
+    let found = contexts(first);
+    assert!(
+        found.iter().any(|c| c.contains("codex") && c.contains("quartzite tokenizer")),
+        "{agent}'s first model request carries no context from the Codex session; \
+         context blocks: {found:#?}\n{}",
+        run.report
+    );
 }
 
 /// The model called our search tool (`is_search` tells its name as this agent shows it) and the

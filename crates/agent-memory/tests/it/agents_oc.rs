@@ -13,7 +13,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::agents::{Memory, after_codex, assert_search_reached_the_model, contexts, require};
+use crate::agents::{
+    Memory, after_codex, assert_briefed_from_codex, assert_search_reached_the_model, require,
+};
 
 const PROMPT: &str = "Pick up where the last session left off, then say done.";
 
@@ -96,15 +98,7 @@ fn briefed_captured_and_searching(test: &str, agent: &'static str, bin: &str, bi
     run.assert_finished();
 
     // The session-start briefing: nothing in the prompt names the Codex session.
-    let turns = run.turns();
-    let first = turns.first().unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
-    let found = contexts(first);
-    assert!(
-        found.iter().any(|c| c.contains("codex") && c.contains("quartzite tokenizer")),
-        "{agent}'s first model request carries no context from the Codex session; \
-         context blocks: {found:#?}\n{}",
-        run.report
-    );
+    assert_briefed_from_codex(&run, agent);
 
     let events = events(&memory, agent);
     let has =

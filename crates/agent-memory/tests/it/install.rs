@@ -255,6 +255,26 @@ fn unknown_agent_is_an_error_naming_the_choices() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent `cursor`; choose"));
 }
 
+/// Runs a hook command line install wrote through `shell -c`, in the user's environment with
+/// this home's store, with `stdin`; it must succeed.
+#[track_caller]
+fn run_as_agent_would(home: &TestHome, shell: &str, command: &str, stdin: &[u8]) {
+    let mut shell = Command::new(shell);
+    shell.arg("-c").arg(command);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
+            shell.env_remove(key);
+        }
+    }
+    shell
+        .env("HOME", home.user_home())
+        .env("AGENT_MEMORY_HOME", home.home())
+        .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
+        .current_dir(home.user_home());
+    let out = agent_memory_testkit::run_with_stdin(&mut shell, stdin);
+    assert!(out.status.success(), "{command}\n{}", describe(&out));
+}
+
 #[test]
 fn the_hook_install_wrote_runs_as_claude_code_would_run_it() {
     let home = with_configs();
@@ -270,20 +290,7 @@ fn the_hook_install_wrote_runs_as_claude_code_would_run_it() {
         .find(|s| s.file == "SessionStart.json")
         .expect("SessionStart sample");
     // Claude Code runs the command string through a shell, with the user's environment.
-    let mut shell = Command::new("/bin/sh");
-    shell.arg("-c").arg(&command);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
-            shell.env_remove(key);
-        }
-    }
-    shell
-        .env("HOME", home.user_home())
-        .env("AGENT_MEMORY_HOME", home.home())
-        .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
-        .current_dir(home.user_home());
-    let out = agent_memory_testkit::run_with_stdin(&mut shell, &sample.bytes);
-    assert!(out.status.success(), "{command}\n{}", describe(&out));
+    run_as_agent_would(&home, "/bin/sh", &command, &sample.bytes);
     assert_eq!(count(&home, "SELECT count(*) FROM events WHERE agent = 'claude-code'"), 1);
 }
 
@@ -490,20 +497,8 @@ fn the_hook_install_wrote_runs_as_copilot_would_run_it() {
             .into_iter()
             .find(|s| s.file == file)
             .expect("sample");
-        let mut shell = Command::new("/bin/bash");
-        shell.arg("-c").arg(&command);
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
-                shell.env_remove(key);
-            }
-        }
-        shell
-            .env("HOME", home.user_home())
-            .env("AGENT_MEMORY_HOME", home.home())
-            .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
-            .current_dir(home.user_home());
-        let out = agent_memory_testkit::run_with_stdin(&mut shell, &sample.bytes);
-        assert!(out.status.success(), "{command}\n{}", describe(&out));
+        // Copilot runs its `bash` entry with bash.
+        run_as_agent_would(&home, "/bin/bash", &command, &sample.bytes);
     }
     let kinds = count(
         &home,
