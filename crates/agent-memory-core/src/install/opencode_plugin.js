@@ -8,16 +8,21 @@
 // briefing, prompt-time recall) goes into the system prompt of the session's model calls
 // through `experimental.chat.system.transform`, which OpenCode does not store.
 //
-// `opencode run` exits without waiting for bus-event handlers, but it awaits `dispose()`, so the
-// hook runs still going are awaited there. Nothing here may throw into OpenCode or hold it up
+// A session's hook runs go one at a time, in order. `opencode run` exits without waiting for
+// bus-event handlers, but it awaits `dispose()`, so the hook runs still going are awaited there. Nothing here may throw into OpenCode or hold it up
 // for long: every error is swallowed and every hook run is killed after a time limit.
 import { spawn } from "node:child_process"
 
 const BIN = "@AGENT_MEMORY_BIN@"
 // The hook keeps its own deadline (1 s by default); this only guards against a stuck process.
 const HOOK_LIMIT_MS = 5000
-// How long the first model call may wait for the session-start briefing.
+// How long the first model call may wait for the session-start briefing, and a prompt for its
+// recall; a hook run still going after that carries on, and is awaited at exit.
 const BRIEFING_WAIT_MS = 3000
+const PROMPT_WAIT_MS = 2000
+// A session's hook runs go one after another, so its moments are stored in the order they
+// happened; one that is slow holds up the next for this long at the most.
+const ORDER_WAIT_MS = 1500
 
 function plain(value) {
   const seen = new WeakSet()
@@ -77,8 +82,11 @@ function contextOf(stdout) {
   }
 }
 
+/** `promise`, or "" once `ms` have passed; the timer goes with the promise, to hold up no exit. */
 function within(promise, ms) {
-  return Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(""), ms))])
+  let timer = null
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(""), ms) })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
 export const AgentMemory = async (ctx) => {
@@ -86,31 +94,41 @@ export const AgentMemory = async (ctx) => {
   const briefings = new Map()   // sessionID -> Promise of the session-start briefing
   const recalled = new Map()    // sessionID -> context recalled for the latest prompt
   const answers = new Map()     // sessionID -> the model's latest text, sent with session.idle
+  const latest = new Map()      // sessionID -> the session's latest hook run
   const running = new Set()
 
-  const track = (promise) => {
+  /** Runs the hook for a session's moment once its previous one is done (or late). */
+  const run = (id, name, input, output) => {
+    const before = id ? latest.get(id) : undefined
+    const start = before ? within(before, ORDER_WAIT_MS) : Promise.resolve()
+    const promise = start.then(() => hook(cwd, name, input, output))
+    if (id) latest.set(id, promise)
     running.add(promise)
-    promise.finally(() => running.delete(promise))
+    promise.finally(() => {
+      running.delete(promise)
+      if (latest.get(id) === promise) latest.delete(id)
+    })
     return promise
   }
 
   return {
-    event: async ({ event }) => {
+    event: async (arg) => {
       try {
+        const event = arg?.event
         const id = event?.properties?.sessionID || event?.properties?.info?.id
         if (event?.type === "session.created" && id) {
-          briefings.set(id, track(hook(cwd, "session.created", event, null)))
+          briefings.set(id, run(id, "session.created", event, null))
         } else if (event?.type === "session.idle" && id) {
           const response = answers.get(id)
           answers.delete(id)
-          track(hook(cwd, "session.idle", event, response ? { response } : null))
+          run(id, "session.idle", event, response ? { response } : null)
         }
       } catch {}
     },
     "chat.message": async (input, output) => {
       try {
         const id = input?.sessionID
-        const context = await track(hook(cwd, "chat.message", input, output))
+        const context = await within(run(id, "chat.message", input, output), PROMPT_WAIT_MS)
         if (id) {
           if (context) recalled.set(id, context)
           else recalled.delete(id)
@@ -119,7 +137,7 @@ export const AgentMemory = async (ctx) => {
     },
     "tool.execute.after": async (input, output) => {
       try {
-        track(hook(cwd, "tool.execute.after", input, output))
+        run(input?.sessionID, "tool.execute.after", input, output)
       } catch {}
     },
     "experimental.text.complete": async (input, output) => {

@@ -87,7 +87,7 @@ pub(crate) struct Run {
 }
 
 impl Memory {
-    fn new(clients: PathBuf) -> Memory {
+    pub(crate) fn new(clients: PathBuf) -> Memory {
         let dir = tempfile::Builder::new().prefix("am-agents-").tempdir().expect("temp dir");
         Memory { dir, clients }
     }
@@ -101,7 +101,7 @@ impl Memory {
     }
 
     /// `agent-memory` with this store and no inherited setting.
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut cmd = Command::new(Self::bin());
         strip_settings(&mut cmd);
         cmd.env("AGENT_MEMORY_HOME", self.store()).env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false");
@@ -191,7 +191,7 @@ impl Memory {
 }
 
 /// Removes every inherited `AGENT_MEMORY_*` variable, so only what a test sets applies.
-fn strip_settings(cmd: &mut Command) {
+pub(crate) fn strip_settings(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
             cmd.env_remove(key);

@@ -12,10 +12,17 @@
 //! `search` over MCP with the result reaching the model.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
 
 use crate::agents::{
     Memory, after_codex, assert_briefed_from_codex, assert_search_reached_the_model, require,
+    strip_settings,
 };
+
+const OPENCODE: &str = "opencode/node_modules/.bin/opencode";
+const COPILOT: &str = "copilot/node_modules/.bin/copilot";
 
 const PROMPT: &str = "Pick up where the last session left off, then say done.";
 
@@ -41,14 +48,7 @@ fn installing_wrapper(memory: &Memory, agent: &str, real: &Path) -> PathBuf {
         log = log.display(),
         real = real.display(),
     );
-    std::io::Write::write_all(
-        &mut std::fs::File::create(&wrapper).expect("create the wrapper"),
-        text.as_bytes(),
-    )
-    .expect("write the wrapper");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
-        .expect("make the wrapper executable");
+    write_executable(&wrapper, &text);
     wrapper
 }
 
@@ -126,7 +126,7 @@ fn opencode_with_the_installed_plugin_is_briefed_captured_and_searches() {
     briefed_captured_and_searching(
         "opencode_with_the_installed_plugin_is_briefed_captured_and_searches",
         "opencode",
-        "opencode/node_modules/.bin/opencode",
+        OPENCODE,
         "OPENCODE_BIN",
     );
 }
@@ -136,7 +136,155 @@ fn copilot_with_the_installed_hooks_is_briefed_captured_and_searches() {
     briefed_captured_and_searching(
         "copilot_with_the_installed_hooks_is_briefed_captured_and_searches",
         "copilot",
-        "copilot/node_modules/.bin/copilot",
+        COPILOT,
         "COPILOT_BIN",
     );
+}
+
+/// Drives a plugin file the way OpenCode calls it, hook by hook, with the captured payloads and
+/// some that are not (`undefined`, `null`): `BUN_BE_BUN=1` makes the OpenCode binary its own
+/// Bun. Prints one JSON line per plugin: what threw (nothing may), and the system prompt after
+/// the transform.
+const DRIVER: &str = r#"
+import { readFileSync } from "node:fs"
+const samples = process.env.SAMPLES
+const load = (name) => JSON.parse(readFileSync(`${samples}/${name}`, "utf8"))
+const created = load("event.session.created.json").input
+const idle = load("event.session.idle.json").input
+const message = load("chat.message.json")
+const tool = load("tool.execute.after.json")
+const session = created.properties.sessionID
+
+async function drive(file) {
+  const threw = []
+  const guard = async (name, call) => { try { await call() } catch (e) { threw.push(`${name}: ${e}`) } }
+  let hooks = {}
+  await guard("init", async () => { hooks = await (await import(file)).AgentMemory({ directory: process.cwd() }) })
+  const system = ["base"]
+  await guard("event", () => hooks.event({ event: created }))
+  await guard("event (nothing)", () => hooks.event(undefined))
+  await guard("chat.message", () => hooks["chat.message"](message.input, message.output))
+  await guard("chat.message (null)", () => hooks["chat.message"](null, null))
+  await guard("tool.execute.after", () => hooks["tool.execute.after"](tool.input, tool.output))
+  await guard("text.complete", () => hooks["experimental.text.complete"]({ sessionID: session }, { text: "FAKE_FINAL_ANSWER done" }))
+  await guard("system.transform", () => hooks["experimental.chat.system.transform"]({ sessionID: session }, { system }))
+  await guard("system.transform (nothing)", () => hooks["experimental.chat.system.transform"](undefined, undefined))
+  await guard("event idle", () => hooks.event({ event: idle }))
+  await guard("dispose", () => hooks.dispose())
+  return { file, threw, system }
+}
+const results = await Promise.all(process.argv.slice(2).map(drive))
+for (const r of results) console.log(JSON.stringify(r))
+"#;
+
+#[test]
+fn the_installed_plugin_records_through_opencodes_runtime_and_never_fails_opencode() {
+    let test = "the_installed_plugin_records_through_opencodes_runtime_and_never_fails_opencode";
+    let Some(clients) = require(test, &[OPENCODE]) else { return };
+    let memory = Memory::new(clients);
+    let dir = memory.dir.path();
+    let home = dir.join("home");
+    let out = memory
+        .cmd()
+        .args(["install", "opencode"])
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .expect("install");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let installed = home.join(".config/opencode/plugins/agent-memory.js");
+    let plugin = std::fs::read_to_string(&installed).expect("the installed plugin");
+    let bin = std::fs::canonicalize(Memory::bin()).expect("the binary");
+    let bin_line = format!("const BIN = {}", serde_json::json!(bin));
+    assert!(plugin.contains(&bin_line), "{plugin}");
+
+    // The same plugin with agent-memory gone, failing, or hanging (its pid noted, to see that
+    // the plugin killed it).
+    let pids = dir.join("pids");
+    let broken = [
+        ("missing", None),
+        ("failing", Some("#!/bin/sh\ncat > /dev/null\necho 'not JSON {'\nexit 1\n".to_owned())),
+        ("wrong-shape", Some("#!/bin/sh\ncat > /dev/null\necho '{\"context\": 42}'\n".to_owned())),
+        // Hangs where the plugin waits for it (the briefing) and where only the exit does.
+        (
+            "hanging",
+            Some(format!(
+                "#!/bin/sh\ncase \"$5\" in session.created|tool.execute.after) echo $$ >> '{}'; exec sleep 60;; esac\ncat > /dev/null\n",
+                pids.display()
+            )),
+        ),
+    ];
+    let mut files = vec![installed.clone()];
+    for (name, script) in broken {
+        let bin = dir.join(format!("agent-memory-{name}"));
+        if let Some(script) = script {
+            write_executable(&bin, &script);
+        }
+        let file = dir.join(format!("plugin-{name}.js"));
+        let text = plugin.replace(&bin_line, &format!("const BIN = {}", serde_json::json!(bin)));
+        write_executable(&file, &text);
+        files.push(file);
+    }
+    let driver = dir.join("driver.mjs");
+    write_executable(&driver, DRIVER);
+    let project = dir.join("proj");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let mut bun = Command::new(memory.clients.join(OPENCODE));
+    strip_settings(&mut bun);
+    let out = bun
+        .arg(&driver)
+        .args(&files)
+        .env("BUN_BE_BUN", "1")
+        .env("SAMPLES", agent_memory_testkit::shared_dir().join("agents/samples/opencode"))
+        .env("AGENT_MEMORY_HOME", memory.store())
+        .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
+        .current_dir(&project)
+        .output()
+        .expect("run the driver");
+    let said = agent_memory_testkit::describe(&out);
+    assert!(out.status.success(), "{said}");
+    let results: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    assert_eq!(results.len(), files.len(), "{said}");
+    for result in &results {
+        assert_eq!(result["threw"], serde_json::json!([]), "{said}");
+        // An empty store has no briefing; a broken agent-memory hands over nothing at all.
+        assert_eq!(result["system"], serde_json::json!(["base"]), "{said}");
+    }
+
+    // The real binary stored the moments, under the directory OpenCode gave the plugin.
+    let kinds: Vec<(String, String)> = memory
+        .db()
+        .prepare("SELECT kind, cwd FROM events WHERE agent = 'opencode' ORDER BY id")
+        .and_then(|mut st| st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+        .expect("read events");
+    let project = std::fs::canonicalize(&project).expect("project");
+    assert_eq!(
+        kinds.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["session_start", "prompt", "tool_use", "stop"],
+        "{said}"
+    );
+    assert!(kinds.iter().all(|(_, cwd)| Path::new(cwd) == project), "{kinds:?}");
+    let stop: String = memory
+        .db()
+        .query_row("SELECT body FROM events WHERE kind = 'stop'", [], |r| r.get(0))
+        .expect("stop");
+    assert!(stop.contains("FAKE_FINAL_ANSWER done"), "the last answer goes with the stop: {stop}");
+
+    // The hanging hook runs were killed, not left behind.
+    let pids = std::fs::read_to_string(&pids).unwrap_or_default();
+    assert!(!pids.is_empty(), "the hanging stand-in never ran:\n{said}");
+    for pid in pids.split_whitespace() {
+        let alive = std::process::Command::new("kill").args(["-0", pid]).output().expect("kill -0");
+        assert!(!alive.status.success(), "hook run {pid} is still running");
+    }
+}
+
+fn write_executable(path: &Path, text: &str) {
+    std::io::Write::write_all(&mut std::fs::File::create(path).expect("create"), text.as_bytes())
+        .expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
