@@ -9,8 +9,9 @@
 // through `experimental.chat.system.transform`, which OpenCode does not store.
 //
 // A session's hook runs go one at a time, in order. `opencode run` exits without waiting for
-// bus-event handlers, but it awaits `dispose()`, so the hook runs still going are awaited there. Nothing here may throw into OpenCode or hold it up
-// for long: every error is swallowed and every hook run is killed after a time limit.
+// bus-event handlers, but it awaits `dispose()`, so the hook runs still going are awaited there.
+// Nothing here may throw into OpenCode or hold it up for long: every error is swallowed, every
+// wait is bounded, and every hook run is killed after a time limit.
 import { spawn } from "node:child_process"
 
 const BIN = "@AGENT_MEMORY_BIN@"
