@@ -134,6 +134,8 @@ pub enum Slot {
 /// Copilot CLI's `preToolUse` and Hermes's `pre_tool_call` take no context, so those two agents
 /// hear about a file with the read's result; Codex has no file-reading tool; Hermes's
 /// `on_session_start` output is not read, so Hermes gets the briefing with its first prompt.
+/// OpenCode has no shell hooks: its plugin (`install/opencode_plugin.js`) runs the hook and
+/// puts the answer into the system prompt; it answers nothing about files yet.
 pub const SLOTS: &[(&str, &str, Slot)] = &[
     ("claude-code", "SessionStart", Slot::SessionStart),
     ("claude-code", "UserPromptSubmit", Slot::Prompt),
@@ -146,6 +148,8 @@ pub const SLOTS: &[(&str, &str, Slot)] = &[
     ("copilot", "sessionStart", Slot::SessionStart),
     ("copilot", "userPromptSubmitted", Slot::Prompt),
     ("copilot", "postToolUse", Slot::FileRead),
+    ("opencode", "session.created", Slot::SessionStart),
+    ("opencode", "chat.message", Slot::Prompt),
     ("hermes", "pre_llm_call", Slot::Prompt),
 ];
 
@@ -168,7 +172,8 @@ pub fn answer(agent: &str, event: &str, context: &str) -> Option<String> {
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": context }
         }),
         "copilot" => serde_json::json!({ "additionalContext": context }),
-        "hermes" => serde_json::json!({ "context": context }),
+        // Hermes reads `context`; OpenCode's plugin (`install/opencode_plugin.js`) does too.
+        "hermes" | "opencode" => serde_json::json!({ "context": context }),
         _ => return None,
     };
     Some(value.to_string())
@@ -464,8 +469,8 @@ mod tests {
             gemini AfterAgent: -
             gemini SessionEnd: -
             gemini BeforeTool: -
-            opencode session.created: -
-            opencode chat.message: -
+            opencode session.created: {"context":X}
+            opencode chat.message: {"context":X}
             opencode tool.execute.after: -
             opencode session.idle: -
             opencode tool.execute.before: -

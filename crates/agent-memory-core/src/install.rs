@@ -6,7 +6,9 @@
 //! `agent-memory`), the order-preserving JSON value the JSON configs go through, and the plan of
 //! which files an install touches. Each agent's files are in a child: `install/claude_code.rs`,
 //! `install/codex.rs` (with Codex's hook trust hash), `install/gemini.rs`, `install/hermes.rs`
-//! (a memory provider rather than hooks, and a line-based `config.yaml` edit).
+//! (a memory provider rather than hooks, and a line-based `config.yaml` edit),
+//! `install/copilot.rs` (a hooks file of our own), `install/opencode.rs` (a plugin of our own,
+//! shipped inside the binary).
 //!
 //! Must not: read or write files itself (a plan gets file contents through a callback, and the
 //! binary writes the result atomically with a backup), print, or touch anything but our own
@@ -14,9 +16,11 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
 pub mod gemini;
 pub mod hermes;
 mod json;
+pub mod opencode;
 
 use std::path::{Path, PathBuf};
 
@@ -35,11 +39,20 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    OpenCode,
+    Copilot,
     Hermes,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 4] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini, Agent::Hermes];
+    pub const ALL: [Agent; 6] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::OpenCode,
+        Agent::Copilot,
+        Agent::Hermes,
+    ];
 
     /// The name on the command line and in `hook --agent`.
     pub fn name(self) -> &'static str {
@@ -47,6 +60,8 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Copilot => "copilot",
             Agent::Hermes => "hermes",
         }
     }
@@ -63,6 +78,8 @@ impl Agent {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Copilot => "copilot",
             Agent::Hermes => "hermes",
         }
     }
@@ -72,14 +89,15 @@ impl Agent {
         !matches!(self, Agent::Codex | Agent::Hermes)
     }
 
-    /// The events wired, each with its matcher, if any (none for Hermes, which gets a memory
-    /// provider instead of hooks).
+    /// The events wired as shell hooks, each with its matcher, if any; none for OpenCode,
+    /// whose plugin picks its own, nor Hermes, which gets a memory provider instead.
     pub fn hooks(self) -> &'static [HookSpec] {
         match self {
             Agent::ClaudeCode => claude_code::HOOKS,
             Agent::Codex => codex::HOOKS,
             Agent::Gemini => gemini::HOOKS,
-            Agent::Hermes => &[],
+            Agent::OpenCode | Agent::Hermes => &[],
+            Agent::Copilot => copilot::HOOKS,
         }
     }
 }
@@ -101,11 +119,14 @@ pub enum Op {
 /// Where an agent's config lives: the user's own, or one project's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
-    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`; `hermes_home` is
-    /// `$HERMES_HOME` or `~/.hermes`.
+    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`; `copilot_home` is
+    /// `$COPILOT_HOME` or `~/.copilot`; `config_home` is `$XDG_CONFIG_HOME` or `~/.config`;
+    /// `hermes_home` is `$HERMES_HOME` or `~/.hermes`.
     User {
         home: PathBuf,
         codex_home: PathBuf,
+        copilot_home: PathBuf,
+        config_home: PathBuf,
         hermes_home: PathBuf,
     },
     Project(PathBuf),
@@ -173,6 +194,8 @@ pub fn plan(
         Agent::ClaudeCode => claude_code::plan(op, scope, bin, read),
         Agent::Codex => codex::plan(op, scope, bin, read),
         Agent::Gemini => gemini::plan(op, scope, bin, read),
+        Agent::OpenCode => opencode::plan(op, scope, bin, read),
+        Agent::Copilot => copilot::plan(op, scope, bin, read),
         Agent::Hermes => hermes::plan(op, scope, bin, read),
     }
 }
@@ -287,22 +310,50 @@ fn remove_our_handlers(groups: &mut Vec<Json>, bin: &str) {
 
 /// Sets `mcpServers.agent-memory` to `server` (unless it already is exactly that).
 fn install_mcp_server(root: &mut Json, path: &Path, server: Json) -> Result<(), ConfigError> {
-    let servers = root.object_entry(path, "mcpServers")?;
-    servers.set(MCP_SERVER_NAME, server);
-    Ok(())
+    install_server_in(root, path, "mcpServers", server)
 }
 
 /// Removes `mcpServers.agent-memory`, and `mcpServers` when nothing else is left in it.
 fn uninstall_mcp_server(root: &mut Json, path: &Path) -> Result<(), ConfigError> {
-    let Some(servers) = root.get_mut("mcpServers") else { return Ok(()) };
+    uninstall_server_in(root, path, "mcpServers")
+}
+
+/// Sets `<table>.agent-memory` to `server`, for an agent whose servers sit under `table`.
+fn install_server_in(
+    root: &mut Json,
+    path: &Path,
+    table: &str,
+    server: Json,
+) -> Result<(), ConfigError> {
+    root.object_entry(path, table)?.set(MCP_SERVER_NAME, server);
+    Ok(())
+}
+
+/// Removes `<table>.agent-memory`, and `table` when nothing else is left in it.
+fn uninstall_server_in(root: &mut Json, path: &Path, table: &str) -> Result<(), ConfigError> {
+    let Some(servers) = root.get_mut(table) else { return Ok(()) };
     if !matches!(servers, Json::Object(_)) {
-        return Err(shape(path, "mcpServers", "an object"));
+        return Err(shape(path, table, "an object"));
     }
     servers.remove(MCP_SERVER_NAME);
     if matches!(servers, Json::Object(m) if m.is_empty()) {
-        root.remove("mcpServers");
+        root.remove(table);
     }
     Ok(())
+}
+
+/// A file holding only MCP servers under `mcpServers` (Claude Code's, Copilot's): `server`
+/// added as ours, or ours removed.
+fn mcp_servers_file(
+    op: Op,
+    text: Option<&str>,
+    path: &Path,
+    server: Json,
+) -> Result<String, ConfigError> {
+    edit_json(path, text, |root| match op {
+        Op::Install => install_mcp_server(root, path, server),
+        Op::Uninstall => uninstall_mcp_server(root, path),
+    })
 }
 
 /// Parses a JSON config (an empty or missing file is `{}`), applies `edit`, and gives the new
@@ -429,6 +480,19 @@ pub fn referenced_binaries(text: &str) -> Vec<String> {
     found
 }
 
+/// A file install owns whole (its name is ours): install writes `content`, uninstall removes
+/// it, or brings back from its backup what was there before install.
+fn owned_file_plan(
+    path: PathBuf,
+    op: Op,
+    read: ReadFile<'_>,
+    content: &str,
+) -> Result<Option<FilePlan>, ConfigError> {
+    file_plan(path, op, read, &|op, _, _| {
+        Ok(if op == Op::Install { content.to_owned() } else { String::new() })
+    })
+}
+
 /// Where the original of a file install changes is kept, once.
 pub fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -454,17 +518,23 @@ mod tests {
         assert!(!is_our_command("my-script hook --agent x", "/usr/bin/agent-memory"));
     }
 
+    fn user_scope() -> Scope {
+        Scope::User {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            copilot_home: "/h/.copilot".into(),
+            config_home: "/h/.config".into(),
+            hermes_home: "/h/.hermes".into(),
+        }
+    }
+
     /// Files in memory, read as `plan` reads them.
     fn plan_with(
         files: &std::collections::HashMap<PathBuf, String>,
         agent: Agent,
         op: Op,
     ) -> Vec<FilePlan> {
-        let scope = Scope::User {
-            home: "/h".into(),
-            codex_home: "/h/.codex".into(),
-            hermes_home: "/h/.hermes".into(),
-        };
+        let scope = user_scope();
         let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
         plan(agent, op, &scope, "/opt/agent-memory", read).expect("plan")
     }
@@ -502,8 +572,9 @@ mod tests {
                 "second install changes nothing: {again:?}"
             );
         }
-        // Two backups, three new config files, and Hermes's config and three plugin files.
-        assert_eq!(files.len(), original.len() + 2 + 3 + 4);
+        // New: Claude Code's two files, Codex's hooks.json, Copilot's hooks and MCP files,
+        // OpenCode's plugin and opencode.json, Hermes's config and three plugin files.
+        assert_eq!(files.len(), original.len() + 2 + 7 + 4, "two backups, eleven new files");
         for agent in Agent::ALL {
             let plans = plan_with(&files, agent, Op::Uninstall);
             apply(&mut files, &plans, Op::Uninstall);
@@ -516,11 +587,7 @@ mod tests {
     fn a_broken_file_stops_only_its_agent() {
         let mut files = std::collections::HashMap::new();
         files.insert(PathBuf::from("/h/.claude.json"), "{\"a\": ".to_owned());
-        let scope = Scope::User {
-            home: "/h".into(),
-            codex_home: "/h/.codex".into(),
-            hermes_home: "/h/.hermes".into(),
-        };
+        let scope = user_scope();
         let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
         let err = plan(Agent::ClaudeCode, Op::Install, &scope, "/b/agent-memory", read)
             .expect_err("broken");
@@ -531,11 +598,7 @@ mod tests {
     #[test]
     fn wiring_tells_current_stale_and_missing() {
         let mut files = std::collections::HashMap::new();
-        let scope = Scope::User {
-            home: "/h".into(),
-            codex_home: "/h/.codex".into(),
-            hermes_home: "/h/.hermes".into(),
-        };
+        let scope = user_scope();
         let state = |files: &std::collections::HashMap<PathBuf, String>, bin: &str| {
             let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
             wiring(Agent::Codex, &scope, bin, read).expect("wiring").0
@@ -570,6 +633,6 @@ mod tests {
         for agent in Agent::ALL {
             assert_eq!(Agent::from_name(agent.name()), Some(agent));
         }
-        assert_eq!(Agent::from_name("opencode"), None);
+        assert_eq!(Agent::from_name("cursor"), None);
     }
 }

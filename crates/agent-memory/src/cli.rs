@@ -71,8 +71,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// claude-code, codex, gemini, hermes; none: every one found (its config directory, or its program
-    /// on PATH) for install, all of them for uninstall.
+    /// claude-code, codex, gemini, opencode, copilot, hermes; none: every one found (its config
+    /// directory, or its program on PATH) for install, all of them for uninstall.
     #[arg(value_name = "AGENT")]
     pub agents: Vec<String>,
     #[command(flatten)]
@@ -107,7 +107,8 @@ pub struct DoctorArgs {
 #[derive(Debug, Args)]
 pub struct ConfigScope {
     /// Use the project-level config of the current directory (or `--project=DIR`) instead of
-    /// the user's; Codex has none. The `=` keeps `--project claude-code` meaning an agent.
+    /// the user's; Codex has none, and Copilot takes only its hooks from there (its MCP server
+    /// is wired for the user). The `=` keeps `--project claude-code` meaning an agent.
     #[arg(
         long,
         value_name = "DIR",

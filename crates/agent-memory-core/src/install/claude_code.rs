@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{
     Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, ReadFile,
-    Scope, file_plan, install_hook_groups, install_mcp_server, uninstall_hook_groups,
-    uninstall_mcp_server,
+    Scope, file_plan, install_hook_groups, uninstall_hook_groups,
 };
 
 /// Every event the Claude Code adapter reads; `PreToolUse` only for `Read` (file context).
@@ -40,10 +39,7 @@ pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<St
 
 /// Adds (or removes) our MCP server in `~/.claude.json` or a project's `.mcp.json`.
 pub fn mcp(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
-    super::edit_json(path, text, |root| match op {
-        Op::Install => install_mcp_server(root, path, server(bin)),
-        Op::Uninstall => uninstall_mcp_server(root, path),
-    })
+    super::mcp_servers_file(op, text, path, server(bin))
 }
 
 /// The entry `claude mcp add --scope user` writes for a stdio server.

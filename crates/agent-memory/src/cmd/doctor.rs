@@ -102,7 +102,7 @@ pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
     let loc = Locations::from_env(args.scope.project.as_deref())?;
     let (store_findings, store) = store_checks(ctx);
     let mut agents = Vec::new();
-    let named = super::install::agents(&args.agents, install::Op::Uninstall, &loc)?;
+    let named = super::install::agents(&args.agents, install::Op::Uninstall, &loc.user)?;
     let mut mcp = None;
     for agent in named {
         if matches!(loc.scope, Scope::Project(_)) && !agent.has_project_level() {
@@ -110,7 +110,7 @@ pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
         }
         let wiring = install::wiring(agent, &loc.scope, &loc.bin, &read);
         let wired = matches!(wiring, Ok((Wiring::Current | Wiring::Stale, _)));
-        if args.agents.is_empty() && !wired && !is_present(agent, &loc) {
+        if args.agents.is_empty() && !wired && !is_present(agent, &loc.user) {
             continue;
         }
         let mut findings = Vec::new();

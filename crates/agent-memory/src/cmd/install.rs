@@ -17,9 +17,9 @@ use crate::output::{self, InstallStatus};
 pub struct Locations {
     /// This binary, by its absolute path: what the hooks and the MCP server run.
     pub bin: String,
-    pub home: PathBuf,
-    pub codex_home: PathBuf,
-    pub hermes_home: PathBuf,
+    /// The user's configs, always [`Scope::User`]: where agents are looked for.
+    pub user: Scope,
+    /// The configs a command works on: the user's, or one project's.
     pub scope: Scope,
 }
 
@@ -39,14 +39,13 @@ impl Locations {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .context("HOME is not set; set it to your home directory")?;
-        let dir_or = |var: &str, default: PathBuf| -> anyhow::Result<PathBuf> {
-            Ok(match std::env::var_os(var).filter(|h| !h.is_empty()) {
-                Some(dir) => std::path::absolute(PathBuf::from(dir))?,
-                None => default,
-            })
+        let user = Scope::User {
+            home: home.clone(),
+            codex_home: env_dir("CODEX_HOME")?.unwrap_or_else(|| home.join(".codex")),
+            copilot_home: env_dir("COPILOT_HOME")?.unwrap_or_else(|| home.join(".copilot")),
+            config_home: env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config")),
+            hermes_home: env_dir("HERMES_HOME")?.unwrap_or_else(|| home.join(".hermes")),
         };
-        let codex_home = dir_or("CODEX_HOME", home.join(".codex"))?;
-        let hermes_home = dir_or("HERMES_HOME", home.join(".hermes"))?;
         let scope = match project {
             Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
                 format!(
@@ -54,35 +53,35 @@ impl Locations {
                     dir.display()
                 )
             })?),
-            None => Scope::User {
-                home: home.clone(),
-                codex_home: codex_home.clone(),
-                hermes_home: hermes_home.clone(),
-            },
+            None => user.clone(),
         };
-        Ok(Locations { bin, home, codex_home, hermes_home, scope })
+        Ok(Locations { bin, user, scope })
     }
 }
 
 pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
     let loc = Locations::from_env(args.scope.project.as_deref())?;
-    let Locations { bin, scope, hermes_home, .. } = &loc;
-    let agents = agents(&args.agents, op, &loc)?;
+    let Locations { bin, user, scope } = &loc;
+    let agents = agents(&args.agents, op, user)?;
     if agents.is_empty() {
         output::line(
-            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.hermes and claude, codex, gemini, hermes on PATH); \
+            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.config/opencode, ~/.copilot, \
+             ~/.hermes and claude, codex, gemini, opencode, copilot, hermes on PATH); \
              name one, e.g. `agent-memory install claude-code`",
         )?;
         return Ok(());
     }
     let mut failed = Vec::new();
     for agent in agents {
-        if matches!(loc.scope, Scope::Project(_)) && !agent.has_project_level() {
+        if matches!(scope, Scope::Project(_)) && !agent.has_project_level() {
             output::install_note(
                 agent.name(),
                 "has no project-level configuration; skipped (run without --project to wire it for your user)",
             )?;
             continue;
+        }
+        if matches!(scope, Scope::Project(_)) && agent == Agent::Copilot && op == Op::Install {
+            copilot_project_notes(user)?;
         }
         let plans = match install::plan(agent, op, scope, bin, &read) {
             Ok(plans) => plans,
@@ -117,7 +116,11 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
                 }
             }
         }
-        if agent == Agent::Hermes && op == Op::Uninstall && !args.dry_run {
+        if agent == Agent::Hermes
+            && op == Op::Uninstall
+            && !args.dry_run
+            && let Scope::User { hermes_home, .. } = user
+        {
             let dir = install::hermes::plugin_dir(hermes_home);
             if let Err(err) = remove_plugin_dir(&dir) {
                 output::install_error(
@@ -139,18 +142,54 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Copilot takes only hooks from a repository, and runs its user's hooks there too.
+fn copilot_project_notes(user: &Scope) -> anyhow::Result<()> {
+    let Scope::User { copilot_home, .. } = user else { return Ok(()) };
+    let name = Agent::Copilot.name();
+    let user_hooks = copilot_home.join("hooks/agent-memory.json");
+    if user_hooks.is_file() {
+        output::install_note(
+            name,
+            &format!(
+                "is also wired for your user ({}), so each event would run the hook twice; \
+                 keep one: `agent-memory uninstall copilot` or `agent-memory uninstall copilot --project`",
+                user_hooks.display()
+            ),
+        )?;
+    }
+    output::install_note(
+        name,
+        "takes only its hooks from a repository; run `agent-memory install copilot` for its MCP server",
+    )?;
+    Ok(())
+}
+
+/// A directory from the environment, made absolute; `None` when unset or empty.
+fn env_dir(name: &str) -> anyhow::Result<Option<PathBuf>> {
+    std::env::var_os(name)
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| {
+            std::path::absolute(PathBuf::from(&dir)).with_context(|| {
+                format!("cannot use {name}={} as a directory; fix or unset it", dir.display())
+            })
+        })
+        .transpose()
+}
+
 /// The agents named, or when none is: on install every agent found here, on uninstall all.
-pub fn agents(names: &[String], op: Op, loc: &Locations) -> anyhow::Result<Vec<Agent>> {
+pub fn agents(names: &[String], op: Op, user: &Scope) -> anyhow::Result<Vec<Agent>> {
     if names.is_empty() {
         return Ok(Agent::ALL
             .into_iter()
-            .filter(|a| op == Op::Uninstall || is_present(*a, loc))
+            .filter(|a| op == Op::Uninstall || is_present(*a, user))
             .collect());
     }
     let mut agents = Vec::new();
     for name in names {
         let agent = Agent::from_name(name).with_context(|| {
-            format!("unknown agent `{name}`; choose claude-code, codex, gemini or hermes")
+            format!(
+                "unknown agent `{name}`; choose claude-code, codex, gemini, opencode, copilot or hermes"
+            )
         })?;
         if !agents.contains(&agent) {
             agents.push(agent);
@@ -159,12 +198,17 @@ pub fn agents(names: &[String], op: Op, loc: &Locations) -> anyhow::Result<Vec<A
     Ok(agents)
 }
 
-pub fn is_present(agent: Agent, loc: &Locations) -> bool {
+pub fn is_present(agent: Agent, user: &Scope) -> bool {
+    let Scope::User { home, codex_home, copilot_home, config_home, hermes_home } = user else {
+        return false;
+    };
     let dir = match agent {
-        Agent::Hermes => loc.hermes_home.clone(),
-        Agent::ClaudeCode => loc.home.join(".claude"),
-        Agent::Codex => loc.codex_home.clone(),
-        Agent::Gemini => loc.home.join(".gemini"),
+        Agent::ClaudeCode => home.join(".claude"),
+        Agent::Codex => codex_home.to_owned(),
+        Agent::Gemini => home.join(".gemini"),
+        Agent::OpenCode => config_home.join("opencode"),
+        Agent::Copilot => copilot_home.to_owned(),
+        Agent::Hermes => hermes_home.to_owned(),
     };
     dir.is_dir() || on_path(agent.program())
 }

@@ -27,12 +27,19 @@ const CLOSE: &str = "</agent-memory-context>";
 
 /// The installed clients, or `None` (with a notice) when they are missing outside CI.
 fn require_clients(test: &str) -> Option<PathBuf> {
+    require(
+        test,
+        &[
+            "claude-code/node_modules/.bin/claude",
+            "codex/node_modules/.bin/codex",
+            "gemini/node_modules/.bin/gemini",
+        ],
+    )
+}
+
+/// The client directory holding `bins`, or `None` (with a notice) when one is missing outside CI.
+pub(crate) fn require(test: &str, bins: &[&str]) -> Option<PathBuf> {
     let dir = env_or_cache(CLIENTS_ENV, "");
-    let bins = [
-        "claude-code/node_modules/.bin/claude",
-        "codex/node_modules/.bin/codex",
-        "gemini/node_modules/.bin/gemini",
-    ];
     let harness = harness_dir();
     if bins.iter().all(|bin| dir.join(bin).is_file()) && harness.join("common.sh").is_file() {
         return Some(dir);
@@ -99,38 +106,38 @@ pub(crate) fn harness_dir() -> PathBuf {
 }
 
 /// One store and one run path that every session of a test shares.
-struct Memory {
-    dir: tempfile::TempDir,
-    clients: PathBuf,
+pub(crate) struct Memory {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) clients: PathBuf,
 }
 
 /// What one agent session left: its exit status, its stdout, and the model traffic.
-struct Run {
+pub(crate) struct Run {
     agent: &'static str,
     exit: Option<i32>,
     stdout: String,
     /// `model-requests.jsonl`: request lines (`method`, `path`, `body`) each followed by the
     /// fake model's `reply`.
-    log: Vec<Value>,
-    report: String,
+    pub(crate) log: Vec<Value>,
+    pub(crate) report: String,
 }
 
 impl Memory {
-    fn new(clients: PathBuf) -> Memory {
+    pub(crate) fn new(clients: PathBuf) -> Memory {
         let dir = tempfile::Builder::new().prefix("am-agents-").tempdir().expect("temp dir");
         Memory { dir, clients }
     }
 
-    fn store(&self) -> PathBuf {
+    pub(crate) fn store(&self) -> PathBuf {
         self.dir.path().join("store")
     }
 
-    fn bin() -> &'static str {
+    pub(crate) fn bin() -> &'static str {
         env!("CARGO_BIN_EXE_agent-memory")
     }
 
     /// `agent-memory` with this store and no inherited setting.
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut cmd = Command::new(Self::bin());
         strip_settings(&mut cmd);
         cmd.env("AGENT_MEMORY_HOME", self.store()).env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false");
@@ -153,11 +160,22 @@ impl Memory {
         self.run_with(agent, &self.with_store("hook --agent {agent} --event {event}"), prompt, env)
     }
 
+    /// The harness's run directory: its `home/` and `proj/` are rebuilt by every run.
+    pub(crate) fn run_dir(&self) -> PathBuf {
+        self.dir.path().join("run")
+    }
+
     /// Runs one session of `agent` with `hook` as the harness's own hook command, and this
     /// store in the agent's environment (for the hooks and servers `agent-memory install`
     /// wires, which run without a prefix).
-    fn run_with(&self, agent: &'static str, hook: &str, prompt: &str, env: &[(&str, &str)]) -> Run {
-        let run_dir = self.dir.path().join("run");
+    pub(crate) fn run_with(
+        &self,
+        agent: &'static str,
+        hook: &str,
+        prompt: &str,
+        env: &[(&str, &str)],
+    ) -> Run {
+        let run_dir = self.run_dir();
         let mut cmd = Command::new("bash");
         strip_settings(&mut cmd);
         cmd.arg(harness_dir().join(format!("run_{agent}.sh")))
@@ -215,7 +233,7 @@ impl Memory {
         path.to_string_lossy().into_owned()
     }
 
-    fn db(&self) -> rusqlite::Connection {
+    pub(crate) fn db(&self) -> rusqlite::Connection {
         rusqlite::Connection::open_with_flags(
             self.store().join("memory.db"),
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -236,7 +254,7 @@ pub(crate) fn strip_settings(cmd: &mut Command) {
 impl Run {
     /// The requests of the agent's own turns: the ones offering tools (title and router calls
     /// offer none), in order.
-    fn turns(&self) -> Vec<&Value> {
+    pub(crate) fn turns(&self) -> Vec<&Value> {
         agent_turns(&self.log)
     }
 
@@ -248,7 +266,7 @@ impl Run {
     /// The hooks never got in the agent's way: it exited 0 and the model's final answer, given
     /// after the tool call, is what the agent printed.
     #[track_caller]
-    fn assert_finished(&self) {
+    pub(crate) fn assert_finished(&self) {
         assert_eq!(self.exit, Some(0), "{} did not exit 0:\n{}", self.agent, self.report);
         let last = self.replies().last().and_then(|r| r.get("text")).and_then(Value::as_str);
         assert!(
@@ -349,7 +367,7 @@ fn codex_session(memory: &Memory) {
 
 /// A memory holding one distilled Codex session, and this module's turn at running agents;
 /// `None` when the clients are missing outside CI.
-fn after_codex(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Memory)> {
+pub(crate) fn after_codex(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Memory)> {
     let clients = require_clients(test)?;
     let turn = RUNS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let memory = Memory::new(clients);
@@ -371,15 +389,7 @@ fn codex_session_reaches_claude_code_and_gemini_cli() {
     for agent in ["claude", "gemini"] {
         let run = memory.run(agent, "Pick up where the last session left off, then say done.", &[]);
         run.assert_finished();
-        let turns = run.turns();
-        let first = turns.first().unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
-        let found = contexts(first);
-        assert!(
-            found.iter().any(|c| c.contains("codex") && c.contains("quartzite tokenizer")),
-            "{agent}'s first model request carries no context from the Codex session; \
-             context blocks: {found:#?}\n{}",
-            run.report
-        );
+        assert_briefed_from_codex(&run, agent);
     }
     // Every session landed in the one store, under its own agent.
     let agents: Vec<String> = memory
@@ -605,4 +615,61 @@ fn the_claude_code_plugin_records_briefs_and_serves_search() {
         )
         .expect("count");
     assert!(stored >= 3, "the plugin's hooks recorded prompt, tool use and stop:\n{}", run.report);
+}
+
+/// The agent's first model turn carries context from the Codex session.
+#[track_caller]
+pub(crate) fn assert_briefed_from_codex(run: &Run, agent: &str) {
+    let turns = run.turns();
+    let first = turns.first().unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
+    let found = contexts(first);
+    assert!(
+        found.iter().any(|c| c.contains("codex") && c.contains("quartzite tokenizer")),
+        "{agent}'s first model request carries no context from the Codex session; \
+         context blocks: {found:#?}\n{}",
+        run.report
+    );
+}
+
+/// The model called our search tool (`is_search` tells its name as this agent shows it) and the
+/// request after that call carries a result line from the Codex session.
+#[track_caller]
+pub(crate) fn assert_search_reached_the_model(
+    run: &Run,
+    agent: &str,
+    is_search: impl Fn(&str) -> bool,
+) {
+    // The request that follows the fake model's call of our search tool.
+    let called = run.log.iter().position(|line| {
+        line.pointer("/reply/tool").and_then(Value::as_str).is_some_and(&is_search)
+    });
+    let called =
+        called.unwrap_or_else(|| panic!("{agent}: the model never called search:\n{}", run.report));
+    let follow_up = run.log[called..]
+        .iter()
+        .find_map(|line| line.get("body"))
+        .unwrap_or_else(|| panic!("{agent}: no request after the tool call:\n{}", run.report));
+    let mut texts = Vec::new();
+    strings(follow_up, &mut texts);
+    // A result line: id | time | agent | project | type | title | ~tokens.
+    let hit = texts.iter().flat_map(|t| t.lines()).find(|line| {
+        let fields: Vec<&str> = line.split(" | ").collect();
+        fields.len() == 7
+            && fields[0].len() > 1
+            && fields[0].starts_with(['o', 's', 'e'])
+            && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
+            && fields[2] == "codex"
+            && fields[5].contains("quartzite")
+    });
+    assert!(
+        hit.is_some(),
+        "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",
+        texts
+            .iter()
+            .filter(|t| t.contains("results for") || t.contains("quartzite"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n---\n"),
+        run.report
+    );
 }

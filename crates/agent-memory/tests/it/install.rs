@@ -1,6 +1,7 @@
 //! `agent-memory install` / `uninstall` on real files under a temp HOME: users' own settings
 //! survive, a second install changes nothing, `--dry-run` only prints, uninstall gives back the
 //! original bytes, a broken file stops only its agent, and the hook install wrote really runs.
+//! OpenCode and Copilot CLI get files of our own (a plugin, a hooks file) beside the user's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -113,6 +114,8 @@ fn run(home: &TestHome, args: &[&str]) -> Output {
         .args(args)
         .env_remove("CODEX_HOME")
         .env_remove("HERMES_HOME")
+        .env_remove("COPILOT_HOME")
+        .env_remove("XDG_CONFIG_HOME")
         .env("PATH", "/nonexistent")
         .output();
     out.expect("run agent-memory")
@@ -238,6 +241,7 @@ fn project_level_install_skips_codex_and_says_so() {
         .current_dir(&project)
         .args(["install", "--project", "gemini", "--dry-run"])
         .env_remove("CODEX_HOME")
+        .env_remove("XDG_CONFIG_HOME")
         .env("PATH", "/nonexistent")
         .output()
         .expect("install");
@@ -251,6 +255,26 @@ fn unknown_agent_is_an_error_naming_the_choices() {
     let out = run(&home, &["install", "cursor"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent `cursor`; choose"));
+}
+
+/// Runs a hook command line install wrote through `shell -c`, in the user's environment with
+/// this home's store, with `stdin`; it must succeed.
+#[track_caller]
+fn run_as_agent_would(home: &TestHome, shell: &str, command: &str, stdin: &[u8]) {
+    let mut shell = Command::new(shell);
+    shell.arg("-c").arg(command);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
+            shell.env_remove(key);
+        }
+    }
+    shell
+        .env("HOME", home.user_home())
+        .env("AGENT_MEMORY_HOME", home.home())
+        .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
+        .current_dir(home.user_home());
+    let out = agent_memory_testkit::run_with_stdin(&mut shell, stdin);
+    assert!(out.status.success(), "{command}\n{}", describe(&out));
 }
 
 #[test]
@@ -268,20 +292,7 @@ fn the_hook_install_wrote_runs_as_claude_code_would_run_it() {
         .find(|s| s.file == "SessionStart.json")
         .expect("SessionStart sample");
     // Claude Code runs the command string through a shell, with the user's environment.
-    let mut shell = Command::new("/bin/sh");
-    shell.arg("-c").arg(&command);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("AGENT_MEMORY_") {
-            shell.env_remove(key);
-        }
-    }
-    shell
-        .env("HOME", home.user_home())
-        .env("AGENT_MEMORY_HOME", home.home())
-        .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
-        .current_dir(home.user_home());
-    let out = agent_memory_testkit::run_with_stdin(&mut shell, &sample.bytes);
-    assert!(out.status.success(), "{command}\n{}", describe(&out));
+    run_as_agent_would(&home, "/bin/sh", &command, &sample.bytes);
     assert_eq!(count(&home, "SELECT count(*) FROM events WHERE agent = 'claude-code'"), 1);
 }
 
@@ -353,4 +364,217 @@ fn hermes_yaml_it_cannot_edit_is_left_alone() {
     );
     assert_eq!(read(&home, ".hermes/config.yaml"), flow, "never overwritten");
     assert!(!home.user_home().join(".hermes/plugins").exists(), "nothing else installed");
+}
+
+const OPENCODE_JSON: &str = r#"{
+  "$schema": "https://opencode.ai/config.json",
+  "model": "anthropic/claude-sonnet-4-5",
+  "mcp": {
+    "docs": {
+      "type": "remote",
+      "url": "https://example.invalid/mcp",
+      "enabled": true
+    }
+  }
+}
+"#;
+
+const COPILOT_MCP: &str = r#"{
+    "mcpServers": {
+        "docs": {
+            "type": "local",
+            "command": "docs-server",
+            "args": [],
+            "tools": ["*"]
+        }
+    }
+}"#;
+
+const COPILOT_USER_HOOKS: &str =
+    r#"{"version":1,"hooks":{"sessionStart":[{"type":"command","bash":"echo hi"}]}}"#;
+
+/// A home holding OpenCode's and Copilot CLI's configs with the user's own content.
+fn with_opencode_and_copilot() -> TestHome {
+    let home = home();
+    let h = home.user_home();
+    put(&h.join(".config/opencode/opencode.json"), OPENCODE_JSON);
+    put(&h.join(".config/opencode/plugins/mine.js"), "export const Mine = async () => ({})\n");
+    put(&h.join(".copilot/mcp-config.json"), COPILOT_MCP);
+    put(&h.join(".copilot/hooks/mine.json"), COPILOT_USER_HOOKS);
+    home
+}
+
+fn this_binary() -> String {
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_agent-memory")).expect("binary");
+    bin.to_str().expect("UTF-8 path").to_owned()
+}
+
+#[test]
+fn opencode_and_copilot_get_files_of_their_own_and_uninstall_restores_every_byte() {
+    let home = with_opencode_and_copilot();
+    let original = snapshot(&home);
+    let bin = this_binary();
+
+    // Found by their config directories alone.
+    let out = run(&home, &["install"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(said.lines().count(), 4, "{said}");
+    assert!(
+        said.lines().all(|l| l.starts_with("opencode ") || l.starts_with("copilot ")),
+        "{said}"
+    );
+
+    let plugin = read(&home, ".config/opencode/plugins/agent-memory.js");
+    assert!(plugin.contains(&format!("const BIN = {}", serde_json::json!(bin))), "{plugin}");
+    assert!(plugin.contains("experimental.chat.system.transform"));
+    let config = json(&home, ".config/opencode/opencode.json");
+    assert_eq!(config["model"], "anthropic/claude-sonnet-4-5");
+    assert_eq!(config["mcp"]["docs"]["type"], "remote");
+    assert_eq!(
+        config["mcp"]["agent-memory"],
+        serde_json::json!({"type": "local", "command": [bin, "mcp"], "enabled": true})
+    );
+    assert!(
+        read(&home, ".config/opencode/opencode.json")
+            .starts_with("{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"model\"")
+    );
+
+    let hooks = json(&home, ".copilot/hooks/agent-memory.json");
+    assert_eq!(hooks["version"], 1);
+    // serde_json sorts keys; the file keeps them in the order Copilot fires them.
+    let events: Vec<&String> = hooks["hooks"].as_object().expect("hooks").keys().collect();
+    assert_eq!(
+        events,
+        ["agentStop", "postToolUse", "sessionEnd", "sessionStart", "userPromptSubmitted"]
+    );
+    assert_eq!(
+        hooks["hooks"]["userPromptSubmitted"][0],
+        serde_json::json!({
+            "type": "command",
+            "bash": format!("{bin} hook --agent copilot --event userPromptSubmitted"),
+            "timeoutSec": 5
+        })
+    );
+    let mcp = json(&home, ".copilot/mcp-config.json");
+    assert_eq!(mcp["mcpServers"]["docs"]["command"], "docs-server");
+    assert_eq!(
+        mcp["mcpServers"]["agent-memory"],
+        serde_json::json!({"type": "local", "command": bin, "args": ["mcp"], "tools": ["*"]})
+    );
+    assert_eq!(read(&home, ".copilot/hooks/mine.json"), COPILOT_USER_HOOKS);
+
+    let installed = snapshot(&home);
+    let again = run(&home, &["install", "opencode", "copilot"]);
+    assert!(again.status.success(), "{}", describe(&again));
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(said.lines().all(|l| l.contains("up to date")), "{said}");
+    assert_eq!(snapshot(&home), installed, "a second install changes nothing");
+
+    let out = run(&home, &["uninstall", "opencode", "copilot"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let mut after = snapshot(&home);
+    after.retain(|path, _| !path.to_string_lossy().ends_with(".agent-memory.bak"));
+    assert_eq!(after, original, "uninstall gives back the original bytes, and no files of ours");
+}
+
+#[test]
+fn opencode_and_copilot_project_install_and_where_their_homes_are() {
+    let home = home();
+    let project = home.user_home().join("proj");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let flag = format!("--project={}", project.to_str().expect("utf-8"));
+    let out = run(&home, &["install", &flag, "opencode", "copilot"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("copilot      takes only its hooks from a repository"), "{said}");
+    assert!(read(&home, "proj/.opencode/plugins/agent-memory.js").contains("hook"));
+    assert_eq!(json(&home, "proj/opencode.json")["mcp"]["agent-memory"]["type"], "local");
+    assert!(json(&home, "proj/.github/hooks/agent-memory.json")["hooks"]["agentStop"].is_array());
+    let out = run(&home, &["uninstall", &flag, "opencode", "copilot"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let left: Vec<PathBuf> = snapshot(&home).into_keys().collect();
+    assert!(left.is_empty(), "uninstall removes every file install created: {left:?}");
+
+    // `$XDG_CONFIG_HOME` and `$COPILOT_HOME` move the user's configs.
+    let xdg = home.user_home().join("xdg");
+    let copilot_home = home.user_home().join("cp");
+    let out = home
+        .cmd()
+        .args(["install", "opencode", "copilot"])
+        .env("XDG_CONFIG_HOME", &xdg)
+        .env("COPILOT_HOME", &copilot_home)
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("install");
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(xdg.join("opencode/plugins/agent-memory.js").is_file());
+    assert!(xdg.join("opencode/opencode.json").is_file());
+    assert!(copilot_home.join("hooks/agent-memory.json").is_file());
+    assert!(copilot_home.join("mcp-config.json").is_file());
+    assert!(
+        !home.user_home().join(".config").exists() && !home.user_home().join(".copilot").exists()
+    );
+    // Wired for the user already: a repository's hooks would run beside those.
+    let out = home
+        .cmd()
+        .args(["install", &flag, "copilot"])
+        .env("COPILOT_HOME", &copilot_home)
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("install");
+    assert!(out.status.success(), "{}", describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("so each event would run the hook twice"), "{said}");
+}
+
+#[test]
+fn a_broken_opencode_config_is_left_alone_and_copilot_is_installed() {
+    let home = with_opencode_and_copilot();
+    let broken = "{\n  \"mcp\": {\n    \"docs\": {,\n  }\n}\n";
+    put(&home.user_home().join(".config/opencode/opencode.json"), broken);
+    for _ in 0..2 {
+        let out = run(&home, &["install", "opencode", "copilot"]);
+        assert!(!out.status.success(), "a broken file fails the run:\n{}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("opencode: ") && stderr.contains("is not valid JSON (line 3"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("could not install for opencode"), "{stderr}");
+    }
+    assert_eq!(read(&home, ".config/opencode/opencode.json"), broken, "never overwritten");
+    assert!(
+        !home.user_home().join(".config/opencode/plugins/agent-memory.js").exists(),
+        "nothing of the agent is written when one of its files cannot be"
+    );
+    assert!(json(&home, ".copilot/mcp-config.json")["mcpServers"]["agent-memory"].is_object());
+    put(&home.user_home().join(".copilot/mcp-config.json"), "{\"mcpServers\": [}");
+    let out = run(&home, &["uninstall", "copilot"]);
+    assert!(!out.status.success(), "{}", describe(&out));
+    assert_eq!(read(&home, ".copilot/mcp-config.json"), "{\"mcpServers\": [}");
+}
+
+#[test]
+fn the_hook_install_wrote_runs_as_copilot_would_run_it() {
+    let home = home();
+    let out = run(&home, &["install", "copilot"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let hooks = json(&home, ".copilot/hooks/agent-memory.json");
+    for (event, file) in
+        [("sessionStart", "sessionStart.json"), ("postToolUse", "postToolUse.json")]
+    {
+        let command = hooks["hooks"][event][0]["bash"].as_str().expect("bash").to_owned();
+        let sample = agent_memory_testkit::samples("copilot")
+            .into_iter()
+            .find(|s| s.file == file)
+            .expect("sample");
+        // Copilot runs its `bash` entry with bash.
+        run_as_agent_would(&home, "/bin/bash", &command, &sample.bytes);
+    }
+    let kinds = count(
+        &home,
+        "SELECT count(*) FROM events WHERE agent = 'copilot' AND kind IN ('session_start', 'tool_use')",
+    );
+    assert_eq!(kinds, 2);
 }

@@ -3,6 +3,7 @@
 
 mod agents;
 mod agents_hermes;
+mod agents_oc;
 mod architecture;
 mod capture_robustness;
 mod concurrency;
