@@ -452,9 +452,47 @@ pub fn wiring(
     Ok((if ours { Wiring::Stale } else { Wiring::Missing }, changed))
 }
 
-/// The agent-memory binaries a config file's text runs: the word before each
+/// The agent-memory binaries `agent`'s wiring in `scope` runs, by absolute path, read from the
+/// files install writes: the hook commands of a hooks config, the path baked into OpenCode's
+/// plugin (`const BIN = "…"`), the `bin` of Hermes's provider `config.json`.
+pub fn configured_binaries(
+    agent: Agent,
+    scope: &Scope,
+    bin: &str,
+    read: ReadFile<'_>,
+) -> Result<Vec<String>, ConfigError> {
+    let mut found: Vec<String> = Vec::new();
+    for file in plan(agent, Op::Install, scope, bin, read)? {
+        let Some(text) = read(&file.path)? else { continue };
+        let name = file.path.file_name().unwrap_or_default().to_string_lossy();
+        let bins = if name.ends_with(".js") {
+            text.lines()
+                .filter_map(|line| line.trim().strip_prefix("const BIN = "))
+                .filter_map(|rest| serde_json::from_str::<String>(rest.trim_end_matches(';')).ok())
+                .collect()
+        } else if agent == Agent::Hermes && name == "config.json" {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v["bin"].as_str().map(str::to_owned))
+                .into_iter()
+                .collect()
+        } else if name.ends_with(".py") {
+            Vec::new()
+        } else {
+            hook_binaries(&text)
+        };
+        for bin in bins {
+            if bin.starts_with('/') && !found.contains(&bin) {
+                found.push(bin);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The binaries hook commands in a config file's text run: the word before each
 /// ` hook --agent ` (unquoted when the shell would unquote it), without repeats.
-pub fn referenced_binaries(text: &str) -> Vec<String> {
+fn hook_binaries(text: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find(" hook --agent ") {
@@ -617,15 +655,25 @@ mod tests {
     }
 
     #[test]
-    fn referenced_binaries_reads_plain_and_quoted_paths() {
+    fn hook_binaries_reads_plain_and_quoted_paths() {
         let text = r#"{"command": "/opt/am/agent-memory hook --agent codex --event Stop"},
             {"command": "'/home/a b/it'\\''s/agent-memory' hook --agent gemini --event X"},
             {"command": "/opt/am/agent-memory hook --agent codex --event SessionStart"}"#;
-        assert_eq!(
-            referenced_binaries(text),
-            ["/opt/am/agent-memory", "/home/a b/it's/agent-memory"]
-        );
-        assert!(referenced_binaries("{}").is_empty());
+        assert_eq!(hook_binaries(text), ["/opt/am/agent-memory", "/home/a b/it's/agent-memory"]);
+        assert!(hook_binaries("{}").is_empty());
+    }
+
+    #[test]
+    fn configured_binaries_of_every_agent() {
+        let mut files = std::collections::HashMap::new();
+        for agent in Agent::ALL {
+            let plans = plan_with(&files, agent, Op::Install);
+            apply(&mut files, &plans, Op::Install);
+            let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
+            let found =
+                configured_binaries(agent, &user_scope(), "/elsewhere/am", read).expect("binaries");
+            assert_eq!(found, ["/opt/agent-memory"], "{agent:?}");
+        }
     }
 
     #[test]

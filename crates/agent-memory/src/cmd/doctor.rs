@@ -209,16 +209,7 @@ fn store_checks(ctx: &Context) -> (Vec<Finding>, Option<Store>) {
 /// The binaries the agent's config runs: each exists, runs and is this version. Returns them,
 /// so the round trip goes through what the agent really runs.
 fn binary_checks(agent: Agent, loc: &Locations, findings: &mut Vec<Finding>) -> Vec<String> {
-    let mut bins = Vec::new();
-    for path in config_files(agent, loc) {
-        if let Ok(Some(text)) = read(&path) {
-            for bin in install::referenced_binaries(&text) {
-                if !bins.contains(&bin) {
-                    bins.push(bin);
-                }
-            }
-        }
-    }
+    let bins = install::configured_binaries(agent, &loc.scope, &loc.bin, &read).unwrap_or_default();
     let reinstall = reinstall(agent, loc);
     for bin in &bins {
         let finding = match version_of(bin) {
