@@ -13,7 +13,7 @@ use crate::home;
 /// `HOME` with the three agents' config directories, as a machine that has them.
 fn with_agents() -> TestHome {
     let home = home();
-    for dir in [".claude", ".codex", ".gemini"] {
+    for dir in [".claude", ".codex", ".gemini", ".config/opencode", ".copilot", ".hermes"] {
         std::fs::create_dir_all(home.user_home().join(dir)).expect("mkdir");
     }
     home
@@ -27,7 +27,10 @@ fn run(home: &TestHome, bin: Option<&Path>, args: &[&str]) -> Output {
         cmd.envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k, v?))))
             .current_dir(home.user_home());
     }
-    cmd.args(args).env_remove("CODEX_HOME").env("PATH", "/nonexistent").output().expect("run")
+    for var in ["CODEX_HOME", "COPILOT_HOME", "XDG_CONFIG_HOME", "HERMES_HOME"] {
+        cmd.env_remove(var);
+    }
+    cmd.args(args).env("PATH", "/nonexistent").output().expect("run")
 }
 
 /// `doctor --json`: the report and whether the command succeeded.
@@ -54,7 +57,7 @@ fn level<'a>(report: &'a Value, agent: &str, check: &str) -> Vec<&'a str> {
     findings(report, agent, check).iter().map(|f| f["level"].as_str().expect("level")).collect()
 }
 
-const AGENTS: [&str; 3] = ["claude-code", "codex", "gemini"];
+const AGENTS: [&str; 6] = ["claude-code", "codex", "gemini", "opencode", "copilot", "hermes"];
 
 #[test]
 fn before_install_every_agent_found_is_reported_unwired_with_the_command_that_fixes_it() {
@@ -75,7 +78,7 @@ fn before_install_every_agent_found_is_reported_unwired_with_the_command_that_fi
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("FAIL  wiring       not wired to agent-memory"), "{text}");
     assert!(text.contains("fix: run `agent-memory install codex`"), "{text}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("doctor found 3 problems"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("doctor found 6 problems"));
 }
 
 #[test]
