@@ -32,8 +32,13 @@ fn sixty_concurrent_hooks_from_three_agents_store_each_event_once() {
                 "/tmp",
                 serde_json::json!({ "prompt": format!("{word} request number {i} from {agent}") }),
             );
+            // A loaded machine (the agent tests run beside this one) may starve a hook past
+            // the default 1 s deadline, and it would then spool, as it should; with room to
+            // wait, every hook must get the write lock in turn.
             let mut child = home
                 .cmd()
+                .env("AGENT_MEMORY_CAPTURE__DEADLINE_MS", "10000")
+                .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "9000")
                 .args(["hook", "--agent", agent, "--event", event])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
