@@ -10,6 +10,7 @@
 
 pub mod distilled;
 pub mod fts;
+pub mod memories;
 pub mod recall;
 pub mod search;
 pub mod status;
@@ -35,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0002_distil.sql"),
     include_str!("store/migrations/0003_llm_usage.sql"),
     include_str!("store/migrations/0004_recall.sql"),
+    include_str!("store/migrations/0005_memory.sql"),
 ];
 
 /// The schema version this build writes.

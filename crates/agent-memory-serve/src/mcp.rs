@@ -114,6 +114,10 @@ pub struct SearchArgs {
     /// Only these kinds of item; all kinds when omitted.
     #[serde(default)]
     pub kind: Vec<ItemKind>,
+    /// Only memories of these tiers: L1 (candidates awaiting review), L2 (project), L3
+    /// (global); when omitted, active memories (L2, L3) are searched with everything else.
+    #[serde(default)]
+    pub tier: Vec<MemoryTier>,
     /// Only this type: an observation type (bugfix, decision, …), an event kind or `summary`.
     #[serde(rename = "type")]
     pub item_type: Option<String>,
@@ -137,6 +141,9 @@ pub enum ItemKind {
     Summary,
     /// A raw captured event: a prompt, a tool call (ids `e…`).
     Event,
+    /// A long-term memory: a fact, decision, convention, solved problem or preference (ids
+    /// `m…`).
+    Memory,
 }
 
 impl ItemKind {
@@ -145,6 +152,28 @@ impl ItemKind {
             ItemKind::Observation => "observation",
             ItemKind::Summary => "summary",
             ItemKind::Event => "event",
+            ItemKind::Memory => "memory",
+        }
+    }
+}
+
+/// A memory tier.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub enum MemoryTier {
+    /// Candidates promoted from observations, not reviewed yet.
+    L1,
+    /// Reviewed memory of one project.
+    L2,
+    /// Reviewed memory for every project.
+    L3,
+}
+
+impl MemoryTier {
+    fn as_str(self) -> &'static str {
+        match self {
+            MemoryTier::L1 => "L1",
+            MemoryTier::L2 => "L2",
+            MemoryTier::L3 => "L3",
         }
     }
 }
@@ -279,6 +308,7 @@ impl MemoryServer {
             since_ms: parse_time("since", args.since.as_deref())?,
             until_ms: parse_time("until", args.until.as_deref())?,
             kinds: args.kind.iter().map(|k| k.as_str().to_owned()).collect(),
+            tiers: args.tier.iter().map(|t| t.as_str().to_owned()).collect(),
             types: args.item_type.into_iter().collect(),
             limit,
             max_terms: s.config.search.max_query_terms,
@@ -316,6 +346,8 @@ impl MemoryServer {
                     text: text.to_owned(),
                     limit: 1,
                     max_terms: self.settings.config.search.max_query_terms,
+                    // A timeline is anchored on something that happened in a session.
+                    kinds: vec!["observation".into(), "summary".into(), "event".into()],
                     ..SearchQuery::default()
                 };
                 let hit = store.search(&query).map_err(store_failed)?.hits.into_iter().next();

@@ -129,9 +129,14 @@ pub struct SearchArgs {
     pub query: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
-    /// Only these kinds of item: observation, summary, event (comma-separated or repeated).
-    #[arg(long, value_delimiter = ',', value_parser = ["observation", "summary", "event"])]
+    /// Only these kinds of item: observation, summary, event, memory (comma-separated or
+    /// repeated).
+    #[arg(long, value_delimiter = ',', value_parser = ["observation", "summary", "event", "memory"])]
     pub kind: Vec<String>,
+    /// Only memories of these tiers: L1 (candidates), L2 (project), L3 (global); comma-separated
+    /// or repeated. Without it, search finds active memories (L2, L3) among everything else.
+    #[arg(long, value_delimiter = ',', value_parser = ["L1", "L2", "L3"], ignore_case = true)]
+    pub tier: Vec<String>,
     /// Only these types: an observation type (bugfix, decision, …), an event kind (prompt,
     /// tool_use, …) or summary (comma-separated or repeated).
     #[arg(long = "type", value_delimiter = ',')]
