@@ -368,6 +368,25 @@ pub fn mode_show(mode: &Mode, as_json: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// What screening for long-term memory did, when it did anything.
+pub fn promoted(report: &agent_memory_core::promote::PromoteReport) -> io::Result<()> {
+    if report.candidates + report.merged == 0 {
+        return Ok(());
+    }
+    let successors = if report.successors > 0 {
+        format!(", {} replacing an older decision", report.successors)
+    } else {
+        String::new()
+    };
+    writeln!(
+        io::stdout().lock(),
+        "memory: {} new candidate(s){successors}, {} merged into existing ones; review them with \
+         `agent-memory review`",
+        report.candidates,
+        report.merged
+    )
+}
+
 pub fn work(report: &WorkReport, as_json: bool) -> io::Result<()> {
     if as_json {
         return json(report);

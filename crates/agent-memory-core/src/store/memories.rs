@@ -573,6 +573,108 @@ pub(crate) fn record_hits(
     Ok(())
 }
 
+/// A distilled item promotion has not screened yet: an observation, or a summary's lessons.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Unscreened {
+    /// `o12` or `s3`.
+    pub source: String,
+    pub project_id: Option<i64>,
+    /// The observation's type, or `summary`.
+    pub item_type: String,
+    pub title: String,
+    pub subtitle: String,
+    pub facts: Vec<String>,
+    pub concepts: Vec<String>,
+    /// A summary's `learned` list.
+    pub learned: Vec<String>,
+    /// A summary's last covered event, so a rewritten summary is screened again.
+    pub version: i64,
+}
+
+/// Observations and summaries not screened yet (a summary again once rewritten to cover more
+/// of its session), oldest first, at most `limit` of each.
+pub fn unscreened(store: &Store, limit: usize) -> Result<Vec<Unscreened>> {
+    let mut found = Vec::new();
+    let mut stmt = store.conn().prepare_cached(
+        "SELECT o.id, o.project_id, o.kind, o.title, o.subtitle, o.facts, o.concepts
+         FROM observations o
+         WHERE NOT EXISTS (SELECT 1 FROM memory_screened m
+                           WHERE m.item_kind = 'observation' AND m.item_id = o.id)
+         ORDER BY o.id LIMIT ?1",
+    )?;
+    let list = |text: String| serde_json::from_str::<Vec<String>>(&text).unwrap_or_default();
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok(Unscreened {
+            source: format!("o{}", r.get::<_, i64>(0)?),
+            project_id: r.get(1)?,
+            item_type: r.get(2)?,
+            title: r.get(3)?,
+            subtitle: r.get(4)?,
+            facts: list(r.get(5)?),
+            concepts: list(r.get(6)?),
+            ..Unscreened::default()
+        })
+    })?;
+    for row in rows {
+        found.push(row?);
+    }
+    let mut stmt = store.conn().prepare_cached(
+        "SELECT x.id, x.project_id, x.request, x.learned, x.through_event_id
+         FROM summaries x LEFT JOIN memory_screened m
+              ON m.item_kind = 'summary' AND m.item_id = x.id
+         WHERE m.item_id IS NULL OR m.version < x.through_event_id
+         ORDER BY x.id LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok(Unscreened {
+            source: format!("s{}", r.get::<_, i64>(0)?),
+            project_id: r.get(1)?,
+            item_type: "summary".into(),
+            title: r.get(2)?,
+            learned: list(r.get(3)?),
+            version: r.get(4)?,
+            ..Unscreened::default()
+        })
+    })?;
+    for row in rows {
+        found.push(row?);
+    }
+    Ok(found)
+}
+
+/// Records that `item` was screened, at its version.
+pub fn mark_screened(store: &Store, item: &Unscreened) -> Result<()> {
+    let (kind, id) = match item.source.split_at(1) {
+        ("s", id) => ("summary", id),
+        (_, id) => ("observation", id),
+    };
+    let id: i64 =
+        id.parse().map_err(|_| StoreError::Data(format!("bad item id {}", item.source)))?;
+    store.conn().execute(
+        "INSERT INTO memory_screened (item_kind, item_id, version) VALUES (?1, ?2, ?3)
+         ON CONFLICT (item_kind, item_id) DO UPDATE SET version = excluded.version",
+        params![kind, id, item.version],
+    )?;
+    Ok(())
+}
+
+/// The stored vector of an observation or summary (`o12`, `s3`) under `model`, if it has one.
+pub fn source_vector(store: &Store, model: &str, source: &str) -> Result<Option<Vec<f32>>> {
+    let (kind, id) = match source.split_at(1.min(source.len())) {
+        ("s", id) => ("summary", id),
+        ("o", id) => ("observation", id),
+        _ => return Ok(None),
+    };
+    let Ok(id) = id.parse::<i64>() else { return Ok(None) };
+    let mut stmt = store.conn().prepare_cached(
+        "SELECT vec FROM vectors WHERE model = ?1 AND item_kind = ?2 AND item_id = ?3",
+    )?;
+    let blob: Option<Vec<u8>> =
+        stmt.query_row(params![model, kind, id], |r| r.get(0)).optional()?;
+    Ok(blob
+        .map(|b| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
