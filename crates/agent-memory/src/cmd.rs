@@ -8,11 +8,13 @@ pub mod hook;
 pub mod import;
 pub mod install;
 pub mod mcp;
+pub mod memories;
 pub mod mode;
 pub mod model;
 pub mod project;
 pub mod recover;
 pub mod reindex;
+pub mod review;
 pub mod search;
 pub mod show;
 pub mod status;
@@ -58,6 +60,10 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Model(args) => model::run(&ctx, args),
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
+        Command::Review(args) => review::run(&ctx, args),
+        Command::Remember(args) => memories::remember(&ctx, args),
+        Command::Forget(args) => memories::forget(&ctx, args),
+        Command::Memories(args) => memories::list(&ctx, args),
         Command::Mcp => mcp::run(&ctx),
         Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
         Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),

@@ -685,3 +685,178 @@ pub fn install_note(agent: &str, note: &str) -> io::Result<()> {
 pub fn install_error(agent: &str, message: &str) {
     eprintln!("agent-memory: {agent}: {message}");
 }
+
+/// One memory as a line: id, tier, kind, importance, status, project, text.
+fn memory_line(m: &agent_memory_core::store::memories::Memory) -> String {
+    let project = match m.tier {
+        agent_memory_core::store::memories::Tier::L3 => "global".to_owned(),
+        _ => m.project_name.clone().unwrap_or_else(|| "-".into()),
+    };
+    format!(
+        "m{:<5} {} {:<10} {:>2}  {:<10} {:<14} {}",
+        m.id,
+        m.tier.as_str(),
+        m.kind.as_str(),
+        m.importance,
+        m.status.as_str(),
+        clip(&project, 14),
+        m.text
+    )
+}
+
+pub fn memories(
+    list: &[agent_memory_core::store::memories::Memory],
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(&list);
+    }
+    let mut out = io::stdout().lock();
+    if list.is_empty() {
+        return writeln!(
+            out,
+            "no memories yet: `agent-memory work` offers candidates, `agent-memory remember` adds one"
+        );
+    }
+    writeln!(out, "id     tier kind       imp  status     project        text")?;
+    for m in list {
+        writeln!(out, "{}", memory_line(m))?;
+    }
+    Ok(())
+}
+
+/// A memory after a change: `forgot m12 …`.
+pub fn memory_changed(
+    verb: &str,
+    m: &agent_memory_core::store::memories::Memory,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(m);
+    }
+    writeln!(io::stdout().lock(), "{verb} m{}: {}", m.id, m.text)
+}
+
+#[derive(Serialize)]
+struct RememberedJson<'a> {
+    memory: &'a agent_memory_core::store::memories::Memory,
+    #[serde(flatten)]
+    placed: &'a agent_memory_core::promote::Placed,
+}
+
+pub fn remembered(
+    m: &agent_memory_core::store::memories::Memory,
+    placed: &agent_memory_core::promote::Placed,
+    as_json: bool,
+) -> io::Result<()> {
+    use agent_memory_core::promote::Placed;
+    if as_json {
+        return json(&RememberedJson { memory: m, placed });
+    }
+    let mut out = io::stdout().lock();
+    let scope = if m.project.is_none() { "global memory (L3)" } else { "project memory (L2)" };
+    match placed {
+        Placed::Merged { .. } => writeln!(out, "already remembered as m{}: {}", m.id, m.text),
+        _ => {
+            writeln!(out, "remembered m{} in {scope} as a {}: {}", m.id, m.kind.as_str(), m.text)?;
+            if let Placed::New { supersedes: Some(old), .. } = placed {
+                writeln!(out, "  it supersedes m{old}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+pub fn approved(
+    m: &agent_memory_core::store::memories::Memory,
+    superseded: Option<&agent_memory_core::store::memories::Memory>,
+) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    let scope = if m.project.is_none() { "global memory (L3)" } else { "project memory (L2)" };
+    writeln!(out, "approved m{} into {scope}: {}", m.id, m.text)?;
+    if let Some(old) = superseded {
+        writeln!(out, "  superseded m{}: {}", old.id, old.text)?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct CandidateJson<'a> {
+    #[serde(flatten)]
+    memory: &'a agent_memory_core::store::memories::Memory,
+    would_supersede: Option<&'a agent_memory_core::store::memories::Memory>,
+}
+
+pub fn review_list(
+    candidates: &[(
+        agent_memory_core::store::memories::Memory,
+        Option<agent_memory_core::store::memories::Memory>,
+    )],
+) -> io::Result<()> {
+    let list: Vec<CandidateJson<'_>> = candidates
+        .iter()
+        .map(|(memory, older)| CandidateJson { memory, would_supersede: older.as_ref() })
+        .collect();
+    json(&list)
+}
+
+pub fn review_candidate(
+    index: usize,
+    total: usize,
+    m: &agent_memory_core::store::memories::Memory,
+    older: Option<&agent_memory_core::store::memories::Memory>,
+) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "\n[{index}/{total}] m{} {} · importance {} · {} · from {}",
+        m.id,
+        m.kind.as_str(),
+        m.importance,
+        m.project_name.as_deref().unwrap_or("global"),
+        if m.sources.is_empty() { "-".to_owned() } else { m.sources.join(" ") }
+    )?;
+    writeln!(out, "  {}", m.text)?;
+    if let Some(old) = older {
+        writeln!(out, "  supersedes m{} (approving it retires this one): {}", old.id, old.text)?;
+    }
+    Ok(())
+}
+
+pub fn review_prompt() -> io::Result<()> {
+    review_ask("[a]pprove  approve [g]lobal  [e]dit  [k]ind  [r]eject  [s]kip  [q]uit > ")
+}
+
+pub fn review_ask(question: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    write!(out, "{question}")?;
+    out.flush()
+}
+
+pub fn review_problem(message: &str) -> io::Result<()> {
+    writeln!(io::stdout().lock(), "  {message}")
+}
+
+/// What one review walk did.
+#[derive(Debug, Default)]
+pub struct ReviewTally {
+    pub approved: usize,
+    pub rejected: usize,
+    pub skipped: usize,
+    pub left: usize,
+}
+
+pub fn review_done(tally: &ReviewTally) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if tally.approved + tally.rejected + tally.skipped + tally.left == 0 {
+        return writeln!(
+            out,
+            "no candidates to review; `agent-memory work` screens new observations"
+        );
+    }
+    writeln!(
+        out,
+        "\nreview: {} approved, {} rejected, {} skipped, {} left for later",
+        tally.approved, tally.rejected, tally.skipped, tally.left
+    )
+}
