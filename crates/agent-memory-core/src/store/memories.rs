@@ -25,7 +25,7 @@ use super::{Store, StoreError};
 pub const MAX_TEXT_CHARS: usize = 300;
 
 /// The columns [`from_row`] reads (`m` is memories, `p` its project).
-const COLUMNS: &str = "m.id, m.tier, m.kind, m.text, p.key, p.name, m.importance, m.hits, \
+pub(crate) const COLUMNS: &str = "m.id, m.tier, m.kind, m.text, p.key, p.name, m.importance, m.hits, \
      m.last_hit, m.created_at, m.updated_at, m.status, m.superseded_by, m.supersedes, m.sources, \
      m.origin";
 
@@ -266,7 +266,7 @@ pub fn check_importance(importance: i64) -> Result<u8> {
     }
 }
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
+pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
     let tier: String = r.get(1)?;
     let kind: String = r.get(2)?;
     let status: String = r.get(11)?;

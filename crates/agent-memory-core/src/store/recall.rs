@@ -131,6 +131,26 @@ impl Store {
         Ok(totals.unwrap_or_default())
     }
 
+    /// The long-term memories a session of the project starts with: active global memory (L3)
+    /// and the project's active memory (L2), most important first, at most `limit`. Ranking
+    /// them for the briefing is [`crate::inject`]'s.
+    pub fn briefing_memories(
+        &self,
+        project_key: &str,
+        limit: usize,
+    ) -> Result<Vec<super::memories::Memory>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {} FROM memories m LEFT JOIN projects p ON p.id = m.project_id
+             WHERE m.status = 'active'
+               AND (m.tier = 'L3' OR (m.tier = 'L2' AND
+                    m.project_id = (SELECT id FROM projects WHERE key = ?1)))
+             ORDER BY m.importance DESC, m.updated_at DESC LIMIT ?2",
+            super::memories::COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![project_key, limit as i64], super::memories::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The project's most recent observations, newest first, each with its file.
     pub fn briefing_timeline(&self, project_key: &str, limit: usize) -> Result<Vec<BriefingItem>> {
         let mut stmt = self.conn().prepare_cached(
