@@ -408,6 +408,7 @@ pub enum Shown {
     Observation(Observation),
     Summary(Summary),
     Event(StoredEvent),
+    Memory(agent_memory_core::store::memories::Memory),
 }
 
 pub fn show(items: &[Shown], as_json: bool) -> io::Result<()> {
@@ -467,6 +468,21 @@ pub fn show(items: &[Shown], as_json: bool) -> io::Result<()> {
                 list_lines(&mut out, "next steps", &d.next_steps)?;
                 list_lines(&mut out, "files read", &d.files_read)?;
                 list_lines(&mut out, "files modified", &d.files_modified)?;
+            }
+            Shown::Memory(m) => {
+                writeln!(out, "{}", memory_line(m))?;
+                writeln!(
+                    out,
+                    "    changed {}  created {}  {} hits  origin {}",
+                    format_local(m.updated_at),
+                    format_local(m.created_at),
+                    m.hits,
+                    m.origin
+                )?;
+                if let Some(newer) = m.superseded_by {
+                    writeln!(out, "  superseded by m{newer}")?;
+                }
+                list_lines(&mut out, "from", &m.sources)?;
             }
             Shown::Event(e) => {
                 let ev = &e.event;
