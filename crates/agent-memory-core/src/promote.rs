@@ -6,8 +6,9 @@
 //! screened yet goes through [`screen`] (deterministic rules, English and Chinese), and each
 //! draft is placed by [`place`]:
 //!
-//! - a near-duplicate of a memory already kept (terms overlapping at least `merge_overlap`, or
-//!   vectors of their sources at least `merge_similarity` alike when both have one) is merged
+//! - a near-duplicate of a memory already kept (terms overlapping at least `merge_overlap`, the
+//!   shorter's terms nearly all in the longer, or vectors of their sources at least
+//!   `merge_similarity` alike when both have one) is merged
 //!   into it: sources added, importance raised; a duplicate of a rejected or forgotten memory
 //!   is dropped, so review is not asked the same question twice;
 //! - a decision or convention on the subject of an active one in the same project (subject
@@ -33,6 +34,9 @@ use crate::store::memories::{self, Kind, MemoryError, NewMemory, Status, Tier};
 
 /// Items screened per pass, so a large backlog is taken in steps.
 const ITEMS_PER_PASS: usize = 2000;
+
+/// The share of the shorter statement's terms found in the longer at which the two are one.
+const CONTAINED: f64 = 0.9;
 
 /// How promotion decides; from `[promote]` in the configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +170,13 @@ pub fn place(
     // The most alike statement kept so far, if alike enough to be the same one.
     let mut duplicate: Option<(f64, &memories::Memory)> = None;
     for memory in &existing {
-        let mut score = similar::overlap(&terms, &similar::terms(&memory.text));
+        let theirs = similar::terms(&memory.text);
+        let mut score = similar::overlap(&terms, &theirs);
+        // One statement wholly inside the other (a summary's lesson restating an observation
+        // without its reason) is the same statement, however different their lengths.
+        if similar::containment(&terms, &theirs) >= CONTAINED {
+            score = score.max(settings.merge_overlap);
+        }
         if let (Some(model), Some(mine), Some(source)) =
             (&settings.model, &vector, memory.sources.first())
             && let Some(theirs) = memories::source_vector(store, model, source)?
@@ -195,8 +205,10 @@ pub fn place(
                     insert(store, statement, &text, project_id, tier, None, now_ms)
                 }
                 _ => {
-                    // A candidate decision takes the newer wording; kept memory keeps its own.
-                    let newer = statement.kind.supersedes_older().then_some(text.as_str());
+                    // A candidate decision takes newer wording that says more; kept memory
+                    // keeps its own.
+                    let newer =
+                        (statement.kind.supersedes_older() && differs).then_some(text.as_str());
                     let id = memory.id;
                     memories::merge_into(
                         store,

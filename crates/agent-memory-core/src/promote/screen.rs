@@ -27,6 +27,7 @@ const CONVENTION_MARKERS: &[&str] = &[
     "convention",
     "naming",
     "named ",
+    "name ",
     "commit message",
     "prefix",
     "always ",

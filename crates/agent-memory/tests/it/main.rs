@@ -8,6 +8,7 @@ mod concurrency;
 mod distil;
 mod install;
 mod mcp;
+mod memory;
 mod project_identity;
 mod recall_inject;
 mod redaction;
