@@ -90,11 +90,14 @@ pub fn parse_kind(raw: &str) -> anyhow::Result<Kind> {
     })
 }
 
-/// The row id of the project named by `value` (a directory inside it, a name or a key), or of
-/// the current directory's project; a directory not seen before is recorded as a project.
+/// The row id of the project named by `value` (a key, a name, or a directory inside it), or of
+/// the current directory's project; a directory not seen before (even one that does not exist
+/// here, as hooks from another machine's paths do) is recorded as a project.
 fn project_row(store: &mut Store, value: Option<&str>) -> anyhow::Result<i64> {
     let dir = match value {
-        Some(value) if !Path::new(value).is_dir() => {
+        // A known key or name first; then anything that is, or reads as, a directory path.
+        Some(value) if let Some(id) = memories::project_id(store, value)? => return Ok(id),
+        Some(value) if !Path::new(value).is_dir() && !value.contains(std::path::MAIN_SEPARATOR) => {
             return memories::project_id(store, value)?.with_context(|| {
                 format!(
                     "no project is called `{value}`; pass a directory inside it, or see \

@@ -6,7 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::recall_inject::{
-    CODEX_PROMPT, CWD, claude_start, codex_fixes_the_parser, context_of, sample, with, work,
+    CODEX_PROMPT, CWD, claude_start, codex_fixes_the_parser, context_of, gemini_prompt, sample,
+    with, work,
 };
 use crate::{assert_quiet_success, count, home};
 use agent_memory_testkit::TestHome;
@@ -290,4 +291,25 @@ fn remember_and_forget_shape_the_briefing_in_both_languages() {
     assert!(en.contains("one SQLite file"), "{en}");
     let listed = home.ok(&["memories", "--tier", "L3"]);
     assert!(listed.contains("global") && !listed.contains("SQLite"), "{listed}");
+}
+
+#[test]
+fn a_prompt_recalls_a_strongly_matching_memory() {
+    let home = home();
+    let said = home.ok(&[
+        "remember",
+        "The parser keeps nesting depth in self.depth; a local depth breaks nested lists.",
+        "--kind",
+        "problem",
+        "--project",
+        CWD,
+    ]);
+    let id = said.split_whitespace().nth(1).expect("the id").to_owned();
+    let answer =
+        gemini_prompt(&home, "gemini-1", "nested lists break: where does the parser keep depth?")
+            .expect("recall");
+    let context = context_of(&answer);
+    assert!(context.contains(&format!("- {id} remembered ")), "{context}");
+    assert_eq!(count(&home, "SELECT hits FROM memories"), 1, "recall counts as a hit");
+    assert_eq!(gemini_prompt(&home, "gemini-2", "add a CSV export of sessions"), None);
 }

@@ -130,7 +130,7 @@ pub(crate) fn claude_start(home: &TestHome, session: &str, envs: &[(&str, &str)]
     answer_of(&hook_with(home, "claude-code", "SessionStart", &body, envs))
 }
 
-fn gemini_prompt(home: &TestHome, session: &str, prompt: &str) -> Option<Value> {
+pub(crate) fn gemini_prompt(home: &TestHome, session: &str, prompt: &str) -> Option<Value> {
     let body = with(
         sample("gemini", "BeforeAgent"),
         json!({ "session_id": session, "cwd": CWD, "prompt": prompt }),
