@@ -25,6 +25,7 @@
 
 pub mod screen;
 pub mod similar;
+pub mod tidy;
 
 use serde::Serialize;
 

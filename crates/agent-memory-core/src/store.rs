@@ -370,6 +370,19 @@ impl Store {
         Ok(())
     }
 
+    /// Writes a consistent copy of the whole database to `path` (which must not exist), for a
+    /// backup before a change in bulk; the copy is made private like the store.
+    pub fn backup_to(&self, path: &Path) -> Result<()> {
+        // SQLite writes into an empty file it finds; created here, it is 0600 from the start.
+        fsutil::private_file_options()
+            .create_new(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| StoreError::Dir { path: path.to_owned(), source })?;
+        self.conn.execute("VACUUM INTO ?1", [path.to_string_lossy()])?;
+        Ok(())
+    }
+
     /// Checks the file with SQLite's own integrity check.
     pub fn integrity_ok(&self) -> Result<bool> {
         let result: String = self.conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;

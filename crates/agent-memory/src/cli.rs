@@ -62,6 +62,9 @@ pub enum Command {
     Forget(ForgetArgs),
     /// List long-term memories: candidates (L1), project (L2) and global (L3) memory.
     Memories(MemoriesArgs),
+    /// Report memories not found for a long time, duplicates and superseded ones; `--apply`
+    /// backs the store up, then forgets the stale and merges the duplicates.
+    Tidy(TidyArgs),
     /// Serve memory to an MCP client over stdio (search, timeline, get_observations,
     /// briefing); register it in the client as the command `agent-memory mcp`.
     Mcp,
@@ -426,6 +429,18 @@ pub struct MemoriesArgs {
     /// Also rejected, superseded and forgotten memories.
     #[arg(long)]
     pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TidyArgs {
+    /// A memory neither found by search nor changed for this many days is stale.
+    #[arg(long, default_value_t = 60)]
+    pub stale_days: u32,
+    /// Act on the report, after a backup of the database file beside it.
+    #[arg(long)]
+    pub apply: bool,
     #[arg(long)]
     pub json: bool,
 }

@@ -18,6 +18,7 @@ pub mod review;
 pub mod search;
 pub mod show;
 pub mod status;
+pub mod tidy;
 pub mod timeline;
 pub mod work;
 
@@ -64,6 +65,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Remember(args) => memories::remember(&ctx, args),
         Command::Forget(args) => memories::forget(&ctx, args),
         Command::Memories(args) => memories::list(&ctx, args),
+        Command::Tidy(args) => tidy::run(&ctx, args),
         Command::Mcp => mcp::run(&ctx),
         Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
         Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),

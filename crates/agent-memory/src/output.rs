@@ -876,3 +876,56 @@ pub fn review_done(tally: &ReviewTally) -> io::Result<()> {
         tally.approved, tally.rejected, tally.skipped, tally.left
     )
 }
+
+#[derive(Serialize)]
+struct TidyJson<'a> {
+    #[serde(flatten)]
+    report: &'a agent_memory_core::promote::tidy::Tidy,
+    applied: Option<&'a agent_memory_core::promote::tidy::Applied>,
+    backup: Option<&'a std::path::Path>,
+}
+
+pub fn tidy(
+    report: &agent_memory_core::promote::tidy::Tidy,
+    stale_days: u32,
+    applied: Option<(&agent_memory_core::promote::tidy::Applied, &std::path::Path)>,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(&TidyJson {
+            report,
+            applied: applied.map(|(a, _)| a),
+            backup: applied.map(|(_, b)| b),
+        });
+    }
+    let mut out = io::stdout().lock();
+    writeln!(out, "not found or changed for {stale_days} days ({}):", report.stale.len())?;
+    for m in &report.stale {
+        writeln!(out, "  {}", memory_line(m))?;
+    }
+    writeln!(
+        out,
+        "saying the same thing ({} groups; the first is kept):",
+        report.duplicates.len()
+    )?;
+    for cluster in &report.duplicates {
+        for (i, m) in cluster.iter().enumerate() {
+            writeln!(out, "  {} {}", if i == 0 { "keep " } else { "merge" }, memory_line(m))?;
+        }
+    }
+    writeln!(out, "superseded ({}; kept as history, never injected):", report.superseded.len())?;
+    for m in &report.superseded {
+        let by = m.superseded_by.map_or(String::new(), |id| format!(" (by m{id})"));
+        writeln!(out, "  {}{by}", memory_line(m))?;
+    }
+    match applied {
+        Some((done, backup)) => writeln!(
+            out,
+            "applied: {} forgotten (undo with `agent-memory forget <id> --undo`), {} merged; backup at {}",
+            done.forgotten,
+            done.merged,
+            backup.display()
+        ),
+        None => writeln!(out, "nothing changed; `agent-memory tidy --apply` acts on this report"),
+    }
+}

@@ -337,6 +337,11 @@ fn supersede(conn: &rusqlite::Connection, old: i64, new: i64, now_ms: i64) -> Re
     Ok(changed == 1)
 }
 
+/// Marks `old` superseded by `new` (an active memory saying the same, or its successor).
+pub fn supersede_by(store: &mut Store, old: i64, new: i64, now_ms: i64) -> Result<bool> {
+    supersede(store.conn(), old, new, now_ms)
+}
+
 /// One memory by id, whatever its status.
 pub fn get(store: &Store, id: i64) -> Result<Option<Memory>> {
     let mut stmt = store.conn().prepare_cached(&format!(

@@ -313,3 +313,62 @@ fn a_prompt_recalls_a_strongly_matching_memory() {
     assert_eq!(count(&home, "SELECT hits FROM memories"), 1, "recall counts as a hit");
     assert_eq!(gemini_prompt(&home, "gemini-2", "add a CSV export of sessions"), None);
 }
+
+#[test]
+fn tidy_reports_then_applies_after_a_backup() {
+    let home = home();
+    let remember = |args: &[&str]| {
+        let mut all = vec!["remember"];
+        all.extend_from_slice(args);
+        home.ok(&all)
+    };
+    remember(&["Builds run with cargo build --locked in CI", "--global", "--importance", "8"]);
+    remember(&["The release script lives in scripts/release.sh", "--global", "--importance", "5"]);
+    // Edited into a restatement of the first: a duplicate only tidy finds.
+    home.ok(&["review", "--edit", "m2", "--text", "CI builds run with cargo build --locked."]);
+    remember(&["Decision: use chrono for every timestamp", "--kind", "decision", "--project", CWD]);
+    remember(&[
+        "Decision: use jiff for every timestamp, not chrono",
+        "--kind",
+        "decision",
+        "--project",
+        CWD,
+    ]);
+    let report = home.json(&["tidy", "--stale-days", "0"]);
+    assert_eq!(report["stale"].as_array().expect("stale").len(), 3, "{report}");
+    let clusters = report["duplicates"].as_array().expect("clusters");
+    assert_eq!(clusters.len(), 1, "{report}");
+    assert_eq!(clusters[0][0]["id"], 1, "the more important is kept: {report}");
+    assert_eq!(report["superseded"][0]["id"], 3, "{report}");
+    assert_eq!(
+        count(&home, "SELECT count(*) FROM memories WHERE status = 'active'"),
+        3,
+        "a report changes nothing"
+    );
+
+    let applied = home.ok(&["tidy", "--apply"]);
+    assert!(applied.contains("0 forgotten") && applied.contains("1 merged"), "{applied}");
+    let backups: Vec<_> = std::fs::read_dir(home.home())
+        .expect("home")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".before-tidy-"))
+        .collect();
+    assert_eq!(backups.len(), 1, "one backup beside the store");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = backups[0].metadata().expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    let copy = rusqlite::Connection::open(backups[0].path()).expect("the backup opens");
+    let active: i64 = copy
+        .query_row("SELECT count(*) FROM memories WHERE status = 'active'", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(active, 3, "the backup is from before");
+    assert_eq!(count(&home, "SELECT superseded_by FROM memories WHERE id = 2"), 1);
+    let text = home.ok(&["tidy"]);
+    assert!(
+        text.contains("superseded (2;") && text.contains("saying the same thing (0 groups"),
+        "{text}"
+    );
+}
