@@ -156,7 +156,8 @@ pub fn place(
     settings: &Settings,
     now_ms: i64,
 ) -> Result<Placed, MemoryError> {
-    let text = memories::check_text(&statement.text)?;
+    // What a person or agent states is input like any captured event: sanitized first.
+    let text = memories::check_text(&crate::capture::sanitize_text(&statement.text))?;
     let project_id = if tier == Tier::L3 { None } else { project_id };
     let terms = similar::terms(&text);
     let vector = match (&settings.model, statement.sources.first()) {

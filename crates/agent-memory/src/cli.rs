@@ -199,9 +199,13 @@ pub struct ExportArgs {
     /// Only this agent.
     #[arg(long)]
     pub agent: Option<String>,
-    /// Only sessions and events from this time on.
+    /// Only sessions and events from this time on (with --memories: memories changed since).
     #[arg(long)]
     pub since: Option<String>,
+    /// Export long-term memories (candidates and active ones) instead of sessions and events;
+    /// `agent-memory import` reads them back, adding each once.
+    #[arg(long, conflicts_with = "agent")]
+    pub memories: bool,
 }
 
 #[derive(Debug, Args)]

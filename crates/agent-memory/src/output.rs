@@ -251,6 +251,12 @@ pub fn transfer(verb: &str, report: &TransferReport, as_json: bool) -> io::Resul
     if report.already_present > 0 {
         line.push_str(&format!(" ({} events were already stored)", report.already_present));
     }
+    if report.memories + report.memories_present > 0 {
+        line.push_str(&format!(", {} memories", report.memories));
+        if report.memories_present > 0 {
+            line.push_str(&format!(" ({} were already stored)", report.memories_present));
+        }
+    }
     // Progress and summaries go to stderr so stdout can carry an export.
     writeln!(io::stderr().lock(), "{line}")
 }

@@ -4,14 +4,19 @@
 //! events. Events are keyed by their capture uid, so importing a stream twice (or a stream that
 //! overlaps what is stored) adds nothing twice. Private events never leave through an export.
 //!
-//! Must not: redact. The importer takes a sanitizer from the caller and runs every event
-//! through it, because an imported file is input like any other.
+//! Long-term memories travel in the same format (`export --memories`): a header, projects, and
+//! one `memory` line per candidate or active memory. A memory is the same memory when its scope
+//! (project or global) and text are the same, so importing twice adds nothing twice; imported
+//! memories keep their tier, kind and importance, and say `imported` as their origin.
+//!
+//! Must not: redact. The importer takes sanitizers from the caller and runs every event and
+//! memory text through them, because an imported file is input like any other.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::sync::atomic::Ordering;
 
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -33,6 +38,24 @@ pub enum Line {
     Project(ProjectRecord),
     Session(SessionRecord),
     Event(EventRecord),
+    Memory(MemoryRecord),
+}
+
+/// A long-term memory in an export.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    /// Its id in the exporting store, for reference only.
+    pub id: i64,
+    pub tier: super::memories::Tier,
+    pub kind: super::memories::Kind,
+    pub text: String,
+    /// The project key; `None` for global memory.
+    pub project: Option<String>,
+    pub importance: u8,
+    pub status: super::memories::Status,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub origin: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -86,6 +109,9 @@ pub struct TransferReport {
     pub events: usize,
     /// Events already present (imports only).
     pub already_present: usize,
+    pub memories: usize,
+    /// Memories already present (imports only).
+    pub memories_present: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -175,12 +201,77 @@ impl Store {
         Ok(report)
     }
 
+    /// Writes the candidate and active long-term memories changed since `since_ms` (all when
+    /// `None`) as JSONL, with the projects they belong to.
+    pub fn export_memories(
+        &self,
+        out: &mut dyn Write,
+        since_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<TransferReport, TransferError> {
+        use super::memories::{self, Filter, Status};
+        let mut report = TransferReport::default();
+        let header = Header { format: FORMAT.into(), version: FORMAT_VERSION, exported_at: now_ms };
+        write_line(out, &Line::Header(header))?;
+        let filter = Filter {
+            statuses: vec![Status::Candidate, Status::Active],
+            updated_since_ms: since_ms,
+            ..Filter::default()
+        };
+        let mut list = memories::list(self, &filter).map_err(|err| match err {
+            memories::MemoryError::Store(err) => TransferError::Store(err),
+            other => TransferError::Store(StoreError::Data(other.to_string())),
+        })?;
+        list.sort_by_key(|m| m.id);
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT key, name, root, origin FROM projects WHERE key = ?1")?;
+        let mut written: Vec<String> = Vec::new();
+        for memory in &list {
+            let Some(key) = memory.project.as_ref().filter(|k| !written.contains(k)) else {
+                continue;
+            };
+            let project = stmt.query_row([key], |r| {
+                Ok(ProjectRecord {
+                    key: r.get(0)?,
+                    name: r.get(1)?,
+                    root: r.get(2)?,
+                    origin: r.get(3)?,
+                })
+            })?;
+            write_line(out, &Line::Project(project))?;
+            written.push(key.clone());
+            report.projects += 1;
+        }
+        for m in list {
+            let record = MemoryRecord {
+                id: m.id,
+                tier: m.tier,
+                kind: m.kind,
+                text: m.text,
+                project: m.project,
+                importance: m.importance,
+                status: m.status,
+                created_at: m.created_at,
+                updated_at: m.updated_at,
+                origin: m.origin,
+            };
+            write_line(out, &Line::Memory(record))?;
+            report.memories += 1;
+        }
+        out.flush()?;
+        Ok(report)
+    }
+
     /// Reads a JSONL export into the store in one transaction. Every event passes through
-    /// `sanitize` first. Idempotent: events whose uid is stored already are counted, not added.
+    /// `sanitize` first, every memory's text through `sanitize_text`. Idempotent: events whose
+    /// uid is stored already, and memories whose text is stored already in the same scope, are
+    /// counted, not added.
     pub fn import(
         &mut self,
         input: &mut dyn BufRead,
         sanitize: &dyn Fn(&mut Event),
+        sanitize_text: &dyn Fn(&str) -> String,
     ) -> Result<TransferReport, TransferError> {
         // A bulk write touches every index page again and again; give it room (64 MiB).
         self.conn.pragma_update(None, "cache_size", -65_536)?;
@@ -190,7 +281,7 @@ impl Store {
         // The full-text index is built once at the end, not a segment per event.
         self.fts_deferred.store(true, Ordering::Relaxed);
         let mut importer = Importer { tx: &tx, projects: HashMap::new(), sessions: HashMap::new() };
-        let read = importer.read_all(input, sanitize);
+        let read = importer.read_all(input, sanitize, sanitize_text);
         self.fts_deferred.store(false, Ordering::Relaxed);
         let report = read?;
         super::index_events_after(&tx, last_id)?;
@@ -212,6 +303,7 @@ impl Importer<'_> {
         &mut self,
         input: &mut dyn BufRead,
         sanitize: &dyn Fn(&mut Event),
+        sanitize_text: &dyn Fn(&str) -> String,
     ) -> Result<TransferReport, TransferError> {
         let mut report = TransferReport::default();
         let mut buf = String::new();
@@ -251,6 +343,13 @@ impl Importer<'_> {
                         false => report.already_present += 1,
                     }
                 }
+                Line::Memory(mut record) => {
+                    record.text = sanitize_text(&record.text);
+                    match self.memory(&record, line_no)? {
+                        true => report.memories += 1,
+                        false => report.memories_present += 1,
+                    }
+                }
             }
         }
     }
@@ -287,6 +386,54 @@ impl Importer<'_> {
             )?;
         self.sessions.insert((s.agent, s.source_id), id);
         Ok(())
+    }
+
+    /// Stores one memory; false when the same text is stored already in the same scope.
+    fn memory(&mut self, record: &MemoryRecord, line: usize) -> Result<bool, TransferError> {
+        use super::memories::{Status, Tier, check_importance, check_text};
+        let bad = |message: String| TransferError::BadLine { line, message };
+        let text = check_text(&record.text).map_err(|e| bad(e.to_string()))?;
+        let importance =
+            check_importance(i64::from(record.importance)).map_err(|e| bad(e.to_string()))?;
+        let project_id = match (&record.project, record.tier) {
+            (_, Tier::L3) | (None, _) => None,
+            (Some(key), _) => match self.projects.get(key) {
+                Some(id) => Some(*id),
+                None => {
+                    let id: Option<i64> = self
+                        .tx
+                        .query_row("SELECT id FROM projects WHERE key = ?1", [key], |r| r.get(0))
+                        .optional()?;
+                    Some(id.ok_or_else(|| bad(format!("memory of unknown project {key}")))?)
+                }
+            },
+        };
+        let present: bool = self.tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM memories WHERE project_id IS ?1 AND text = ?2
+                            AND status IN ('candidate', 'active', 'rejected', 'forgotten'))",
+            params![project_id, text],
+            |r| r.get(0),
+        )?;
+        if present {
+            return Ok(false);
+        }
+        let status = if record.tier == Tier::L1 { Status::Candidate } else { Status::Active };
+        self.tx.execute(
+            "INSERT INTO memories (tier, kind, text, project_id, importance, created_at, updated_at,
+                                   status, origin)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'imported')",
+            params![
+                record.tier.as_str(),
+                record.kind.as_str(),
+                text,
+                project_id,
+                importance,
+                record.created_at,
+                crate::time::now_ms(),
+                status.as_str(),
+            ],
+        )?;
+        Ok(true)
     }
 
     /// Stores one event; false when its uid was stored already.

@@ -34,7 +34,7 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
             anyhow::bail!("--edit needs --text, --kind or --importance: say what to change");
         }
         let change = Edit {
-            text: args.text.clone(),
+            text: args.text.as_deref().map(sanitize),
             kind: args.kind.as_deref().map(parse_kind).transpose()?,
             importance: args.importance.map(memories::check_importance).transpose()?,
         };
@@ -101,7 +101,7 @@ fn walk(
                 "e" | "edit" => {
                     output::review_ask("new text (one line, at most 300 characters): ")?;
                     let Some(text) = read_line(input)? else { break 'candidates };
-                    let change = Edit { text: Some(text), ..Edit::default() };
+                    let change = Edit { text: Some(sanitize(&text)), ..Edit::default() };
                     match memories::edit(store, memory.id, &change, now) {
                         Ok(edited) => memory = edited,
                         Err(err) => output::review_problem(&err.to_string())?,
@@ -148,4 +148,9 @@ fn read_line(input: &mut dyn BufRead) -> anyhow::Result<Option<String>> {
         return Ok(None);
     }
     Ok(Some(line.trim_end_matches(['\n', '\r']).to_owned()))
+}
+
+/// Text a reviewer types is input like any captured event: secrets redacted before it is kept.
+fn sanitize(text: &str) -> String {
+    agent_memory_core::capture::sanitize_text(text).into_owned()
 }

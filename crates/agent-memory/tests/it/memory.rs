@@ -372,3 +372,57 @@ fn tidy_reports_then_applies_after_a_backup() {
         "{text}"
     );
 }
+
+#[test]
+fn memories_export_and_import_once() {
+    let source = home();
+    source.ok(&["remember", "Answer in short sentences.", "--global"]);
+    source.ok(&["remember", "The store is one SQLite file.", "--project", CWD]);
+    source.ok(&[
+        "remember",
+        "Deploy key: sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH",
+        "--project",
+        CWD,
+    ]);
+    crate::distil::bug_fix_session(&source, "claude-fix", true);
+    work(&source, &[]);
+    let forgotten = source.ok(&["remember", "An outdated fact about the build.", "--project", CWD]);
+    let forgotten = forgotten.split_whitespace().nth(1).expect("id").to_owned();
+    source.ok(&["forget", &forgotten]);
+    let file = source.user_home().join("memories.jsonl");
+    source.ok(&["export", "--memories", "--output", file.to_str().expect("utf-8")]);
+    let exported = std::fs::read_to_string(&file).expect("export");
+    assert_eq!(
+        exported.lines().filter(|l| l.contains("\"type\":\"memory\"")).count(),
+        4,
+        "{exported}"
+    );
+    assert!(!exported.contains("outdated"), "forgotten memories stay home: {exported}");
+    let since = source.ok(&["export", "--memories", "--since", "2999-01-01"]);
+    assert_eq!(since.lines().count(), 1, "only the header: {since}");
+
+    let target = home();
+    let first = target.json(&["import", file.to_str().expect("utf-8")]);
+    assert_eq!(
+        (first["memories"].as_i64(), first["projects"].as_i64()),
+        (Some(4), Some(1)),
+        "{first}"
+    );
+    let second = target.json(&["import", file.to_str().expect("utf-8")]);
+    assert_eq!(
+        (second["memories"].as_i64(), second["memories_present"].as_i64()),
+        (Some(0), Some(4))
+    );
+    let list = memories(&target);
+    assert_eq!(list.len(), 4);
+    assert!(list.iter().all(|m| m["origin"] == "imported"), "{list:#?}");
+    assert_eq!(by_text(&list, "short sentences")["tier"], "L3");
+    assert_eq!(by_text(&list, "E0425")["status"], "candidate");
+    let key = by_text(&list, "Deploy key");
+    assert!(!key["text"].as_str().expect("text").contains("abcdefghij"), "redacted: {key}");
+    let stored = "SELECT count(*) FROM memories WHERE text LIKE '%abcdefghij%'";
+    assert_eq!(count(&source, stored), 0, "remember keeps no secret");
+    // Imported project memory opens that project's sessions.
+    let context = context_of(&claude_start(&target, "claude-1", &[]).expect("briefing"));
+    assert!(context.contains("- The store is one SQLite file."), "{context}");
+}
