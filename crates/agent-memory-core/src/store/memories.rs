@@ -295,21 +295,40 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
 /// Stores a new memory: an L1 candidate (status `candidate`), or reviewed L2/L3 memory (status
 /// `active`), which retires the memory it `supersedes` at once. Returns its id.
 pub fn insert(store: &mut Store, new: &NewMemory, now_ms: i64) -> Result<i64> {
+    let tx = store.conn().unchecked_transaction()?;
+    let id = insert_row(&tx, new, now_ms, now_ms)?;
+    if new.tier != Tier::L1
+        && let Some(old) = new.supersedes
+    {
+        supersede(&tx, old, id, now_ms)?;
+    }
+    tx.commit()?;
+    Ok(id)
+}
+
+/// Writes one memory row, checked, created at `created_ms`: a candidate in L1, active memory
+/// in L2 and L3. For [`insert`] and the importer, which runs inside its own transaction.
+pub(crate) fn insert_row(
+    conn: &rusqlite::Connection,
+    new: &NewMemory,
+    created_ms: i64,
+    now_ms: i64,
+) -> Result<i64> {
     let text = check_text(&new.text)?;
     let importance = check_importance(i64::from(new.importance))?;
     let status = if new.tier == Tier::L1 { Status::Candidate } else { Status::Active };
     let project_id = if new.tier == Tier::L3 { None } else { new.project_id };
-    let tx = store.conn().unchecked_transaction()?;
-    tx.execute(
+    conn.execute(
         "INSERT INTO memories (tier, kind, text, project_id, importance, created_at, updated_at,
                                status, supersedes, sources, origin)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             new.tier.as_str(),
             new.kind.as_str(),
             text,
             project_id,
             importance,
+            created_ms,
             now_ms,
             status.as_str(),
             new.supersedes,
@@ -317,14 +336,7 @@ pub fn insert(store: &mut Store, new: &NewMemory, now_ms: i64) -> Result<i64> {
             new.origin,
         ],
     )?;
-    let id = tx.last_insert_rowid();
-    if status == Status::Active
-        && let Some(old) = new.supersedes
-    {
-        supersede(&tx, old, id, now_ms)?;
-    }
-    tx.commit()?;
-    Ok(id)
+    Ok(conn.last_insert_rowid())
 }
 
 /// Marks `old` superseded by `new`, if it is still active; true when it was.

@@ -148,14 +148,7 @@ impl Store {
         let conn = self.conn();
         let since = filter.since_ms.unwrap_or(i64::MIN);
         let mut stmt = conn.prepare("SELECT key, name, root, origin FROM projects ORDER BY id")?;
-        let projects = stmt.query_map([], |r| {
-            Ok(ProjectRecord {
-                key: r.get(0)?,
-                name: r.get(1)?,
-                root: r.get(2)?,
-                origin: r.get(3)?,
-            })
-        })?;
+        let projects = stmt.query_map([], project_record)?;
         for project in projects {
             write_line(out, &Line::Project(project?))?;
             report.projects += 1;
@@ -231,14 +224,7 @@ impl Store {
             let Some(key) = memory.project.as_ref().filter(|k| !written.contains(k)) else {
                 continue;
             };
-            let project = stmt.query_row([key], |r| {
-                Ok(ProjectRecord {
-                    key: r.get(0)?,
-                    name: r.get(1)?,
-                    root: r.get(2)?,
-                    origin: r.get(3)?,
-                })
-            })?;
+            let project = stmt.query_row([key], project_record)?;
             write_line(out, &Line::Project(project))?;
             written.push(key.clone());
             report.projects += 1;
@@ -390,11 +376,9 @@ impl Importer<'_> {
 
     /// Stores one memory; false when the same text is stored already in the same scope.
     fn memory(&mut self, record: &MemoryRecord, line: usize) -> Result<bool, TransferError> {
-        use super::memories::{Status, Tier, check_importance, check_text};
+        use super::memories::{NewMemory, Tier, check_text};
         let bad = |message: String| TransferError::BadLine { line, message };
         let text = check_text(&record.text).map_err(|e| bad(e.to_string()))?;
-        let importance =
-            check_importance(i64::from(record.importance)).map_err(|e| bad(e.to_string()))?;
         let project_id = match (&record.project, record.tier) {
             (_, Tier::L3) | (None, _) => None,
             (Some(key), _) => match self.projects.get(key) {
@@ -417,22 +401,22 @@ impl Importer<'_> {
         if present {
             return Ok(false);
         }
-        let status = if record.tier == Tier::L1 { Status::Candidate } else { Status::Active };
-        self.tx.execute(
-            "INSERT INTO memories (tier, kind, text, project_id, importance, created_at, updated_at,
-                                   status, origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'imported')",
-            params![
-                record.tier.as_str(),
-                record.kind.as_str(),
-                text,
-                project_id,
-                importance,
-                record.created_at,
-                crate::time::now_ms(),
-                status.as_str(),
-            ],
-        )?;
+        let new = NewMemory {
+            tier: record.tier,
+            kind: record.kind,
+            text,
+            project_id,
+            importance: record.importance,
+            // Source ids name items of the exporting store; here they would name others.
+            sources: Vec::new(),
+            origin: "imported".into(),
+            supersedes: None,
+        };
+        super::memories::insert_row(self.tx, &new, record.created_at, crate::time::now_ms())
+            .map_err(|e| match e {
+                super::memories::MemoryError::Store(e) => TransferError::Store(e),
+                other => bad(other.to_string()),
+            })?;
         Ok(true)
     }
 
@@ -465,6 +449,11 @@ impl Importer<'_> {
         };
         Ok(insert_event(self.tx, event, &record.content_hash, session_id, project_id)?.is_some())
     }
+}
+
+/// A project line from a row of `SELECT key, name, root, origin FROM projects`.
+fn project_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectRecord> {
+    Ok(ProjectRecord { key: r.get(0)?, name: r.get(1)?, root: r.get(2)?, origin: r.get(3)? })
 }
 
 fn check_header(header: &Header, line: usize) -> Result<(), TransferError> {
