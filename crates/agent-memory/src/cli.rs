@@ -62,6 +62,9 @@ pub enum Command {
     Forget(ForgetArgs),
     /// List long-term memories: candidates (L1), project (L2) and global (L3) memory.
     Memories(MemoriesArgs),
+    /// Memory packs: build a read-only file of reviewed memory, or mount one into recall.
+    #[command(subcommand)]
+    Pack(PackCommand),
     /// Report memories not found for a long time, duplicates and superseded ones; `--apply`
     /// backs the store up, then forgets the stale and merges the duplicates.
     Tidy(TidyArgs),
@@ -447,4 +450,35 @@ pub struct TidyArgs {
     pub apply: bool,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PackCommand {
+    /// Write reviewed memory to a read-only pack file: the project's (L2) by default, global
+    /// memory (L3) with --global.
+    Build {
+        /// The pack file to write.
+        file: PathBuf,
+        /// The project: a name, a key, or a directory inside it (default: the current one).
+        #[arg(long)]
+        project: Option<String>,
+        /// Include global memory (alone, unless --project is given too).
+        #[arg(long)]
+        global: bool,
+    },
+    /// Mount a pack: its memories join search, recall and briefings as `pack:NAME`.
+    Add {
+        /// The pack file.
+        file: PathBuf,
+        /// The name it is known by (default: the file's name without its extension).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List mounted packs with how many of their memories are active.
+    List(JsonFlag),
+    /// Unmount a pack: every memory it brought is forgotten.
+    Remove {
+        /// The pack's name, as `pack list` shows it.
+        name: String,
+    },
 }

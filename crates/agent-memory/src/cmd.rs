@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod memories;
 pub mod mode;
 pub mod model;
+pub mod pack;
 pub mod project;
 pub mod recover;
 pub mod reindex;
@@ -66,6 +67,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Forget(args) => memories::forget(&ctx, args),
         Command::Memories(args) => memories::list(&ctx, args),
         Command::Tidy(args) => tidy::run(&ctx, args),
+        Command::Pack(command) => pack::run(&ctx, command),
         Command::Mcp => mcp::run(&ctx),
         Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
         Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),

@@ -935,3 +935,21 @@ pub fn tidy(
         None => writeln!(out, "nothing changed; `agent-memory tidy --apply` acts on this report"),
     }
 }
+
+pub fn packs(packs: &[(String, i64)], as_json: bool) -> io::Result<()> {
+    if as_json {
+        let list: Vec<serde_json::Value> = packs
+            .iter()
+            .map(|(name, active)| serde_json::json!({ "name": name, "active": active }))
+            .collect();
+        return json(&list);
+    }
+    let mut out = io::stdout().lock();
+    if packs.is_empty() {
+        return writeln!(out, "no packs mounted; `agent-memory pack add FILE` mounts one");
+    }
+    for (name, active) in packs {
+        writeln!(out, "{name:<24} {active} active memories")?;
+    }
+    Ok(())
+}

@@ -556,6 +556,26 @@ pub fn merge_into(
     must_get(store, id)
 }
 
+/// The packs mounted with `pack add`: each name with how many of its memories are active.
+pub fn packs(store: &Store) -> Result<Vec<(String, i64)>> {
+    let mut stmt = store.conn().prepare_cached(
+        "SELECT substr(origin, 6), sum(status = 'active') FROM memories
+         WHERE origin LIKE 'pack:%' GROUP BY origin ORDER BY origin",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Unmounts a pack: every memory it brought is forgotten (kept, as any forgotten memory).
+/// Returns how many.
+pub fn forget_pack(store: &mut Store, name: &str, now_ms: i64) -> Result<usize> {
+    Ok(store.conn().execute(
+        "UPDATE memories SET status = 'forgotten', updated_at = ?2
+         WHERE origin = 'pack:' || ?1 AND status <> 'forgotten'",
+        params![name, now_ms],
+    )?)
+}
+
 /// Finds a project's row id by key, name or root.
 pub fn project_id(store: &Store, project: &str) -> Result<Option<i64>> {
     let mut stmt = store.conn().prepare_cached(

@@ -194,24 +194,19 @@ impl Store {
         Ok(report)
     }
 
-    /// Writes the candidate and active long-term memories changed since `since_ms` (all when
-    /// `None`) as JSONL, with the projects they belong to.
+    /// Writes the long-term memories `filter` selects as JSONL, with the projects they belong
+    /// to: `export --memories` (candidates and active ones), or a pack (reviewed ones).
     pub fn export_memories(
         &self,
         out: &mut dyn Write,
-        since_ms: Option<i64>,
+        filter: &super::memories::Filter,
         now_ms: i64,
     ) -> Result<TransferReport, TransferError> {
-        use super::memories::{self, Filter, Status};
+        use super::memories;
         let mut report = TransferReport::default();
         let header = Header { format: FORMAT.into(), version: FORMAT_VERSION, exported_at: now_ms };
         write_line(out, &Line::Header(header))?;
-        let filter = Filter {
-            statuses: vec![Status::Candidate, Status::Active],
-            updated_since_ms: since_ms,
-            ..Filter::default()
-        };
-        let mut list = memories::list(self, &filter).map_err(|err| match err {
+        let mut list = memories::list(self, filter).map_err(|err| match err {
             memories::MemoryError::Store(err) => TransferError::Store(err),
             other => TransferError::Store(StoreError::Data(other.to_string())),
         })?;
@@ -259,6 +254,29 @@ impl Store {
         sanitize: &dyn Fn(&mut Event),
         sanitize_text: &dyn Fn(&str) -> String,
     ) -> Result<TransferReport, TransferError> {
+        self.import_as(input, sanitize, sanitize_text, "imported")
+    }
+
+    /// Mounts a memory pack (see [`crate::store::memories`]): its reviewed memories are added
+    /// with the origin `pack:NAME`, which search and recall show as their provenance. Only
+    /// memory and project lines are read; a candidate (L1) in a pack is left out.
+    pub fn import_pack(
+        &mut self,
+        input: &mut dyn BufRead,
+        name: &str,
+        sanitize_text: &dyn Fn(&str) -> String,
+    ) -> Result<TransferReport, TransferError> {
+        // A pack carries memories only; sessions and events in one are passed over unread.
+        self.import_as(input, &|_| {}, sanitize_text, &format!("pack:{name}"))
+    }
+
+    fn import_as(
+        &mut self,
+        input: &mut dyn BufRead,
+        sanitize: &dyn Fn(&mut Event),
+        sanitize_text: &dyn Fn(&str) -> String,
+        origin: &str,
+    ) -> Result<TransferReport, TransferError> {
         // A bulk write touches every index page again and again; give it room (64 MiB).
         self.conn.pragma_update(None, "cache_size", -65_536)?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -266,7 +284,12 @@ impl Store {
             tx.query_row("SELECT coalesce(max(id), 0) FROM events", [], |r| r.get(0))?;
         // The full-text index is built once at the end, not a segment per event.
         self.fts_deferred.store(true, Ordering::Relaxed);
-        let mut importer = Importer { tx: &tx, projects: HashMap::new(), sessions: HashMap::new() };
+        let mut importer = Importer {
+            tx: &tx,
+            projects: HashMap::new(),
+            sessions: HashMap::new(),
+            origin: origin.to_owned(),
+        };
         let read = importer.read_all(input, sanitize, sanitize_text);
         self.fts_deferred.store(false, Ordering::Relaxed);
         let report = read?;
@@ -282,6 +305,8 @@ struct Importer<'a> {
     tx: &'a rusqlite::Transaction<'a>,
     projects: HashMap<String, i64>,
     sessions: HashMap<(String, String), i64>,
+    /// The origin imported memories are given: `imported`, or `pack:NAME` for a pack.
+    origin: String,
 }
 
 impl Importer<'_> {
@@ -318,6 +343,7 @@ impl Importer<'_> {
                     self.projects.insert(p.key, id);
                     report.projects += 1;
                 }
+                Line::Session(_) | Line::Event(_) if self.origin.starts_with("pack:") => {}
                 Line::Session(s) => {
                     self.session(s)?;
                     report.sessions += 1;
@@ -329,6 +355,9 @@ impl Importer<'_> {
                         false => report.already_present += 1,
                     }
                 }
+                Line::Memory(record)
+                    if self.origin.starts_with("pack:")
+                        && record.tier == super::memories::Tier::L1 => {}
                 Line::Memory(mut record) => {
                     record.text = sanitize_text(&record.text);
                     match self.memory(&record, line_no)? {
@@ -409,7 +438,7 @@ impl Importer<'_> {
             importance: record.importance,
             // Source ids name items of the exporting store; here they would name others.
             sources: Vec::new(),
-            origin: "imported".into(),
+            origin: self.origin.clone(),
             supersedes: None,
         };
         super::memories::insert_row(self.tx, &new, record.created_at, crate::time::now_ms())

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use agent_memory_core::store::memories::{Filter, Status};
 use agent_memory_core::store::transfer::ExportFilter;
 use agent_memory_core::{fsutil, time};
 use anyhow::Context as _;
@@ -16,7 +17,12 @@ pub fn run(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
     let since = parse_time(args.since.as_deref())?;
     let export = |out: &mut dyn Write| {
         if args.memories {
-            store.export_memories(out, since, time::now_ms())
+            let filter = Filter {
+                statuses: vec![Status::Candidate, Status::Active],
+                updated_since_ms: since,
+                ..Filter::default()
+            };
+            store.export_memories(out, &filter, time::now_ms())
         } else {
             let filter = ExportFilter {
                 agent: args.agent.as_deref().map(agent_memory_core::adapter::canonical_agent),

@@ -426,3 +426,43 @@ fn memories_export_and_import_once() {
     let context = context_of(&claude_start(&target, "claude-1", &[]).expect("briefing"));
     assert!(context.contains("- The store is one SQLite file."), "{context}");
 }
+
+#[test]
+fn a_pack_is_built_read_only_and_mounted_with_its_provenance() {
+    let source = home();
+    source.ok(&[
+        "remember",
+        "Commits are one line saying what and why.",
+        "--kind",
+        "convention",
+        "--project",
+        CWD,
+    ]);
+    source.ok(&["remember", "The store is one SQLite file.", "--project", CWD]);
+    source.ok(&["remember", "Answer in short sentences.", "--global"]);
+    let file = source.user_home().join("team.pack");
+    let built =
+        source.ok(&["pack", "build", file.to_str().expect("utf-8"), "--project", CWD, "--global"]);
+    assert!(built.contains("with 3 memories"), "{built}");
+    assert!(std::fs::metadata(&file).expect("pack").permissions().readonly(), "a read-only file");
+
+    let target = home();
+    let added = target.ok(&["pack", "add", file.to_str().expect("utf-8")]);
+    assert!(added.contains("mounted pack team: 3 memories added"), "{added}");
+    let again = target.ok(&["pack", "add", file.to_str().expect("utf-8")]);
+    assert!(again.contains("0 memories added, 3 already known"), "{again}");
+    assert!(target.ok(&["pack", "list"]).contains("team"));
+    // Provenance: search shows where a memory came from.
+    let hits = target.json(&["search", "commits", "line", "--kind", "memory"]);
+    assert_eq!(hits["hits"][0]["agent"], "pack:team", "{hits}");
+    let context = context_of(&claude_start(&target, "claude-1", &[]).expect("briefing"));
+    assert!(context.contains("## Conventions\n- Commits are one line"), "{context}");
+    assert!(context.contains("## Preferences\n- Answer in short sentences."), "{context}");
+
+    let removed = target.ok(&["pack", "remove", "team"]);
+    assert!(removed.contains("3 memories forgotten"), "{removed}");
+    let after = claude_start(&target, "claude-2", &[]);
+    assert_eq!(after, None, "nothing is left to brief on");
+    let out = target.run(&["pack", "remove", "nope"], b"");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no pack is called `nope`"));
+}
