@@ -32,7 +32,7 @@ use agent_memory_core::{inject, project, promote, time};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -321,8 +321,18 @@ impl MemoryServer {
         something, or states a rule for the future. It is kept as reviewed memory and shown at \
         the start of later sessions; saying the same thing again merges, and a newer decision \
         on the same subject replaces the older one.")]
-    fn remember(&self, Parameters(args): Parameters<Checked<RememberArgs>>) -> CallToolResult {
-        answer(args.0.and_then(|args| self.run_remember(args)))
+    fn remember(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(args): Parameters<Checked<RememberArgs>>,
+    ) -> CallToolResult {
+        // The memory's origin is the client that asked, as it introduced itself.
+        let origin = peer
+            .peer_info()
+            .map(|info| info.client_info.name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "remembered".to_owned());
+        answer(args.0.and_then(|args| self.run_remember(args, &origin)))
     }
 
     #[tool(
@@ -525,7 +535,7 @@ impl MemoryServer {
 }
 
 impl MemoryServer {
-    fn run_remember(&self, args: RememberArgs) -> Result<String, String> {
+    fn run_remember(&self, args: RememberArgs, origin: &str) -> Result<String, String> {
         let s = &self.settings;
         let kind = args.kind.map(MemoryKindArg::kind).unwrap_or(if args.global {
             memories::Kind::Preference
@@ -560,7 +570,7 @@ impl MemoryServer {
             text,
             importance,
             sources: Vec::new(),
-            origin: "remembered".into(),
+            origin: origin.to_owned(),
         };
         let settings =
             promote::Settings::from_config(&s.config.promote, s.config.search.embedding_model());

@@ -375,9 +375,18 @@ pub fn mode_show(mode: &Mode, as_json: bool) -> io::Result<()> {
 }
 
 /// What screening for long-term memory did, when it did anything.
-pub fn promoted(report: &agent_memory_core::promote::PromoteReport) -> io::Result<()> {
+pub fn promoted(report: &agent_memory_core::promote::PromoteReport, auto: bool) -> io::Result<()> {
     if report.candidates + report.merged == 0 {
         return Ok(());
+    }
+    if auto {
+        return writeln!(
+            io::stdout().lock(),
+            "memory: {} new project memories ({} replacing an older decision), {} merged into existing ones",
+            report.candidates,
+            report.successors,
+            report.merged
+        );
     }
     let successors = if report.successors > 0 {
         format!(", {} replacing an older decision", report.successors)

@@ -102,7 +102,9 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             ctx.config.search.embedding_model(),
         );
         match promote::run_pass(&mut store, &settings, time::now_ms()) {
-            Ok(promoted) if !args.background && !args.json => output::promoted(&promoted)?,
+            Ok(promoted) if !args.background && !args.json => {
+                output::promoted(&promoted, settings.auto)?
+            }
             Ok(_) => {}
             Err(err) => tracing::warn!("screening for long-term memory failed: {err}"),
         }

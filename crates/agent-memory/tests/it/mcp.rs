@@ -231,7 +231,8 @@ fn remember_and_forget_keep_and_drop_memory() {
     );
     assert!(!error, "{text}");
     assert!(text.contains("project app") && text.contains("as a decision"), "{text}");
-    let id = count(&home, "SELECT max(id) FROM memories WHERE origin = 'remembered'");
+    // Its origin is the client that asked, by the name it introduced itself with.
+    let id = count(&home, "SELECT max(id) FROM memories WHERE origin = 'agent-memory-tests'");
     assert_eq!(
         count(
             &home,
