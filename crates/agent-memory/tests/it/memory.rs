@@ -466,3 +466,24 @@ fn a_pack_is_built_read_only_and_mounted_with_its_provenance() {
     let out = target.run(&["pack", "remove", "nope"], b"");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no pack is called `nope`"));
 }
+
+#[test]
+fn auto_promotion_and_its_rules_come_from_the_configuration() {
+    let home = home();
+    crate::distil::bug_fix_session(&home, "claude-fix", true);
+    codex_decides(&home, "codex-jiff", JIFF, "src/time.rs");
+    // Only what matters at least 7, straight into project memory.
+    work(
+        &home,
+        &[("AGENT_MEMORY_PROMOTE__AUTO", "true"), ("AGENT_MEMORY_PROMOTE__MIN_IMPORTANCE", "7")],
+    );
+    let list = memories(&home);
+    assert_eq!(list.len(), 1, "the fix (6) stays out: {list:#?}");
+    assert_eq!(
+        (list[0]["tier"].as_str(), list[0]["status"].as_str()),
+        (Some("L2"), Some("active"))
+    );
+    assert!(candidates(&home).is_empty());
+    let context = context_of(&claude_start(&home, "claude-next", &[]).expect("briefing"));
+    assert!(context.contains("## Decisions\n- Decision: From now on use jiff"), "{context}");
+}
