@@ -194,10 +194,14 @@ pub fn place(
     let subject = similar::subject_terms(&text);
     if let Some((_, memory)) = duplicate {
         let differs = similar::says_more(&subject, &similar::subject_terms(&memory.text));
-        let replaces = statement.kind.supersedes_older()
-            && memory.kind.supersedes_older()
-            && memory.status == Status::Active
-            && differs;
+        let decided_otherwise =
+            statement.kind.supersedes_older() && memory.kind.supersedes_older() && differs;
+        // A project decides for itself: it never retires global memory, nor is folded into it.
+        let same_scope = (memory.tier == Tier::L3) == (tier == Tier::L3);
+        if decided_otherwise && !same_scope {
+            return insert(store, statement, &text, project_id, tier, None, now_ms);
+        }
+        let replaces = decided_otherwise && memory.status == Status::Active;
         if !replaces {
             return match memory.status {
                 Status::Rejected | Status::Forgotten if tier == Tier::L1 => {
@@ -348,5 +352,22 @@ mod tests {
         let approved = memories::approve(&mut store, id, false, 4).expect("approve");
         assert_eq!(approved.superseded, Some(old));
         assert_eq!(get(&store, old).expect("get").expect("old").status, Status::Superseded);
+    }
+
+    #[test]
+    fn a_project_decision_never_retires_global_memory() {
+        let mut store = Store::open_in_memory().expect("store");
+        let p = Some(project(&mut store));
+        let s = Settings::default();
+        let global = said(Kind::Decision, "Decision: use jiff for every timestamp.", "o1");
+        let Placed::New { id: global, .. } =
+            place(&mut store, &global, None, Tier::L3, &s, 1).expect("place")
+        else {
+            panic!("new")
+        };
+        let local = said(Kind::Decision, "Decision: use chrono for every timestamp here.", "o2");
+        let placed = place(&mut store, &local, p, Tier::L2, &s, 2).expect("place");
+        assert!(matches!(placed, Placed::New { supersedes: None, .. }), "{placed:?}");
+        assert_eq!(get(&store, global).expect("get").expect("global").status, Status::Active);
     }
 }
