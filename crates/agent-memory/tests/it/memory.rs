@@ -487,3 +487,26 @@ fn auto_promotion_and_its_rules_come_from_the_configuration() {
     let context = context_of(&claude_start(&home, "claude-next", &[]).expect("briefing"));
     assert!(context.contains("## Decisions\n- Decision: From now on use jiff"), "{context}");
 }
+
+#[test]
+fn chinese_decisions_are_promoted_with_their_reason_and_merged_once() {
+    let home = home();
+    let zh = [("AGENT_MEMORY_DISTIL__LANGUAGE", "zh-CN")];
+    codex_decides(
+        &home,
+        "codex-zh",
+        "从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错",
+        "src/time.rs",
+    );
+    work(&home, &zh);
+    let list = candidates(&home);
+    assert_eq!(list.len(), 1, "the summary's lesson merged into the observation's: {list:#?}");
+    assert_eq!(list[0]["kind"], "decision");
+    assert_eq!(
+        list[0]["text"],
+        "决定：从现在起统一用 jiff 处理时间。原因：chrono 的时区 API 太容易用错。"
+    );
+    home.ok(&["review", "--approve", &id_of(&list[0])]);
+    let context = context_of(&claude_start(&home, "claude-zh", &zh).expect("briefing"));
+    assert!(context.contains("## 决策\n- 决定：从现在起统一用 jiff 处理时间。"), "{context}");
+}
