@@ -26,7 +26,9 @@ def main(binary, runs):
     home = os.path.join(root, "home")
     cwd = os.path.join(root, "app")
     os.makedirs(cwd)
-    env = dict(os.environ, AGENT_MEMORY_HOME=home, HOME=root, TZ="UTC")
+    # The stop hook would start its own pass in the background; this script runs one itself.
+    env = dict(os.environ, AGENT_MEMORY_HOME=home, HOME=root, TZ="UTC",
+               AGENT_MEMORY_DISTIL__AUTO_WORK="false")
 
     def hook(event, extra, session):
         payload = {"session_id": session, "transcript_path": "/tmp/x.jsonl", "cwd": cwd,
