@@ -29,6 +29,7 @@ pub struct Config {
     pub distil: DistilConfig,
     pub llm: LlmConfig,
     pub inject: InjectConfig,
+    pub promote: PromoteConfig,
     pub log: LogConfig,
 }
 
@@ -247,6 +248,12 @@ pub struct InjectConfig {
     pub prompt_recall_max_tokens: usize,
     /// Whether a file about to be read comes with what earlier sessions did with it.
     pub file_context: bool,
+    /// How the briefing ranks long-term memories: weights of importance, freshness and hit
+    /// frequency, and the half-life of freshness in days.
+    pub memory_weight_importance: f64,
+    pub memory_weight_freshness: f64,
+    pub memory_weight_hits: f64,
+    pub memory_half_life_days: f64,
 }
 
 impl Default for InjectConfig {
@@ -259,6 +266,43 @@ impl Default for InjectConfig {
             prompt_recall_max_items: 3,
             prompt_recall_max_tokens: 300,
             file_context: true,
+            memory_weight_importance: 0.6,
+            memory_weight_freshness: 0.3,
+            memory_weight_hits: 0.1,
+            memory_half_life_days: 90.0,
+        }
+    }
+}
+
+/// How observations and summaries become long-term memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PromoteConfig {
+    /// Promote straight to project memory instead of offering candidates for review.
+    pub auto: bool,
+    /// Statements less important than this (1 to 10) are not kept.
+    pub min_importance: u8,
+    /// The kinds promotion keeps.
+    pub kinds: Vec<String>,
+    /// Term overlap (0 to 1) at which two statements are one.
+    pub merge_overlap: f64,
+    /// Vector similarity at which two statements are one, when both have vectors.
+    pub merge_similarity: f64,
+    /// Share of subject terms at which a newer decision replaces an older one.
+    pub supersede_overlap: f64,
+}
+
+impl Default for PromoteConfig {
+    fn default() -> Self {
+        PromoteConfig {
+            auto: false,
+            min_importance: 3,
+            kinds: ["fact", "decision", "convention", "problem", "preference"]
+                .map(String::from)
+                .to_vec(),
+            merge_overlap: 0.6,
+            merge_similarity: 0.9,
+            supersede_overlap: 0.5,
         }
     }
 }

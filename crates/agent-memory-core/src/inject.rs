@@ -344,6 +344,9 @@ impl Responder<'_> {
     }
 }
 
+/// Memories a briefing ranks, the most important first; more than a budget could show.
+const BRIEFING_MEMORY_CANDIDATES: usize = 200;
+
 /// The session-start briefing of a project as Markdown (not wrapped), as configured; `asking`
 /// names a session whose own summary is not "the last session".
 pub fn briefing_markdown(
@@ -363,8 +366,11 @@ pub fn briefing_markdown(
             .map(|mode| mode.types.into_iter().map(|t| (t.key, t.emoji)).collect())
             .unwrap_or_default();
     let options = ContextOptions::new(config.inject.budget_tokens, language, icons);
-    // Long-term memories are not stored yet; their sections stay empty until they are.
-    let briefing = Briefing { memories: &[], last: last.as_ref(), timeline: &timeline, economics };
+    let stored = store.briefing_memories(project_key, BRIEFING_MEMORY_CANDIDATES)?;
+    let weights = briefing::MemoryWeights::from_config(&config.inject);
+    let memories = briefing::rank_memories(&stored, &weights, crate::time::now_ms());
+    let briefing =
+        Briefing { memories: &memories, last: last.as_ref(), timeline: &timeline, economics };
     Ok(briefing::markdown(&briefing, &options))
 }
 

@@ -4,7 +4,8 @@
 //! [`adapter`] turns each agent's hook payload into a neutral [`event::Event`]; [`capture`]
 //! sanitizes (redaction, `<private>` spans, injected context), filters and writes it, falling back
 //! to a spool; [`store`] owns the SQLite file, its migrations and full-text search; [`project`]
-//! says which project a directory belongs to; [`inject`] owns what goes back to agents;
+//! says which project a directory belongs to; [`promote`] turns observations and summaries
+//! into long-term memory candidates; [`inject`] owns what goes back to agents;
 //! [`install`] wires agents' configs to the hook and the MCP server.
 //!
 //! Architecture invariant: this crate starts no async runtime, opens no sockets and prints
@@ -21,6 +22,7 @@ pub mod inject;
 pub mod install;
 pub mod paths;
 pub mod project;
+pub mod promote;
 pub mod store;
 pub mod text;
 pub mod time;

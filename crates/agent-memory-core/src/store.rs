@@ -10,6 +10,7 @@
 
 pub mod distilled;
 pub mod fts;
+pub mod memories;
 pub mod recall;
 pub mod search;
 pub mod status;
@@ -37,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0003_llm_usage.sql"),
     include_str!("store/migrations/0004_recall.sql"),
     include_str!("store/migrations/0005_transcripts.sql"),
+    include_str!("store/migrations/0006_memory.sql"),
 ];
 
 /// The schema version this build writes.
@@ -374,6 +376,19 @@ impl Store {
     /// nothing.
     pub fn can_write(&self) -> Result<()> {
         self.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
+        Ok(())
+    }
+
+    /// Writes a consistent copy of the whole database to `path` (which must not exist), for a
+    /// backup before a change in bulk; the copy is made private like the store.
+    pub fn backup_to(&self, path: &Path) -> Result<()> {
+        // SQLite writes into an empty file it finds; created here, it is 0600 from the start.
+        fsutil::private_file_options()
+            .create_new(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| StoreError::Dir { path: path.to_owned(), source })?;
+        self.conn.execute("VACUUM INTO ?1", [path.to_string_lossy()])?;
         Ok(())
     }
 

@@ -1,5 +1,6 @@
-//! The MCP server (DESIGN.md §4 serve): memory handed to any MCP client as four read-only
-//! tools — `search`, `timeline`, `get_observations`, `briefing` — over stdio, with rmcp.
+//! The MCP server (DESIGN.md §4 serve): memory handed to any MCP client as tools — `search`,
+//! `timeline`, `get_observations`, `briefing` to read, `remember` and `forget` to keep or drop
+//! a long-term memory — over stdio, with rmcp.
 //!
 //! Owns the tools' argument types (their JSON schemas are what a client's model reads), the
 //! compact text each tool answers with, and the stdio loop. Every tool is a thin call into
@@ -11,7 +12,8 @@
 //!
 //! Argument mistakes and unknown ids are answered as tool errors a model can read and act on,
 //! never as a panic or a dropped connection. Must not: write to stdout other than through the
-//! transport (stdout carries JSON-RPC only), or write to the store beyond search hit counts.
+//! transport (stdout carries JSON-RPC only), or write to the store beyond search hit counts and
+//! the memories `remember` and `forget` change (through `store::memories`, as the CLI does).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -23,13 +25,14 @@ use agent_memory_core::config::Config;
 use agent_memory_core::embed::Embedder;
 use agent_memory_core::paths::Home;
 use agent_memory_core::store::distilled::{TimelineItem, parse_item_id};
+use agent_memory_core::store::memories;
 use agent_memory_core::store::search::{Ranking, SearchHit, SearchQuery, VectorQuery};
 use agent_memory_core::store::{Store, StoreError};
-use agent_memory_core::{inject, project, time};
+use agent_memory_core::{inject, project, promote, time};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -50,7 +53,9 @@ const INSTRUCTIONS: &str = "agent-memory is the shared memory of every coding ag
 machine: what was done, decided and learned in earlier sessions, by any agent. Read cheaply: \
 `search` first for a compact index (one line per hit with its id and token cost), then \
 `timeline` around an interesting id, then `get_observations` with the few ids worth reading, \
-all in one call. `briefing` gives a project's session-start overview.";
+all in one call. `briefing` gives a project's session-start overview. `remember` keeps a \
+fact, decision, convention, solved problem or preference the user states for later sessions; \
+`forget` drops one.";
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +119,10 @@ pub struct SearchArgs {
     /// Only these kinds of item; all kinds when omitted.
     #[serde(default)]
     pub kind: Vec<ItemKind>,
+    /// Only memories of these tiers: L1 (candidates awaiting review), L2 (project), L3
+    /// (global); when omitted, active memories (L2, L3) are searched with everything else.
+    #[serde(default)]
+    pub tier: Vec<MemoryTier>,
     /// Only this type: an observation type (bugfix, decision, …), an event kind or `summary`.
     #[serde(rename = "type")]
     pub item_type: Option<String>,
@@ -137,6 +146,9 @@ pub enum ItemKind {
     Summary,
     /// A raw captured event: a prompt, a tool call (ids `e…`).
     Event,
+    /// A long-term memory: a fact, decision, convention, solved problem or preference (ids
+    /// `m…`).
+    Memory,
 }
 
 impl ItemKind {
@@ -145,6 +157,28 @@ impl ItemKind {
             ItemKind::Observation => "observation",
             ItemKind::Summary => "summary",
             ItemKind::Event => "event",
+            ItemKind::Memory => "memory",
+        }
+    }
+}
+
+/// A memory tier.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub enum MemoryTier {
+    /// Candidates promoted from observations, not reviewed yet.
+    L1,
+    /// Reviewed memory of one project.
+    L2,
+    /// Reviewed memory for every project.
+    L3,
+}
+
+impl MemoryTier {
+    fn as_str(self) -> &'static str {
+        match self {
+            MemoryTier::L1 => "L1",
+            MemoryTier::L2 => "L2",
+            MemoryTier::L3 => "L3",
         }
     }
 }
@@ -165,8 +199,64 @@ pub struct TimelineArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetObservationsArgs {
-    /// Ids from `search` or `timeline`: o12 (observation), s3 (summary), e45 (event); all at once.
+    /// Ids from `search` or `timeline`: o12 (observation), s3 (summary), e45 (event), m7
+    /// (memory); all at once.
     pub ids: Vec<String>,
+}
+
+/// Arguments of `remember`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberArgs {
+    /// The statement to remember, one sentence of at most 300 characters, self-contained (name
+    /// the file, tool or command it is about).
+    pub text: String,
+    /// What kind of statement it is (default `fact`; `preference` when `global`).
+    pub kind: Option<MemoryKindArg>,
+    /// A directory inside the project it belongs to (default: the directory the server was
+    /// started in). Ignored when `global` is true.
+    pub project: Option<String>,
+    /// True for the person's own preferences and conventions that hold in every project.
+    #[serde(default)]
+    pub global: bool,
+    /// How much it matters, 1 to 10 (default 7).
+    pub importance: Option<u32>,
+}
+
+/// The kinds of long-term memory.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryKindArg {
+    /// Project context: structure, stack, environment.
+    Fact,
+    /// A decision, with its reason.
+    Decision,
+    /// Naming, commits, layout.
+    Convention,
+    /// An error and its fix.
+    Problem,
+    /// The person's own way of working.
+    Preference,
+}
+
+impl MemoryKindArg {
+    fn kind(self) -> memories::Kind {
+        match self {
+            MemoryKindArg::Fact => memories::Kind::Fact,
+            MemoryKindArg::Decision => memories::Kind::Decision,
+            MemoryKindArg::Convention => memories::Kind::Convention,
+            MemoryKindArg::Problem => memories::Kind::Problem,
+            MemoryKindArg::Preference => memories::Kind::Preference,
+        }
+    }
+}
+
+/// Arguments of `forget`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// The memory's id, as `search` shows it (m12).
+    pub id: String,
 }
 
 /// Arguments of `briefing`.
@@ -224,6 +314,35 @@ impl MemoryServer {
     fn briefing(&self, Parameters(args): Parameters<Checked<BriefingArgs>>) -> CallToolResult {
         answer(args.0.and_then(|args| self.run_briefing(args)))
     }
+
+    #[tool(description = "Remember one statement for every later session of every agent: a fact \
+        about the project, a decision with its reason, a convention, a problem and its fix, or \
+        (with `global`) the user's own preference. Use it when the user asks you to remember \
+        something, or states a rule for the future. It is kept as reviewed memory and shown at \
+        the start of later sessions; saying the same thing again merges, and a newer decision \
+        on the same subject replaces the older one.")]
+    fn remember(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(args): Parameters<Checked<RememberArgs>>,
+    ) -> CallToolResult {
+        // The memory's origin is the client that asked, as it introduced itself.
+        let origin = peer
+            .peer_info()
+            .map(|info| info.client_info.name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "remembered".to_owned());
+        answer(args.0.and_then(|args| self.run_remember(args, &origin)))
+    }
+
+    #[tool(
+        description = "Forget a long-term memory by its id (m12, from `search`): it is no longer \
+        searched or shown at session start. Use it when the user says a memory is wrong or \
+        outdated. The user can bring it back with `agent-memory forget m12 --undo`."
+    )]
+    fn forget(&self, Parameters(args): Parameters<Checked<ForgetArgs>>) -> CallToolResult {
+        answer(args.0.and_then(|args| self.run_forget(args)))
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -279,6 +398,7 @@ impl MemoryServer {
             since_ms: parse_time("since", args.since.as_deref())?,
             until_ms: parse_time("until", args.until.as_deref())?,
             kinds: args.kind.iter().map(|k| k.as_str().to_owned()).collect(),
+            tiers: args.tier.iter().map(|t| t.as_str().to_owned()).collect(),
             types: args.item_type.into_iter().collect(),
             limit,
             max_terms: s.config.search.max_query_terms,
@@ -316,6 +436,8 @@ impl MemoryServer {
                     text: text.to_owned(),
                     limit: 1,
                     max_terms: self.settings.config.search.max_query_terms,
+                    // A timeline is anchored on something that happened in a session.
+                    kinds: vec!["observation".into(), "summary".into(), "event".into()],
                     ..SearchQuery::default()
                 };
                 let hit = store.search(&query).map_err(store_failed)?.hits.into_iter().next();
@@ -360,6 +482,9 @@ impl MemoryServer {
                 }),
                 's' => store.summary(number).map_err(store_failed)?.map(|m| {
                     render_summary(&mut out, &m);
+                }),
+                'm' => memories::get(&store, number).map_err(memory_failed)?.map(|m| {
+                    render_memory(&mut out, &m);
                 }),
                 _ => store.event(number).map_err(store_failed)?.map(|e| {
                     render_event(&mut out, &e);
@@ -407,6 +532,91 @@ impl MemoryServer {
             )
         }))
     }
+}
+
+impl MemoryServer {
+    fn run_remember(&self, args: RememberArgs, origin: &str) -> Result<String, String> {
+        let s = &self.settings;
+        let kind = args.kind.map(MemoryKindArg::kind).unwrap_or(if args.global {
+            memories::Kind::Preference
+        } else {
+            memories::Kind::Fact
+        });
+        let importance = match args.importance {
+            None => 7,
+            Some(n @ 1..=10) => n as u8,
+            Some(n) => return Err(format!("`importance` is {n}; pass a number from 1 to 10")),
+        };
+        let text = memories::check_text(&args.text).map_err(|err| format!("`text`: {err}"))?;
+        let mut store = self.store()?;
+        let (tier, project_id, scope) = if args.global {
+            (memories::Tier::L3, None, "global memory (every project)".to_owned())
+        } else {
+            let dir = args.project.map_or_else(|| s.cwd.clone(), PathBuf::from);
+            if !dir.is_dir() {
+                return Err(format!(
+                    "`project`: {} is not a directory; pass a directory inside the project, or \
+                     leave it out for the directory the server was started in",
+                    dir.display()
+                ));
+            }
+            let roots = store.registered_roots().map_err(store_failed)?;
+            let identity = project::resolve(&dir, &roots);
+            let id = memories::ensure_project(&mut store, &identity).map_err(memory_failed)?;
+            (memories::Tier::L2, Some(id), format!("the memory of project {}", identity.name))
+        };
+        let statement = promote::Statement {
+            kind,
+            text,
+            importance,
+            sources: Vec::new(),
+            origin: origin.to_owned(),
+        };
+        let settings =
+            promote::Settings::from_config(&s.config.promote, s.config.search.embedding_model());
+        let placed =
+            promote::place(&mut store, &statement, project_id, tier, &settings, time::now_ms())
+                .map_err(memory_failed)?;
+        Ok(match placed {
+            promote::Placed::Merged { into } => {
+                format!("already remembered as m{into} in {scope}; nothing new was added")
+            }
+            promote::Placed::New { id, supersedes: Some(old) } => format!(
+                "remembered m{id} in {scope} as a {}; it replaces m{old}, which is no longer shown",
+                kind.as_str()
+            ),
+            promote::Placed::New { id, .. } | promote::Placed::Dropped { like: id } => {
+                format!("remembered m{id} in {scope} as a {}", kind.as_str())
+            }
+        })
+    }
+
+    fn run_forget(&self, args: ForgetArgs) -> Result<String, String> {
+        let raw = args.id.trim();
+        let id = match parse_item_id(raw) {
+            Some(('m', id)) if raw.starts_with(['m', 'M', '#']) => id,
+            _ => {
+                return Err(format!(
+                    "`id`: `{raw}` is not a memory id; pass the id `search` shows for a memory, such as m12"
+                ));
+            }
+        };
+        let mut store = self.store()?;
+        let memory = memories::forget(&mut store, id, time::now_ms()).map_err(|err| match err {
+            memories::MemoryError::NotFound(_) => {
+                format!("`id`: no memory m{id}; find memories with `search` (ids m…)")
+            }
+            other => memory_failed(other),
+        })?;
+        Ok(format!(
+            "forgot m{id}: {}; it is no longer searched or shown (undo: `agent-memory forget m{id} --undo`)",
+            memory.text
+        ))
+    }
+}
+
+fn memory_failed(err: memories::MemoryError) -> String {
+    format!("changing memory failed: {err}")
 }
 
 fn store_failed(err: StoreError) -> String {
@@ -566,6 +776,24 @@ fn render_summary(out: &mut String, m: &agent_memory_core::store::distilled::Sum
     list(out, "next steps", &d.next_steps);
     list(out, "files read", &d.files_read);
     list(out, "files modified", &d.files_modified);
+}
+
+fn render_memory(out: &mut String, m: &memories::Memory) {
+    let scope = m.project_name.as_deref().unwrap_or("global");
+    let _ =
+        writeln!(out, "## m{} [{}] {} memory, {}", m.id, m.kind.as_str(), m.tier.as_str(), scope);
+    let _ = writeln!(
+        out,
+        "{} | importance {} | {} | {} hits",
+        time::format_local(m.updated_at),
+        m.importance,
+        m.status.as_str(),
+        m.hits
+    );
+    let _ = writeln!(out, "{}", m.text);
+    if !m.sources.is_empty() {
+        let _ = writeln!(out, "from: {}", m.sources.join(" "));
+    }
 }
 
 fn render_event(out: &mut String, e: &agent_memory_core::distil::StoredEvent) {

@@ -53,6 +53,21 @@ pub enum Command {
     /// Print a project's session-start briefing as Markdown, or keep it in
     /// `.agent-memory/brief.md` for agents that cannot take injected context.
     Brief(BriefArgs),
+    /// Review memory candidates: approve into project (L2) or global (L3) memory, edit, reject.
+    /// Interactive without flags; `--json`, `--approve`, `--reject`, `--edit` for scripts.
+    Review(ReviewArgs),
+    /// Remember a statement now, as reviewed memory (the current project's, or --global).
+    Remember(RememberArgs),
+    /// Forget a memory: it is never searched or injected again (`--undo` brings it back).
+    Forget(ForgetArgs),
+    /// List long-term memories: candidates (L1), project (L2) and global (L3) memory.
+    Memories(MemoriesArgs),
+    /// Memory packs: build a read-only file of reviewed memory, or mount one into recall.
+    #[command(subcommand)]
+    Pack(PackCommand),
+    /// Report memories not found for a long time, duplicates and superseded ones; `--apply`
+    /// backs the store up, then forgets the stale and merges the duplicates.
+    Tidy(TidyArgs),
     /// Serve memory to an MCP client over stdio (search, timeline, get_observations,
     /// briefing); register it in the client as the command `agent-memory mcp`.
     Mcp,
@@ -164,9 +179,14 @@ pub struct SearchArgs {
     pub query: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
-    /// Only these kinds of item: observation, summary, event (comma-separated or repeated).
-    #[arg(long, value_delimiter = ',', value_parser = ["observation", "summary", "event"])]
+    /// Only these kinds of item: observation, summary, event, memory (comma-separated or
+    /// repeated).
+    #[arg(long, value_delimiter = ',', value_parser = ["observation", "summary", "event", "memory"])]
     pub kind: Vec<String>,
+    /// Only memories of these tiers: L1 (candidates), L2 (project), L3 (global); comma-separated
+    /// or repeated. Without it, search finds active memories (L2, L3) among everything else.
+    #[arg(long, value_delimiter = ',', value_parser = ["L1", "L2", "L3"], ignore_case = true)]
+    pub tier: Vec<String>,
     /// Only these types: an observation type (bugfix, decision, …), an event kind (prompt,
     /// tool_use, …) or summary (comma-separated or repeated).
     #[arg(long = "type", value_delimiter = ',')]
@@ -217,9 +237,13 @@ pub struct ExportArgs {
     /// Only this agent.
     #[arg(long)]
     pub agent: Option<String>,
-    /// Only sessions and events from this time on.
+    /// Only sessions and events from this time on (with --memories: memories changed since).
     #[arg(long)]
     pub since: Option<String>,
+    /// Export long-term memories (candidates and active ones) instead of sessions and events;
+    /// `agent-memory import` reads them back, adding each once.
+    #[arg(long, conflicts_with = "agent")]
+    pub memories: bool,
 }
 
 #[derive(Debug, Args)]
@@ -366,4 +390,130 @@ pub struct BriefArgs {
     /// A directory inside the project (default: the current one).
     #[arg(long)]
     pub project: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// List the candidates as JSON (with the memory each would supersede) and change nothing.
+    #[arg(long)]
+    pub json: bool,
+    /// Approve this candidate (m12 or 12) into project memory (L2).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["reject", "edit"])]
+    pub approve: Option<String>,
+    /// With --approve: into global memory (L3), for every project.
+    #[arg(long, requires = "approve")]
+    pub global: bool,
+    /// Reject this candidate; the same statement is not offered again.
+    #[arg(long, value_name = "ID", conflicts_with = "edit")]
+    pub reject: Option<String>,
+    /// Edit this memory's text, kind or importance (with --text, --kind, --importance).
+    #[arg(long, value_name = "ID")]
+    pub edit: Option<String>,
+    /// With --edit: the new text (at most 300 characters).
+    #[arg(long, requires = "edit")]
+    pub text: Option<String>,
+    /// With --edit: the new kind (fact, decision, convention, problem, preference).
+    #[arg(long, requires = "edit")]
+    pub kind: Option<String>,
+    /// With --edit: the new importance, 1 to 10.
+    #[arg(long, requires = "edit")]
+    pub importance: Option<i64>,
+    /// Only candidates of this project: a name, a key, or a directory inside it.
+    #[arg(long)]
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RememberArgs {
+    /// The statement, at most 300 characters.
+    #[arg(required = true, num_args = 1..)]
+    pub text: Vec<String>,
+    /// fact, decision, convention, problem or preference (default: fact; preference with
+    /// --global).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// The project it belongs to: a directory inside it, a name or a key (default: the
+    /// current directory's project).
+    #[arg(long, conflicts_with = "global")]
+    pub project: Option<String>,
+    /// Global memory (L3), injected in every project.
+    #[arg(long)]
+    pub global: bool,
+    /// 1 to 10 (default 7).
+    #[arg(long, default_value_t = 7)]
+    pub importance: i64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// The memory's id, as `agent-memory memories` shows it (m12 or 12).
+    pub id: String,
+    /// Bring a forgotten (or rejected) memory back.
+    #[arg(long)]
+    pub undo: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MemoriesArgs {
+    /// Only these tiers: L1 (candidates), L2 (project), L3 (global); comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = ["L1", "L2", "L3"], ignore_case = true)]
+    pub tier: Vec<String>,
+    /// Only these kinds: fact, decision, convention, problem, preference; comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = ["fact", "decision", "convention", "problem", "preference"])]
+    pub kind: Vec<String>,
+    /// Only this project (and global memory): a name, a key, or a directory inside it.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Also rejected, superseded and forgotten memories.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TidyArgs {
+    /// A memory neither found by search nor changed for this many days is stale.
+    #[arg(long, default_value_t = 60)]
+    pub stale_days: u32,
+    /// Act on the report, after a backup of the database file beside it.
+    #[arg(long)]
+    pub apply: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PackCommand {
+    /// Write reviewed memory to a read-only pack file: the project's (L2) by default, global
+    /// memory (L3) with --global.
+    Build {
+        /// The pack file to write.
+        file: PathBuf,
+        /// The project: a name, a key, or a directory inside it (default: the current one).
+        #[arg(long)]
+        project: Option<String>,
+        /// Include global memory (alone, unless --project is given too).
+        #[arg(long)]
+        global: bool,
+    },
+    /// Mount a pack: its memories join search, recall and briefings as `pack:NAME`.
+    Add {
+        /// The pack file.
+        file: PathBuf,
+        /// The name it is known by (default: the file's name without its extension).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List mounted packs with how many of their memories are active.
+    List(JsonFlag),
+    /// Unmount a pack: every memory it brought is forgotten.
+    Remove {
+        /// The pack's name, as `pack list` shows it.
+        name: String,
+    },
 }

@@ -9,15 +9,19 @@ pub mod hook;
 pub mod import;
 pub mod install;
 pub mod mcp;
+pub mod memories;
 pub mod mode;
 pub mod model;
+pub mod pack;
 pub mod plugin;
 pub mod project;
 pub mod recover;
 pub mod reindex;
+pub mod review;
 pub mod search;
 pub mod show;
 pub mod status;
+pub mod tidy;
 pub mod timeline;
 pub mod work;
 
@@ -60,6 +64,12 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Model(args) => model::run(&ctx, args),
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
+        Command::Review(args) => review::run(&ctx, args),
+        Command::Remember(args) => memories::remember(&ctx, args),
+        Command::Forget(args) => memories::forget(&ctx, args),
+        Command::Memories(args) => memories::list(&ctx, args),
+        Command::Tidy(args) => tidy::run(&ctx, args),
+        Command::Pack(command) => pack::run(&ctx, command),
         Command::Mcp => mcp::run(&ctx),
         Command::Plugin(args) => plugin::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),

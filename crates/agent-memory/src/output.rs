@@ -251,6 +251,12 @@ pub fn transfer(verb: &str, report: &TransferReport, as_json: bool) -> io::Resul
     if report.already_present > 0 {
         line.push_str(&format!(" ({} events were already stored)", report.already_present));
     }
+    if report.memories + report.memories_present > 0 {
+        line.push_str(&format!(", {} memories", report.memories));
+        if report.memories_present > 0 {
+            line.push_str(&format!(" ({} were already stored)", report.memories_present));
+        }
+    }
     // Progress and summaries go to stderr so stdout can carry an export.
     writeln!(io::stderr().lock(), "{line}")
 }
@@ -368,6 +374,34 @@ pub fn mode_show(mode: &Mode, as_json: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// What screening for long-term memory did, when it did anything.
+pub fn promoted(report: &agent_memory_core::promote::PromoteReport, auto: bool) -> io::Result<()> {
+    if report.candidates + report.merged == 0 {
+        return Ok(());
+    }
+    if auto {
+        return writeln!(
+            io::stdout().lock(),
+            "memory: {} new project memories ({} replacing an older decision), {} merged into existing ones",
+            report.candidates,
+            report.successors,
+            report.merged
+        );
+    }
+    let successors = if report.successors > 0 {
+        format!(", {} replacing an older decision", report.successors)
+    } else {
+        String::new()
+    };
+    writeln!(
+        io::stdout().lock(),
+        "memory: {} new candidate(s){successors}, {} merged into existing ones; review them with \
+         `agent-memory review`",
+        report.candidates,
+        report.merged
+    )
+}
+
 pub fn work(report: &WorkReport, as_json: bool) -> io::Result<()> {
     if as_json {
         return json(report);
@@ -389,6 +423,7 @@ pub enum Shown {
     Observation(Observation),
     Summary(Summary),
     Event(StoredEvent),
+    Memory(agent_memory_core::store::memories::Memory),
 }
 
 pub fn show(items: &[Shown], as_json: bool) -> io::Result<()> {
@@ -448,6 +483,21 @@ pub fn show(items: &[Shown], as_json: bool) -> io::Result<()> {
                 list_lines(&mut out, "next steps", &d.next_steps)?;
                 list_lines(&mut out, "files read", &d.files_read)?;
                 list_lines(&mut out, "files modified", &d.files_modified)?;
+            }
+            Shown::Memory(m) => {
+                writeln!(out, "{}", memory_line(m))?;
+                writeln!(
+                    out,
+                    "    changed {}  created {}  {} hits  origin {}",
+                    format_local(m.updated_at),
+                    format_local(m.created_at),
+                    m.hits,
+                    m.origin
+                )?;
+                if let Some(newer) = m.superseded_by {
+                    writeln!(out, "  superseded by m{newer}")?;
+                }
+                list_lines(&mut out, "from", &m.sources)?;
             }
             Shown::Event(e) => {
                 let ev = &e.event;
@@ -703,6 +753,249 @@ pub fn doctor(report: &crate::cmd::doctor::Report, as_json: bool) -> io::Result<
         for f in &agent.findings {
             show(&mut out, f)?;
         }
+
+/// One memory as a line: id, tier, kind, importance, status, project, text.
+fn memory_line(m: &agent_memory_core::store::memories::Memory) -> String {
+    let project = match m.tier {
+        agent_memory_core::store::memories::Tier::L3 => "global".to_owned(),
+        _ => m.project_name.clone().unwrap_or_else(|| "-".into()),
+    };
+    format!(
+        "m{:<5} {} {:<10} {:>2}  {:<10} {:<14} {}",
+        m.id,
+        m.tier.as_str(),
+        m.kind.as_str(),
+        m.importance,
+        m.status.as_str(),
+        clip(&project, 14),
+        m.text
+    )
+}
+
+pub fn memories(
+    list: &[agent_memory_core::store::memories::Memory],
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(&list);
+    }
+    let mut out = io::stdout().lock();
+    if list.is_empty() {
+        return writeln!(
+            out,
+            "no memories yet: `agent-memory work` offers candidates, `agent-memory remember` adds one"
+        );
+    }
+    writeln!(out, "id     tier kind       imp  status     project        text")?;
+    for m in list {
+        writeln!(out, "{}", memory_line(m))?;
+    }
+    Ok(())
+}
+
+/// A memory after a change: `forgot m12 …`.
+pub fn memory_changed(
+    verb: &str,
+    m: &agent_memory_core::store::memories::Memory,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(m);
+    }
+    writeln!(io::stdout().lock(), "{verb} m{}: {}", m.id, m.text)
+}
+
+#[derive(Serialize)]
+struct RememberedJson<'a> {
+    memory: &'a agent_memory_core::store::memories::Memory,
+    #[serde(flatten)]
+    placed: &'a agent_memory_core::promote::Placed,
+}
+
+pub fn remembered(
+    m: &agent_memory_core::store::memories::Memory,
+    placed: &agent_memory_core::promote::Placed,
+    as_json: bool,
+) -> io::Result<()> {
+    use agent_memory_core::promote::Placed;
+    if as_json {
+        return json(&RememberedJson { memory: m, placed });
+    }
+    let mut out = io::stdout().lock();
+    let scope = if m.project.is_none() { "global memory (L3)" } else { "project memory (L2)" };
+    match placed {
+        Placed::Merged { .. } => writeln!(out, "already remembered as m{}: {}", m.id, m.text),
+        _ => {
+            writeln!(out, "remembered m{} in {scope} as a {}: {}", m.id, m.kind.as_str(), m.text)?;
+            if let Placed::New { supersedes: Some(old), .. } = placed {
+                writeln!(out, "  it supersedes m{old}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+pub fn approved(
+    m: &agent_memory_core::store::memories::Memory,
+    superseded: Option<&agent_memory_core::store::memories::Memory>,
+) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    let scope = if m.project.is_none() { "global memory (L3)" } else { "project memory (L2)" };
+    writeln!(out, "approved m{} into {scope}: {}", m.id, m.text)?;
+    if let Some(old) = superseded {
+        writeln!(out, "  superseded m{}: {}", old.id, old.text)?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct CandidateJson<'a> {
+    #[serde(flatten)]
+    memory: &'a agent_memory_core::store::memories::Memory,
+    would_supersede: Option<&'a agent_memory_core::store::memories::Memory>,
+}
+
+pub fn review_list(
+    candidates: &[(
+        agent_memory_core::store::memories::Memory,
+        Option<agent_memory_core::store::memories::Memory>,
+    )],
+) -> io::Result<()> {
+    let list: Vec<CandidateJson<'_>> = candidates
+        .iter()
+        .map(|(memory, older)| CandidateJson { memory, would_supersede: older.as_ref() })
+        .collect();
+    json(&list)
+}
+
+pub fn review_candidate(
+    index: usize,
+    total: usize,
+    m: &agent_memory_core::store::memories::Memory,
+    older: Option<&agent_memory_core::store::memories::Memory>,
+) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "\n[{index}/{total}] m{} {} · importance {} · {} · from {}",
+        m.id,
+        m.kind.as_str(),
+        m.importance,
+        m.project_name.as_deref().unwrap_or("global"),
+        if m.sources.is_empty() { "-".to_owned() } else { m.sources.join(" ") }
+    )?;
+    writeln!(out, "  {}", m.text)?;
+    if let Some(old) = older {
+        writeln!(out, "  supersedes m{} (approving it retires this one): {}", old.id, old.text)?;
+    }
+    Ok(())
+}
+
+pub fn review_prompt() -> io::Result<()> {
+    review_ask("[a]pprove  approve [g]lobal  [e]dit  [k]ind  [r]eject  [s]kip  [q]uit > ")
+}
+
+pub fn review_ask(question: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    write!(out, "{question}")?;
+    out.flush()
+}
+
+pub fn review_problem(message: &str) -> io::Result<()> {
+    writeln!(io::stdout().lock(), "  {message}")
+}
+
+/// What one review walk did.
+#[derive(Debug, Default)]
+pub struct ReviewTally {
+    pub approved: usize,
+    pub rejected: usize,
+    pub skipped: usize,
+    pub left: usize,
+}
+
+pub fn review_done(tally: &ReviewTally) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if tally.approved + tally.rejected + tally.skipped + tally.left == 0 {
+        return writeln!(
+            out,
+            "no candidates to review; `agent-memory work` screens new observations"
+        );
+    }
+    writeln!(
+        out,
+        "\nreview: {} approved, {} rejected, {} skipped, {} left for later",
+        tally.approved, tally.rejected, tally.skipped, tally.left
+    )
+}
+
+#[derive(Serialize)]
+struct TidyJson<'a> {
+    #[serde(flatten)]
+    report: &'a agent_memory_core::promote::tidy::Tidy,
+    applied: Option<&'a agent_memory_core::promote::tidy::Applied>,
+    backup: Option<&'a std::path::Path>,
+}
+
+pub fn tidy(
+    report: &agent_memory_core::promote::tidy::Tidy,
+    stale_days: u32,
+    applied: Option<(&agent_memory_core::promote::tidy::Applied, &std::path::Path)>,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(&TidyJson {
+            report,
+            applied: applied.map(|(a, _)| a),
+            backup: applied.map(|(_, b)| b),
+        });
+    }
+    let mut out = io::stdout().lock();
+    writeln!(out, "not found or changed for {stale_days} days ({}):", report.stale.len())?;
+    for m in &report.stale {
+        writeln!(out, "  {}", memory_line(m))?;
+    }
+    writeln!(
+        out,
+        "saying the same thing ({} groups; the first is kept):",
+        report.duplicates.len()
+    )?;
+    for cluster in &report.duplicates {
+        for (i, m) in cluster.iter().enumerate() {
+            writeln!(out, "  {} {}", if i == 0 { "keep " } else { "merge" }, memory_line(m))?;
+        }
+    }
+    writeln!(out, "superseded ({}; kept as history, never injected):", report.superseded.len())?;
+    for m in &report.superseded {
+        let by = m.superseded_by.map_or(String::new(), |id| format!(" (by m{id})"));
+        writeln!(out, "  {}{by}", memory_line(m))?;
+    }
+    match applied {
+        Some((done, backup)) => writeln!(
+            out,
+            "applied: {} forgotten (undo with `agent-memory forget <id> --undo`), {} merged; backup at {}",
+            done.forgotten,
+            done.merged,
+            backup.display()
+        ),
+        None => writeln!(out, "nothing changed; `agent-memory tidy --apply` acts on this report"),
+    }
+}
+
+pub fn packs(packs: &[(String, i64)], as_json: bool) -> io::Result<()> {
+    if as_json {
+        let list: Vec<serde_json::Value> = packs
+            .iter()
+            .map(|(name, active)| serde_json::json!({ "name": name, "active": active }))
+            .collect();
+        return json(&list);
+    }
+    let mut out = io::stdout().lock();
+    if packs.is_empty() {
+        return writeln!(out, "no packs mounted; `agent-memory pack add FILE` mounts one");
+    }
+    for (name, active) in packs {
+        writeln!(out, "{name:<24} {active} active memories")?;
     }
     Ok(())
 }

@@ -114,11 +114,81 @@ pub struct BriefingMemory {
     pub text: String,
 }
 
+impl From<crate::store::memories::Kind> for MemoryKind {
+    fn from(kind: crate::store::memories::Kind) -> Self {
+        use crate::store::memories::Kind;
+        match kind {
+            Kind::Preference => MemoryKind::Preference,
+            Kind::Fact => MemoryKind::Fact,
+            Kind::Decision => MemoryKind::Decision,
+            Kind::Convention => MemoryKind::Convention,
+            Kind::Problem => MemoryKind::Problem,
+        }
+    }
+}
+
+/// How memories are ranked in a briefing (DESIGN.md §4 recall: 60/30/10 by default).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryWeights {
+    pub importance: f64,
+    pub freshness: f64,
+    pub hits: f64,
+    /// Freshness halves every this many days since the memory changed or was last found.
+    pub half_life_days: f64,
+}
+
+impl MemoryWeights {
+    /// The weights `[inject]` configures.
+    pub fn from_config(config: &crate::config::InjectConfig) -> MemoryWeights {
+        MemoryWeights {
+            importance: config.memory_weight_importance,
+            freshness: config.memory_weight_freshness,
+            hits: config.memory_weight_hits,
+            half_life_days: config.memory_half_life_days,
+        }
+    }
+
+    /// A memory's rank at `now_ms`: importance (1–10 as 0.1–1), freshness (a half-life since
+    /// it changed or was last found) and hit frequency (`1 - 1/(1 + hits)`), weighted.
+    pub fn score(&self, memory: &crate::store::memories::Memory, now_ms: i64) -> f64 {
+        let touched = memory.updated_at.max(memory.last_hit.unwrap_or(0));
+        let age_days = (now_ms - touched).max(0) as f64 / 86_400_000.0;
+        let freshness = 0.5_f64.powf(age_days / self.half_life_days.max(0.01));
+        let hits = 1.0 - 1.0 / (1.0 + memory.hits.max(0) as f64);
+        self.importance * f64::from(memory.importance) / 10.0
+            + self.freshness * freshness
+            + self.hits * hits
+    }
+}
+
+/// Active memories as the briefing shows them, best first by `weights` (ties: newer first).
+/// Only active L2 and L3 memories are ever handed in; anything else is left out here too.
+pub fn rank_memories(
+    memories: &[crate::store::memories::Memory],
+    weights: &MemoryWeights,
+    now_ms: i64,
+) -> Vec<BriefingMemory> {
+    use crate::store::memories::{Status, Tier};
+    let mut ranked: Vec<(f64, &crate::store::memories::Memory)> = memories
+        .iter()
+        .filter(|m| m.status == Status::Active && m.tier != Tier::L1)
+        .map(|m| (weights.score(m, now_ms), m))
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.updated_at.cmp(&a.1.updated_at)));
+    ranked
+        .into_iter()
+        .map(|(_, m)| BriefingMemory { kind: m.kind.into(), text: m.text.clone() })
+        .collect()
+}
+
+/// The share of the budget (after the frame) memory sections may take, so the timeline index
+/// keeps room however much is remembered.
+const MEMORY_SHARE_PERCENT: usize = 60;
+
 /// What a briefing is made of.
 #[derive(Debug, Clone, Copy)]
 pub struct Briefing<'a> {
-    /// Reviewed long-term memories, most important first. The store keeps none yet, so callers
-    /// pass an empty slice.
+    /// Reviewed long-term memories (L3 and the project's L2), best first ([`rank_memories`]).
     pub memories: &'a [BriefingMemory],
     /// The newest summary of another session.
     pub last: Option<&'a Summary>,
@@ -158,7 +228,9 @@ pub fn markdown(briefing: &Briefing<'_>, options: &ContextOptions) -> Option<Str
         + cost(closing);
     let mut left = options.budget_tokens.checked_sub(frame)?;
 
-    let memories = memory_sections(briefing.memories, zh, &mut left);
+    let mut memory_budget = left * MEMORY_SHARE_PERCENT / 100;
+    let memories = memory_sections(briefing.memories, zh, &mut memory_budget);
+    left -= left * MEMORY_SHARE_PERCENT / 100 - memory_budget;
     let last = briefing.last.and_then(|summary| last_session(summary, options, &mut left));
     let economics = economics_line(&briefing.economics, zh);
     let economics = (briefing.economics.observations > 0 && cost(&economics) <= left).then(|| {
@@ -599,5 +671,197 @@ pub(crate) mod tests {
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
         assert_eq!(wrap("x").lines().count(), 3);
+    }
+
+    fn stored(
+        id: i64,
+        tier: crate::store::memories::Tier,
+        kind: crate::store::memories::Kind,
+        text: &str,
+        (importance, days_old, hits): (u8, i64, i64),
+    ) -> crate::store::memories::Memory {
+        crate::store::memories::Memory {
+            id,
+            tier,
+            kind,
+            text: text.into(),
+            project: None,
+            project_name: None,
+            importance,
+            hits,
+            last_hit: None,
+            created_at: 0,
+            updated_at: T0 - days_old * 24 * HOUR,
+            status: crate::store::memories::Status::Active,
+            superseded_by: None,
+            supersedes: None,
+            sources: vec![],
+            origin: "remembered".into(),
+        }
+    }
+
+    #[test]
+    fn memories_rank_by_importance_freshness_and_hits_60_30_10() {
+        use crate::store::memories::{Kind, Status, Tier};
+        let weights = MemoryWeights::from_config(&crate::config::InjectConfig::default());
+        assert_eq!((weights.importance, weights.freshness, weights.hits), (0.6, 0.3, 0.1));
+        let mut forgotten = stored(5, Tier::L2, Kind::Fact, "forgotten", (10, 0, 99));
+        forgotten.status = Status::Forgotten;
+        let memories = [
+            stored(1, Tier::L2, Kind::Fact, "important but a year old", (9, 365, 0)),
+            stored(2, Tier::L2, Kind::Fact, "fresh", (5, 0, 0)),
+            stored(3, Tier::L2, Kind::Fact, "fresh and found often", (5, 0, 50)),
+            stored(4, Tier::L2, Kind::Fact, "fairly important, a month old", (7, 30, 0)),
+            forgotten,
+            stored(6, Tier::L1, Kind::Fact, "a candidate", (10, 0, 99)),
+        ];
+        let order = |w: &MemoryWeights| -> Vec<String> {
+            rank_memories(&memories, w, T0).into_iter().map(|m| m.text).collect()
+        };
+        // 0.6×0.5+0.3×1+0.1×0.98 = 0.698; 0.6×0.7+0.3×0.79 = 0.658; 0.6; 0.6×0.9+0.3×0.06 = 0.558.
+        assert_eq!(
+            order(&weights),
+            [
+                "fresh and found often",
+                "fairly important, a month old",
+                "fresh",
+                "important but a year old"
+            ]
+        );
+        let importance_only =
+            MemoryWeights { importance: 1.0, freshness: 0.0, hits: 0.0, ..weights };
+        assert_eq!(order(&importance_only)[0], "important but a year old");
+    }
+
+    #[test]
+    fn memory_sections_in_both_languages_share_the_budget_with_the_timeline() {
+        use crate::store::memories::{Kind, Tier};
+        let (summary, timeline, economics) = fixture();
+        let stored = [
+            stored(
+                1,
+                Tier::L3,
+                Kind::Preference,
+                "Answer in short sentences; no emoji.",
+                (8, 1, 0),
+            ),
+            stored(2, Tier::L2, Kind::Fact, "The store is one SQLite file in WAL mode.", (6, 2, 3)),
+            stored(
+                3,
+                Tier::L2,
+                Kind::Decision,
+                "决定：统一用 jiff 处理时间。原因：chrono 的时区 API 太容易用错。",
+                (7, 1, 0),
+            ),
+            stored(
+                4,
+                Tier::L2,
+                Kind::Convention,
+                "Commit messages say what changed and why, in one line.",
+                (5, 3, 0),
+            ),
+            stored(
+                5,
+                Tier::L2,
+                Kind::Problem,
+                "`cargo test` failed with E0425 in src/parser.rs; declaring `depth` fixed it.",
+                (7, 0, 1),
+            ),
+        ];
+        let weights = MemoryWeights::from_config(&crate::config::InjectConfig::default());
+        let memories = rank_memories(&stored, &weights, T0);
+        let briefing =
+            Briefing { memories: &memories, last: Some(&summary), timeline: &timeline, economics };
+        expect![[r#"
+            # Memory from earlier sessions in this project (agent-memory)
+
+            ## Preferences
+            - Answer in short sentences; no emoji.
+
+            ## Project facts
+            - The store is one SQLite file in WAL mode.
+
+            ## Decisions
+            - 决定：统一用 jiff 处理时间。原因：chrono 的时区 API 太容易用错。
+
+            ## Conventions
+            - Commit messages say what changed and why, in one line.
+
+            ## Solved problems
+            - `cargo test` failed with E0425 in src/parser.rs; declaring `depth` fixed it.
+
+            ## Last session — codex, 2026-12-02 14:33
+            Asked: the parser test fails, please fix it
+            Next steps:
+            - add a regression test for nested lists
+
+            ## Timeline by day and file, newest first (id, time, agent, type, title, ~tokens to read)
+            ### 2026-12-02
+            #### src/parser.rs
+            - o5 14:33 codex 🔴 Fixed `cargo test` failure in src/parser.rs (~40)
+            - o3 12:33 claude-code 🔴 Studied src/parser.rs (~40)
+            #### (no file)
+            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp (~40)
+            #### src/lexer.rs
+            - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
+            ### 2026-12-01
+            #### src/export.rs
+            - o1 12:33 codex 🔴 Added src/export.rs with tests (~40)
+
+            12 observations in all: ~480 tokens to read, ~9600 tokens of work behind them (95% saved).
+
+            This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
+        .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
+        expect![[r#"
+            # 本项目以往会话的记忆（agent-memory）
+
+            ## 偏好
+            - Answer in short sentences; no emoji.
+
+            ## 项目事实
+            - The store is one SQLite file in WAL mode.
+
+            ## 决策
+            - 决定：统一用 jiff 处理时间。原因：chrono 的时区 API 太容易用错。
+
+            ## 约定
+            - Commit messages say what changed and why, in one line.
+
+            ## 已解决的问题
+            - `cargo test` failed with E0425 in src/parser.rs; declaring `depth` fixed it.
+
+            ## 上一次会话 — codex, 2026-12-02 14:33
+            请求：the parser test fails, please fix it
+            下一步：
+            - add a regression test for nested lists
+
+            ## 时间线，按天和文件分组，最新在前（编号、时间、助手、类型、标题、阅读所需 tokens）
+            ### 2026-12-02
+            #### src/parser.rs
+            - o5 14:33 codex 🔴 Fixed `cargo test` failure in src/parser.rs (~40)
+            - o3 12:33 claude-code 🔴 Studied src/parser.rs (~40)
+            #### （无文件）
+            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp (~40)
+            #### src/lexer.rs
+            - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
+            ### 2026-12-01
+            #### src/export.rs
+            - o1 12:33 codex 🔴 Added src/export.rs with tests (~40)
+
+            共 12 条观察：阅读约 480 tokens，其背后的工作约 9600 tokens（节省 95%）。
+
+            以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。"#]]
+        .assert_eq(&markdown(&briefing, &options(1500, "zh-CN")).expect("briefing"));
+        for budget in (60..1500).step_by(11) {
+            for language in ["en", "zh-CN"] {
+                if let Some(text) = session_start_context(&briefing, &options(budget, language)) {
+                    assert!(estimate(&text) <= budget, "{budget} {language}");
+                    // Memory never takes the timeline's whole share.
+                    if budget >= 400 {
+                        assert!(text.contains("- o5 "), "{budget} {language}: {text}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -402,11 +402,14 @@ impl Store {
 }
 
 /// Reads an item id as `agent-memory search` prints it: `o12` (or just `12`) an observation,
-/// `s3` a summary, `e45` an event; a leading `#` is fine. `None` when it is not an id.
+/// `s3` a summary, `e45` an event, `m7` a memory; a leading `#` is fine. `None` when it is not
+/// an id.
 pub fn parse_item_id(raw: &str) -> Option<(char, i64)> {
     let id = raw.trim().trim_start_matches('#');
     let (kind, digits) = match id.chars().next() {
-        Some(c @ ('o' | 's' | 'e' | 'O' | 'S' | 'E')) => (c.to_ascii_lowercase(), &id[1..]),
+        Some(c @ ('o' | 's' | 'e' | 'm' | 'O' | 'S' | 'E' | 'M')) => {
+            (c.to_ascii_lowercase(), &id[1..])
+        }
         _ => ('o', id),
     };
     let number = digits.parse::<i64>().ok()?;
@@ -459,16 +462,18 @@ pub struct Anchor {
 }
 
 impl Store {
-    /// The project and time of an observation (`o`), summary (`s`) or event (`e`).
+    /// The project and time of an observation (`o`), summary (`s`), event (`e`) or memory (`m`,
+    /// when it last changed).
     pub fn anchor(&self, kind: char, id: i64) -> Result<Option<Anchor>> {
-        let table = match kind {
-            'o' => "observations",
-            's' => "summaries",
-            _ => "events",
+        let (table, at) = match kind {
+            'o' => ("observations", "at"),
+            's' => ("summaries", "at"),
+            'm' => ("memories", "updated_at"),
+            _ => ("events", "at"),
         };
         Ok(self
             .conn()
-            .query_row(&format!("SELECT project_id, at FROM {table} WHERE id = ?1"), [id], |r| {
+            .query_row(&format!("SELECT project_id, {at} FROM {table} WHERE id = ?1"), [id], |r| {
                 Ok(Anchor { project_id: r.get(0)?, at_ms: r.get(1)? })
             })
             .optional()?)

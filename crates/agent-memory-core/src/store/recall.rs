@@ -49,6 +49,8 @@ pub struct BriefingItem {
 pub enum ItemKind {
     Observation,
     Summary,
+    /// A long-term memory (active, the project's or global).
+    Memory,
 }
 
 impl ItemKind {
@@ -57,6 +59,7 @@ impl ItemKind {
         match self {
             ItemKind::Observation => "observation",
             ItemKind::Summary => "summary",
+            ItemKind::Memory => "memory",
         }
     }
 
@@ -65,6 +68,7 @@ impl ItemKind {
         match self {
             ItemKind::Observation => format!("o{id}"),
             ItemKind::Summary => format!("s{id}"),
+            ItemKind::Memory => format!("m{id}"),
         }
     }
 }
@@ -86,7 +90,8 @@ pub struct RecallCandidate {
     pub id: i64,
     pub at_ms: i64,
     pub agent: String,
-    /// The internal session id, to keep one session from filling every slot.
+    /// The internal session id, to keep one session from filling every slot (a memory's own id,
+    /// negated: memories come from no one session).
     pub session_id: i64,
     /// The observation's type, or `summary`.
     pub item_type: String,
@@ -131,6 +136,26 @@ impl Store {
         Ok(totals.unwrap_or_default())
     }
 
+    /// The long-term memories a session of the project starts with: active global memory (L3)
+    /// and the project's active memory (L2), most important first, at most `limit`. Ranking
+    /// them for the briefing is [`crate::inject`]'s.
+    pub fn briefing_memories(
+        &self,
+        project_key: &str,
+        limit: usize,
+    ) -> Result<Vec<super::memories::Memory>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {} FROM memories m LEFT JOIN projects p ON p.id = m.project_id
+             WHERE m.status = 'active'
+               AND (m.tier = 'L3' OR (m.tier = 'L2' AND
+                    m.project_id = (SELECT id FROM projects WHERE key = ?1)))
+             ORDER BY m.importance DESC, m.updated_at DESC LIMIT ?2",
+            super::memories::COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![project_key, limit as i64], super::memories::from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The project's most recent observations, newest first, each with its file.
     pub fn briefing_timeline(&self, project_key: &str, limit: usize) -> Result<Vec<BriefingItem>> {
         let mut stmt = self.conn().prepare_cached(
@@ -169,9 +194,9 @@ impl Store {
         Ok(n.max(0) as usize)
     }
 
-    /// Observations and summaries of the asking project that match the FTS5 expression
-    /// `fts_query`, newest first, at most `limit` of each kind; the asking session's own items
-    /// are left out. Newest first, because the index yields that order as it goes: ranking
+    /// Observations, summaries and active memories of the asking project (and global memories)
+    /// that match the FTS5 expression `fts_query`, newest first, at most `limit` of each kind;
+    /// the asking session's own items are left out. Newest first, because the index yields that order as it goes: ranking
     /// every match by BM25 costs tens of milliseconds once a project holds thousands of items.
     pub fn recall_candidates(
         &self,
@@ -201,8 +226,20 @@ impl Store {
                AND x.project_id = (SELECT id FROM projects WHERE key = ?2)
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
              ORDER BY f.rowid DESC LIMIT ?5";
+        // Active memories of the project and global ones; the asking session has none of its own.
+        const MEMORIES: &str = "SELECT x.id, x.updated_at, x.origin, -x.id, x.kind, x.text,
+                    substr(x.text, 1, ?6)
+             FROM memories_fts f JOIN memories x ON x.id = f.rowid
+             WHERE memories_fts MATCH ?1 AND x.status = 'active'
+               AND (x.tier = 'L3' OR x.project_id = (SELECT id FROM projects WHERE key = ?2))
+               AND ?3 IS NOT NULL AND ?4 IS NOT NULL
+             ORDER BY f.rowid DESC LIMIT ?5";
         let mut found = Vec::new();
-        for (kind, sql) in [(ItemKind::Observation, OBSERVATIONS), (ItemKind::Summary, SUMMARIES)] {
+        for (kind, sql) in [
+            (ItemKind::Observation, OBSERVATIONS),
+            (ItemKind::Summary, SUMMARIES),
+            (ItemKind::Memory, MEMORIES),
+        ] {
             let mut stmt = self.conn().prepare_cached(sql)?;
             let rows = stmt.query_map(
                 params![

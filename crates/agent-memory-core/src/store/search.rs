@@ -1,4 +1,5 @@
-//! Search over everything stored — events, observations, session summaries: here is a query
+//! Search over everything stored — events, observations, session summaries and long-term
+//! memories: here is a query
 //! and filters, give me ranked hits, and say why each one ranks where it does.
 //!
 //! Two channels (DESIGN.md §4 recall). Full text: FTS5 BM25 over the CJK-bigram shadow text
@@ -9,6 +10,10 @@
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
 //! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
 //! event summaries and bodies keeps a search from failing on odd input.
+//!
+//! Memories take part through full text only (they are short and few); by default only active
+//! ones (L2, L3), with candidates (L1) when a tier filter asks for them. Forgotten, rejected
+//! and superseded memories are never found.
 
 use std::collections::HashMap;
 
@@ -26,8 +31,10 @@ pub struct SearchQuery {
     pub project: Option<String>,
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
-    /// Only these kinds of item (`observation`, `summary`, `event`); all when empty.
+    /// Only these kinds of item (`observation`, `summary`, `event`, `memory`); all when empty.
     pub kinds: Vec<String>,
+    /// Only memories of these tiers (`L1`, `L2`, `L3`); when given, only memories are searched.
+    pub tiers: Vec<String>,
     /// Only these types: an observation's type, an event's kind, or `summary`.
     pub types: Vec<String>,
     pub limit: usize,
@@ -97,7 +104,7 @@ pub struct Parts {
 /// One ranked result.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SearchHit {
-    /// What was found: `observation`, `summary` or `event`.
+    /// What was found: `observation`, `summary`, `event` or `memory`.
     pub kind: &'static str,
     pub id: i64,
     pub at_ms: i64,
@@ -108,6 +115,9 @@ pub struct SearchHit {
     #[serde(rename = "type")]
     pub item_type: String,
     pub tool: Option<String>,
+    /// A memory's tier (`L1`, `L2`, `L3`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
     pub title: String,
     /// About how many tokens reading the item in full costs (`agent-memory show`): an
     /// observation's or summary's stored size, an event's summary and body estimated.
@@ -131,32 +141,61 @@ struct Source {
     kind: &'static str,
     table: &'static str,
     fts: &'static str,
+    /// Id, time, agent, project, session, type, tool, tier, title, tokens.
     columns: &'static str,
+    /// What `x` (the table) is joined with: `s` its session, `p` its project.
+    joins: &'static str,
     type_column: &'static str,
+    agent_column: &'static str,
+    at_column: &'static str,
 }
+
+const SESSION_JOINS: &str =
+    "JOIN sessions s ON s.id = x.session_id LEFT JOIN projects p ON p.id = x.project_id";
 
 const SOURCES: &[Source] = &[
     Source {
         kind: "observation",
         table: "observations",
         fts: "observations_fts",
-        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, x.title, x.tokens",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, NULL, x.title, x.tokens",
+        joins: SESSION_JOINS,
         type_column: "x.kind",
+        agent_column: "x.agent",
+        at_column: "x.at",
     },
     Source {
         kind: "summary",
         table: "summaries",
         fts: "summaries_fts",
-        columns: "x.id, x.at, x.agent, p.name, s.source_id, 'summary', NULL, x.request, x.tokens",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, 'summary', NULL, NULL, x.request,
+                  x.tokens",
+        joins: SESSION_JOINS,
         type_column: "'summary'",
+        agent_column: "x.agent",
+        at_column: "x.at",
     },
     Source {
         kind: "event",
         table: "events",
         fts: "events_fts",
-        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, x.tool, x.summary,
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, x.tool, NULL, x.summary,
                   am_tokens(x.summary || ' ' || x.body)",
+        joins: SESSION_JOINS,
         type_column: "x.kind",
+        agent_column: "x.agent",
+        at_column: "x.at",
+    },
+    Source {
+        kind: "memory",
+        table: "memories",
+        fts: "memories_fts",
+        columns: "x.id, x.updated_at, x.origin, p.name, '', x.kind, NULL, x.tier, x.text,
+                  am_tokens(x.text)",
+        joins: "LEFT JOIN projects p ON p.id = x.project_id",
+        type_column: "x.kind",
+        agent_column: "x.origin",
+        at_column: "x.updated_at",
     },
 ];
 
@@ -192,6 +231,7 @@ impl Store {
         let sources: Vec<&Source> = SOURCES
             .iter()
             .filter(|s| query.kinds.is_empty() || query.kinds.iter().any(|k| k == s.kind))
+            .filter(|s| query.tiers.is_empty() || s.kind == "memory")
             .collect();
         let candidates = query.ranking.candidates.max(query.limit).max(1);
         let mut found: Vec<(SearchHit, Option<f64>, Option<f32>)> = Vec::new();
@@ -274,6 +314,7 @@ impl Store {
         at_ms: i64,
     ) -> Result<()> {
         let tx = self.conn().unchecked_transaction()?;
+        let mut memories = Vec::new();
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO hits (item_kind, item_id, count, last_at) VALUES (?1, ?2, 1, ?3)
@@ -281,9 +322,15 @@ impl Store {
                      count = count + 1, last_at = max(last_at, excluded.last_at)",
             )?;
             for (kind, id) in items {
-                stmt.execute(rusqlite::params![kind, id, at_ms])?;
+                // A memory keeps its own count, which its briefing rank reads.
+                if kind == "memory" {
+                    memories.push(id);
+                } else {
+                    stmt.execute(rusqlite::params![kind, id, at_ms])?;
+                }
             }
         }
+        super::memories::record_hits(&tx, memories, at_ms)?;
         tx.commit()?;
         Ok(())
     }
@@ -292,9 +339,10 @@ impl Store {
         &self,
         items: impl Iterator<Item = (&'a str, i64)>,
     ) -> Result<HashMap<(&'a str, i64), i64>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT count FROM hits WHERE item_kind = ?1 AND item_id = ?2")?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT count FROM hits WHERE item_kind = ?1 AND item_id = ?2 AND ?1 <> 'memory'
+             UNION ALL SELECT hits FROM memories WHERE ?1 = 'memory' AND id = ?2",
+        )?;
         let mut counts = HashMap::new();
         for (kind, id) in items {
             let mut rows = stmt.query(rusqlite::params![kind, id])?;
@@ -316,11 +364,11 @@ impl Store {
         let filters = filter_sql(query, source, &mut args);
         let sql = format!(
             "SELECT {columns}, -bm25({fts}) AS score
-             FROM {fts} JOIN {table} x ON x.id = {fts}.rowid
-             JOIN sessions s ON s.id = x.session_id LEFT JOIN projects p ON p.id = x.project_id
+             FROM {fts} JOIN {table} x ON x.id = {fts}.rowid {joins}
              WHERE {fts} MATCH ?1 {filters}
              ORDER BY bm25({fts}), x.id DESC LIMIT {limit}",
             columns = source.columns,
+            joins = source.joins,
             fts = source.fts,
             table = source.table,
         );
@@ -344,7 +392,7 @@ impl Store {
         let wide = if filtered { limit * 8 } else { limit };
         let top = vector.index.top(vector.vector, wide);
         let mut out = Vec::new();
-        for source in sources.iter().filter(|s| s.kind != "event") {
+        for source in sources.iter().filter(|s| !matches!(s.kind, "event" | "memory")) {
             let sims: HashMap<i64, f32> = top
                 .iter()
                 .filter(|(k, _, _)| *k == source.kind)
@@ -357,10 +405,10 @@ impl Store {
             let mut args = Vec::new();
             let filters = filter_sql(query, source, &mut args);
             let sql = format!(
-                "SELECT {columns}, 0.0 FROM {table} x JOIN sessions s ON s.id = x.session_id
-                 LEFT JOIN projects p ON p.id = x.project_id
+                "SELECT {columns}, 0.0 FROM {table} x {joins}
                  WHERE x.id IN ({ids}) {filters}",
                 columns = source.columns,
+                joins = source.joins,
                 table = source.table,
             );
             for (hit, _) in self.collect_hits(source.kind, &sql, &args)? {
@@ -388,6 +436,7 @@ impl Store {
             ors.push(format!("x.summary LIKE ?{n} ESCAPE '\\' OR x.body LIKE ?{n} ESCAPE '\\'"));
         }
         let events = &SOURCES[2];
+        debug_assert_eq!(events.kind, "event");
         let filters = filter_sql(query, events, &mut args);
         let sql = format!(
             "SELECT {}, 0.0 AS score
@@ -409,7 +458,7 @@ impl Store {
     ) -> Result<Vec<(SearchHit, f64)>> {
         let mut stmt = self.conn().prepare(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-            let score: f64 = r.get(9)?;
+            let score: f64 = r.get(10)?;
             let hit = SearchHit {
                 kind,
                 id: r.get(0)?,
@@ -419,8 +468,9 @@ impl Store {
                 session: r.get(4)?,
                 item_type: r.get(5)?,
                 tool: r.get(6)?,
-                title: r.get(7)?,
-                tokens: r.get(8)?,
+                tier: r.get(7)?,
+                title: r.get(8)?,
+                tokens: r.get(9)?,
                 score: 0.0,
                 parts: Parts::default(),
             };
@@ -440,19 +490,39 @@ fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> St
         sql.push_str(&clause.replace("?N", &format!("?{}", args.len())));
     };
     if let Some(agent) = &query.agent {
-        push(" AND x.agent = ?N", Value::Text(agent.clone()));
+        push(&format!(" AND {} = ?N", source.agent_column), Value::Text(agent.clone()));
     }
+    let memory = source.kind == "memory";
     if let Some(project) = &query.project {
+        // Global memory (L3) belongs to every project.
+        let global = if memory { "x.project_id IS NULL OR " } else { "" };
         push(
-            " AND x.project_id IN (SELECT id FROM projects WHERE key = ?N OR name = ?N OR root = ?N)",
+            &format!(
+                " AND ({global}x.project_id IN
+                   (SELECT id FROM projects WHERE key = ?N OR name = ?N OR root = ?N))"
+            ),
             Value::Text(project.clone()),
         );
     }
     if let Some(since) = query.since_ms {
-        push(" AND x.at >= ?N", Value::Integer(since));
+        push(&format!(" AND {} >= ?N", source.at_column), Value::Integer(since));
     }
     if let Some(until) = query.until_ms {
-        push(" AND x.at < ?N", Value::Integer(until));
+        push(&format!(" AND {} < ?N", source.at_column), Value::Integer(until));
+    }
+    if memory {
+        if query.tiers.is_empty() {
+            sql.push_str(" AND x.status = 'active'");
+        } else {
+            sql.push_str(" AND x.status IN ('active', 'candidate')");
+            let mut list = Vec::new();
+            for tier in &query.tiers {
+                let tier = super::memories::Tier::parse(tier).map_or("", |t| t.as_str());
+                args.push(Value::Text(tier.to_owned()));
+                list.push(format!("?{}", args.len()));
+            }
+            sql.push_str(&format!(" AND x.tier IN ({})", list.join(", ")));
+        }
     }
     if !query.types.is_empty() {
         let mut list = Vec::new();

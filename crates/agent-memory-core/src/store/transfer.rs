@@ -4,14 +4,19 @@
 //! events. Events are keyed by their capture uid, so importing a stream twice (or a stream that
 //! overlaps what is stored) adds nothing twice. Private events never leave through an export.
 //!
-//! Must not: redact. The importer takes a sanitizer from the caller and runs every event
-//! through it, because an imported file is input like any other.
+//! Long-term memories travel in the same format (`export --memories`): a header, projects, and
+//! one `memory` line per candidate or active memory. A memory is the same memory when its scope
+//! (project or global) and text are the same, so importing twice adds nothing twice; imported
+//! memories keep their tier, kind and importance, and say `imported` as their origin.
+//!
+//! Must not: redact. The importer takes sanitizers from the caller and runs every event and
+//! memory text through them, because an imported file is input like any other.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::sync::atomic::Ordering;
 
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -33,6 +38,24 @@ pub enum Line {
     Project(ProjectRecord),
     Session(SessionRecord),
     Event(EventRecord),
+    Memory(MemoryRecord),
+}
+
+/// A long-term memory in an export.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    /// Its id in the exporting store, for reference only.
+    pub id: i64,
+    pub tier: super::memories::Tier,
+    pub kind: super::memories::Kind,
+    pub text: String,
+    /// The project key; `None` for global memory.
+    pub project: Option<String>,
+    pub importance: u8,
+    pub status: super::memories::Status,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub origin: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -86,6 +109,9 @@ pub struct TransferReport {
     pub events: usize,
     /// Events already present (imports only).
     pub already_present: usize,
+    pub memories: usize,
+    /// Memories already present (imports only).
+    pub memories_present: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -122,14 +148,7 @@ impl Store {
         let conn = self.conn();
         let since = filter.since_ms.unwrap_or(i64::MIN);
         let mut stmt = conn.prepare("SELECT key, name, root, origin FROM projects ORDER BY id")?;
-        let projects = stmt.query_map([], |r| {
-            Ok(ProjectRecord {
-                key: r.get(0)?,
-                name: r.get(1)?,
-                root: r.get(2)?,
-                origin: r.get(3)?,
-            })
-        })?;
+        let projects = stmt.query_map([], project_record)?;
         for project in projects {
             write_line(out, &Line::Project(project?))?;
             report.projects += 1;
@@ -175,12 +194,88 @@ impl Store {
         Ok(report)
     }
 
+    /// Writes the long-term memories `filter` selects as JSONL, with the projects they belong
+    /// to: `export --memories` (candidates and active ones), or a pack (reviewed ones).
+    pub fn export_memories(
+        &self,
+        out: &mut dyn Write,
+        filter: &super::memories::Filter,
+        now_ms: i64,
+    ) -> Result<TransferReport, TransferError> {
+        use super::memories;
+        let mut report = TransferReport::default();
+        let header = Header { format: FORMAT.into(), version: FORMAT_VERSION, exported_at: now_ms };
+        write_line(out, &Line::Header(header))?;
+        let mut list = memories::list(self, filter).map_err(|err| match err {
+            memories::MemoryError::Store(err) => TransferError::Store(err),
+            other => TransferError::Store(StoreError::Data(other.to_string())),
+        })?;
+        list.sort_by_key(|m| m.id);
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT key, name, root, origin FROM projects WHERE key = ?1")?;
+        let mut written: Vec<String> = Vec::new();
+        for memory in &list {
+            let Some(key) = memory.project.as_ref().filter(|k| !written.contains(k)) else {
+                continue;
+            };
+            let project = stmt.query_row([key], project_record)?;
+            write_line(out, &Line::Project(project))?;
+            written.push(key.clone());
+            report.projects += 1;
+        }
+        for m in list {
+            let record = MemoryRecord {
+                id: m.id,
+                tier: m.tier,
+                kind: m.kind,
+                text: m.text,
+                project: m.project,
+                importance: m.importance,
+                status: m.status,
+                created_at: m.created_at,
+                updated_at: m.updated_at,
+                origin: m.origin,
+            };
+            write_line(out, &Line::Memory(record))?;
+            report.memories += 1;
+        }
+        out.flush()?;
+        Ok(report)
+    }
+
     /// Reads a JSONL export into the store in one transaction. Every event passes through
-    /// `sanitize` first. Idempotent: events whose uid is stored already are counted, not added.
+    /// `sanitize` first, every memory's text through `sanitize_text`. Idempotent: events whose
+    /// uid is stored already, and memories whose text is stored already in the same scope, are
+    /// counted, not added.
     pub fn import(
         &mut self,
         input: &mut dyn BufRead,
         sanitize: &dyn Fn(&mut Event),
+        sanitize_text: &dyn Fn(&str) -> String,
+    ) -> Result<TransferReport, TransferError> {
+        self.import_as(input, sanitize, sanitize_text, "imported")
+    }
+
+    /// Mounts a memory pack (see [`crate::store::memories`]): its reviewed memories are added
+    /// with the origin `pack:NAME`, which search and recall show as their provenance. Only
+    /// memory and project lines are read; a candidate (L1) in a pack is left out.
+    pub fn import_pack(
+        &mut self,
+        input: &mut dyn BufRead,
+        name: &str,
+        sanitize_text: &dyn Fn(&str) -> String,
+    ) -> Result<TransferReport, TransferError> {
+        // A pack carries memories only; sessions and events in one are passed over unread.
+        self.import_as(input, &|_| {}, sanitize_text, &format!("pack:{name}"))
+    }
+
+    fn import_as(
+        &mut self,
+        input: &mut dyn BufRead,
+        sanitize: &dyn Fn(&mut Event),
+        sanitize_text: &dyn Fn(&str) -> String,
+        origin: &str,
     ) -> Result<TransferReport, TransferError> {
         // A bulk write touches every index page again and again; give it room (64 MiB).
         self.conn.pragma_update(None, "cache_size", -65_536)?;
@@ -189,8 +284,13 @@ impl Store {
             tx.query_row("SELECT coalesce(max(id), 0) FROM events", [], |r| r.get(0))?;
         // The full-text index is built once at the end, not a segment per event.
         self.fts_deferred.store(true, Ordering::Relaxed);
-        let mut importer = Importer { tx: &tx, projects: HashMap::new(), sessions: HashMap::new() };
-        let read = importer.read_all(input, sanitize);
+        let mut importer = Importer {
+            tx: &tx,
+            projects: HashMap::new(),
+            sessions: HashMap::new(),
+            origin: origin.to_owned(),
+        };
+        let read = importer.read_all(input, sanitize, sanitize_text);
         self.fts_deferred.store(false, Ordering::Relaxed);
         let report = read?;
         super::index_events_after(&tx, last_id)?;
@@ -205,6 +305,8 @@ struct Importer<'a> {
     tx: &'a rusqlite::Transaction<'a>,
     projects: HashMap<String, i64>,
     sessions: HashMap<(String, String), i64>,
+    /// The origin imported memories are given: `imported`, or `pack:NAME` for a pack.
+    origin: String,
 }
 
 impl Importer<'_> {
@@ -212,6 +314,7 @@ impl Importer<'_> {
         &mut self,
         input: &mut dyn BufRead,
         sanitize: &dyn Fn(&mut Event),
+        sanitize_text: &dyn Fn(&str) -> String,
     ) -> Result<TransferReport, TransferError> {
         let mut report = TransferReport::default();
         let mut buf = String::new();
@@ -240,6 +343,7 @@ impl Importer<'_> {
                     self.projects.insert(p.key, id);
                     report.projects += 1;
                 }
+                Line::Session(_) | Line::Event(_) if self.origin.starts_with("pack:") => {}
                 Line::Session(s) => {
                     self.session(s)?;
                     report.sessions += 1;
@@ -249,6 +353,16 @@ impl Importer<'_> {
                     match self.event(&record)? {
                         true => report.events += 1,
                         false => report.already_present += 1,
+                    }
+                }
+                Line::Memory(record)
+                    if self.origin.starts_with("pack:")
+                        && record.tier == super::memories::Tier::L1 => {}
+                Line::Memory(mut record) => {
+                    record.text = sanitize_text(&record.text);
+                    match self.memory(&record, line_no)? {
+                        true => report.memories += 1,
+                        false => report.memories_present += 1,
                     }
                 }
             }
@@ -289,6 +403,52 @@ impl Importer<'_> {
         Ok(())
     }
 
+    /// Stores one memory; false when the same text is stored already in the same scope.
+    fn memory(&mut self, record: &MemoryRecord, line: usize) -> Result<bool, TransferError> {
+        use super::memories::{NewMemory, Tier, check_text};
+        let bad = |message: String| TransferError::BadLine { line, message };
+        let text = check_text(&record.text).map_err(|e| bad(e.to_string()))?;
+        let project_id = match (&record.project, record.tier) {
+            (_, Tier::L3) | (None, _) => None,
+            (Some(key), _) => match self.projects.get(key) {
+                Some(id) => Some(*id),
+                None => {
+                    let id: Option<i64> = self
+                        .tx
+                        .query_row("SELECT id FROM projects WHERE key = ?1", [key], |r| r.get(0))
+                        .optional()?;
+                    Some(id.ok_or_else(|| bad(format!("memory of unknown project {key}")))?)
+                }
+            },
+        };
+        let present: bool = self.tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM memories WHERE project_id IS ?1 AND text = ?2
+                            AND status IN ('candidate', 'active', 'rejected', 'forgotten'))",
+            params![project_id, text],
+            |r| r.get(0),
+        )?;
+        if present {
+            return Ok(false);
+        }
+        let new = NewMemory {
+            tier: record.tier,
+            kind: record.kind,
+            text,
+            project_id,
+            importance: record.importance,
+            // Source ids name items of the exporting store; here they would name others.
+            sources: Vec::new(),
+            origin: self.origin.clone(),
+            supersedes: None,
+        };
+        super::memories::insert_row(self.tx, &new, record.created_at, crate::time::now_ms())
+            .map_err(|e| match e {
+                super::memories::MemoryError::Store(e) => TransferError::Store(e),
+                other => bad(other.to_string()),
+            })?;
+        Ok(true)
+    }
+
     /// Stores one event; false when its uid was stored already.
     fn event(&mut self, record: &EventRecord) -> Result<bool, TransferError> {
         let event = &record.event;
@@ -318,6 +478,11 @@ impl Importer<'_> {
         };
         Ok(insert_event(self.tx, event, &record.content_hash, session_id, project_id)?.is_some())
     }
+}
+
+/// A project line from a row of `SELECT key, name, root, origin FROM projects`.
+fn project_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectRecord> {
+    Ok(ProjectRecord { key: r.get(0)?, name: r.get(1)?, root: r.get(2)?, origin: r.get(3)? })
 }
 
 fn check_header(header: &Header, line: usize) -> Result<(), TransferError> {

@@ -1,7 +1,9 @@
-//! `agent-memory export`: the store as JSONL, to a file (written atomically) or stdout.
+//! `agent-memory export`: the store as JSONL, to a file (written atomically) or stdout; with
+//! `--memories`, its long-term memories instead of its sessions and events.
 
 use std::io::Write;
 
+use agent_memory_core::store::memories::{Filter, Status};
 use agent_memory_core::store::transfer::ExportFilter;
 use agent_memory_core::{fsutil, time};
 use anyhow::Context as _;
@@ -12,22 +14,35 @@ use crate::output;
 
 pub fn run(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
-    let filter = ExportFilter {
-        agent: args.agent.map(|a| agent_memory_core::adapter::canonical_agent(&a)),
-        since_ms: parse_time(args.since.as_deref())?,
+    let since = parse_time(args.since.as_deref())?;
+    let export = |out: &mut dyn Write| {
+        if args.memories {
+            let filter = Filter {
+                statuses: vec![Status::Candidate, Status::Active],
+                updated_since_ms: since,
+                ..Filter::default()
+            };
+            store.export_memories(out, &filter, time::now_ms())
+        } else {
+            let filter = ExportFilter {
+                agent: args.agent.as_deref().map(agent_memory_core::adapter::canonical_agent),
+                since_ms: since,
+            };
+            store.export(out, &filter, time::now_ms())
+        }
     };
-    match args.output {
+    match &args.output {
         Some(path) => {
             let mut buffer = Vec::new();
-            let report = store.export(&mut buffer, &filter, time::now_ms())?;
-            fsutil::write_atomic(&path, &buffer)
+            let report = export(&mut buffer)?;
+            fsutil::write_atomic(path, &buffer)
                 .with_context(|| format!("cannot write {}", path.display()))?;
             output::transfer("exported", &report, false)?;
         }
         None => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            store.export(&mut out, &filter, time::now_ms())?;
+            export(&mut out)?;
             out.flush()?;
         }
     }

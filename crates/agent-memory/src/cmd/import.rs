@@ -15,10 +15,17 @@ pub fn run(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
         Some(path) => {
             let file = std::fs::File::open(&path)
                 .with_context(|| format!("cannot open {} for import", path.display()))?;
-            store.import(&mut BufReader::new(file), &capture::sanitize_event)?
+            store.import(&mut BufReader::new(file), &capture::sanitize_event, &sanitize_text)?
         }
-        None => store.import(&mut std::io::stdin().lock(), &capture::sanitize_event)?,
+        None => {
+            store.import(&mut std::io::stdin().lock(), &capture::sanitize_event, &sanitize_text)?
+        }
     };
     output::transfer("imported", &report, args.json)?;
     Ok(())
+}
+
+/// A memory's text as capture would keep it: secrets redacted, `<private>` spans dropped.
+fn sanitize_text(text: &str) -> String {
+    capture::sanitize_text(text).into_owned()
 }

@@ -18,6 +18,7 @@ pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         since_ms: parse_time(args.filters.since.as_deref())?,
         until_ms: parse_time(args.filters.until.as_deref())?,
         kinds: args.kind,
+        tiers: args.tier,
         types: args.types,
         limit: args.limit.unwrap_or(ctx.config.search.limit),
         max_terms: ctx.config.search.max_query_terms,

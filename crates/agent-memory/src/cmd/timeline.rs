@@ -7,6 +7,9 @@ use super::show::parse_id;
 use crate::cli::TimelineArgs;
 use crate::output;
 
+/// What a timeline can be anchored on: items that happened at a point of a session.
+const ANCHOR_KINDS: [&str; 3] = ["observation", "summary", "event"];
+
 pub fn run(ctx: &Context, args: TimelineArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let text = args.anchor.join(" ");
@@ -18,6 +21,7 @@ pub fn run(ctx: &Context, args: TimelineArgs) -> anyhow::Result<()> {
                 text: text.clone(),
                 limit: 1,
                 max_terms: ctx.config.search.max_query_terms,
+                kinds: ANCHOR_KINDS.iter().map(|k| (*k).to_owned()).collect(),
                 ..SearchQuery::default()
             };
             let hit = store.search(&query)?.hits.into_iter().next().ok_or_else(|| {

@@ -5,7 +5,8 @@
 //! pass at a time: the stop hook starts a pass in the background (`--background`), which
 //! quietly gives way when one is already running. A pass that added observations or summaries
 //! merges their full-text indexes, empties the write-ahead log, and refreshes the projects'
-//! brief files (`agent-memory brief --write`).
+//! brief files (`agent-memory brief --write`). Each pass then screens what is distilled into
+//! long-term memory candidates (`agent-memory review`).
 
 use std::fs::File;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use agent_memory_core::distil::llm::{DayBudget, LlmDistiller};
 use agent_memory_core::distil::offline::OfflineDistiller;
 use agent_memory_core::distil::{mode, work};
 use agent_memory_core::store::vectors::embed_pending;
-use agent_memory_core::{fsutil, inject, time};
+use agent_memory_core::{fsutil, inject, promote, time};
 use anyhow::Context as _;
 
 use super::Context;
@@ -94,6 +95,18 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
         }
         if !args.background {
             output::work(&report, args.json)?;
+        }
+        // What was distilled (now or by an earlier pass) is screened for long-term memory.
+        let settings = promote::Settings::from_config(
+            &ctx.config.promote,
+            ctx.config.search.embedding_model(),
+        );
+        match promote::run_pass(&mut store, &settings, time::now_ms()) {
+            Ok(promoted) if !args.background && !args.json => {
+                output::promoted(&promoted, settings.auto)?
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!("screening for long-term memory failed: {err}"),
         }
         if let Some(embedder) = &embedder {
             // New observations and summaries get their vectors here, off the hook path.

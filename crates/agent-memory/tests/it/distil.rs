@@ -8,7 +8,7 @@ use crate::{assert_quiet_success, count, home, payload};
 use agent_memory_testkit::TestHome;
 
 /// A Claude Code session that fixes a failing test, ending with `Stop` when `stop` is set.
-fn bug_fix_session(home: &TestHome, session: &str, stop: bool) {
+pub(crate) fn bug_fix_session(home: &TestHome, session: &str, stop: bool) {
     let cwd = "/w/app";
     let steps: Vec<(&str, serde_json::Value)> = vec![
         ("SessionStart", json!({"source": "startup"})),

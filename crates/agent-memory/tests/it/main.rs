@@ -12,6 +12,7 @@ mod doctor;
 mod hermes_provider;
 mod install;
 mod mcp;
+mod memory;
 mod project_identity;
 mod recall_inject;
 mod redaction;

@@ -221,6 +221,62 @@ fn the_cheap_first_workflow_works_end_to_end() {
 }
 
 #[test]
+fn remember_and_forget_keep_and_drop_memory() {
+    let (home, app) = seeded();
+    let mut server = initialized(&home);
+    let (error, text) = server.call(
+        "remember",
+        json!({ "text": "Decision: the parser tracks depth per nested list", "kind": "decision",
+                "project": app, "importance": 8 }),
+    );
+    assert!(!error, "{text}");
+    assert!(text.contains("project app") && text.contains("as a decision"), "{text}");
+    // Its origin is the client that asked, by the name it introduced itself with.
+    let id = count(&home, "SELECT max(id) FROM memories WHERE origin = 'agent-memory-tests'");
+    assert_eq!(
+        count(
+            &home,
+            &format!("SELECT tier = 'L2' AND importance = 8 FROM memories WHERE id = {id}")
+        ),
+        1
+    );
+    // Said again: merged, not piled up.
+    let (error, text) = server.call(
+        "remember",
+        json!({ "text": "Decision: the parser tracks depth per nested list.", "kind": "decision",
+                "project": app }),
+    );
+    assert!(!error && text.contains(&format!("already remembered as m{id}")), "{text}");
+    // Global preference.
+    let (error, text) =
+        server.call("remember", json!({ "text": "Answer in short sentences.", "global": true }));
+    assert!(!error && text.contains("global memory"), "{text}");
+    // Found by search and the briefing; read in full.
+    let (error, text) =
+        server.call("search", json!({ "query": "nested list depth", "kind": ["memory"] }));
+    assert!(!error && text.contains(&format!("m{id} | ")), "{text}");
+    let (error, text) = server.call("briefing", json!({ "project": app }));
+    assert!(!error, "{text}");
+    assert!(text.contains("## Decisions\n- Decision: the parser tracks depth"), "{text}");
+    assert!(text.contains("## Preferences\n- Answer in short sentences."), "{text}");
+    let (error, text) = server.call("get_observations", json!({ "ids": [format!("m{id}")] }));
+    assert!(!error && text.contains(&format!("## m{id} [decision] L2 memory, app")), "{text}");
+    // Forgotten: gone from search and the briefing, kept in the store.
+    let (error, text) = server.call("forget", json!({ "id": format!("m{id}") }));
+    assert!(!error && text.starts_with(&format!("forgot m{id}: ")), "{text}");
+    let (_, text) =
+        server.call("search", json!({ "query": "nested list depth", "kind": ["memory"] }));
+    assert!(text.starts_with("no matches"), "{text}");
+    let (_, text) = server.call("briefing", json!({ "project": app }));
+    assert!(!text.contains("tracks depth"), "{text}");
+    assert_eq!(
+        count(&home, &format!("SELECT status = 'forgotten' FROM memories WHERE id = {id}")),
+        1
+    );
+    server.finish();
+}
+
+#[test]
 fn bad_arguments_are_explained_and_the_server_keeps_serving() {
     let (home, _) = seeded();
     let mut server = initialized(&home);
@@ -244,6 +300,15 @@ fn bad_arguments_are_explained_and_the_server_keeps_serving() {
         ("get_observations", json!({ "ids": "o1" }), &["`ids`", "pass `ids`"]),
         ("get_observations", json!({ "ids": [] }), &["`ids` is empty"]),
         ("briefing", json!({ "project": "/no/such/dir" }), &["/no/such/dir is not a directory"]),
+        ("remember", json!({}), &["missing field `text`", "pass `text`"]),
+        ("remember", json!({ "text": "  " }), &["`text`", "empty"]),
+        ("remember", json!({ "text": "x".repeat(301) }), &["`text`", "301 characters"]),
+        ("remember", json!({ "text": "x", "kind": "rumour" }), &["unknown variant `rumour`"]),
+        ("remember", json!({ "text": "x", "importance": 0 }), &["`importance` is 0"]),
+        ("remember", json!({ "text": "x", "project": "/no/such/dir" }), &["`project`"]),
+        ("forget", json!({}), &["missing field `id`", "pass `id`"]),
+        ("forget", json!({ "id": "o1" }), &["`id`", "not a memory id"]),
+        ("forget", json!({ "id": "m999999" }), &["`id`", "no memory m999999"]),
     ];
     for (tool, arguments, wanted) in cases {
         let (error, text) = server.call(tool, arguments.clone());
@@ -260,7 +325,7 @@ fn bad_arguments_are_explained_and_the_server_keeps_serving() {
     assert!(!error, "{text}");
     assert!(text.contains("- x1: not an id") && text.contains("## e1 ["), "{text}");
     // An unknown tool is a protocol error, and the server goes on.
-    let response = server.request("tools/call", json!({ "name": "remember", "arguments": {} }));
+    let response = server.request("tools/call", json!({ "name": "memorize", "arguments": {} }));
     assert!(response.get("error").is_some(), "{response}");
     let (error, _) = server.call("search", json!({ "query": "parser" }));
     assert!(!error);
@@ -315,7 +380,10 @@ fn the_official_python_sdk_client_runs_the_workflow() {
         .unwrap_or_else(|e| panic!("{e}: {}", agent_memory_testkit::describe(&out)));
     assert_eq!(seen["server"], "agent-memory", "{seen}");
     assert_eq!(seen["version"], env!("CARGO_PKG_VERSION"), "{seen}");
-    assert_eq!(seen["tools"], json!(["briefing", "get_observations", "search", "timeline"]));
+    assert_eq!(
+        seen["tools"],
+        json!(["briefing", "forget", "get_observations", "remember", "search", "timeline"])
+    );
     let ids = seen["ids"].as_array().expect("ids");
     assert!(!ids.is_empty(), "search found the fix: {seen}");
     assert_eq!(seen["get_error"], false, "{seen}");
@@ -327,4 +395,25 @@ fn the_official_python_sdk_client_runs_the_workflow() {
     assert!(seen["bad"].as_str().is_some_and(|t| t.contains("`limit`")), "{seen}");
     assert_eq!(seen["after_error"], false, "still serving after the mistake: {seen}");
     assert!(seen["after"].as_str().is_some_and(|t| t.contains(" | codex | ")), "{seen}");
+    // remember and forget, with good and bad arguments.
+    let memory = seen["memory_id"].as_str().expect("memory id");
+    assert!(memory.starts_with('m'), "{seen}");
+    assert_eq!(seen["remember_error"], false, "{seen}");
+    assert!(seen["remember"].as_str().is_some_and(|t| t.contains("as a decision")), "{seen}");
+    assert!(
+        seen["found"].as_str().is_some_and(|t| t.contains(&format!("{memory} | "))),
+        "the memory is searchable: {seen}"
+    );
+    assert_eq!(seen["remember_bad_error"], true, "{seen}");
+    assert!(seen["remember_bad"].as_str().is_some_and(|t| t.contains("`importance` is 11")));
+    assert_eq!(seen["forget_error"], false, "{seen}");
+    assert!(seen["forget"].as_str().is_some_and(|t| t.starts_with(&format!("forgot {memory}"))));
+    assert!(seen["forget_again"].as_str().is_some_and(|t| t.contains("forgot")), "{seen}");
+    assert_eq!(seen["forget_wrong_error"], true, "{seen}");
+    assert!(seen["forget_wrong"].as_str().is_some_and(|t| t.contains("`id`")), "{seen}");
+    let status = count(
+        &home,
+        &format!("SELECT status = 'forgotten' FROM memories WHERE id = {}", &memory[1..]),
+    );
+    assert_eq!(status, 1);
 }

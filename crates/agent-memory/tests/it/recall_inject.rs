@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 use crate::{assert_quiet_success, count, home};
 use agent_memory_testkit::TestHome;
 
-const CWD: &str = "/w/app";
+pub(crate) const CWD: &str = "/w/app";
 
 /// The captured payload of an agent's event, from `shared/agents/samples`.
-fn sample(agent_dir: &str, event: &str) -> Value {
+pub(crate) fn sample(agent_dir: &str, event: &str) -> Value {
     let file = format!("{event}.json");
     let found = agent_memory_testkit::samples(agent_dir)
         .into_iter()
@@ -23,7 +23,7 @@ fn sample(agent_dir: &str, event: &str) -> Value {
 }
 
 /// `base` with `fields` set (top level; an `extra` object is merged one level down).
-fn with(mut base: Value, fields: Value) -> Vec<u8> {
+pub(crate) fn with(mut base: Value, fields: Value) -> Vec<u8> {
     if let (Some(base), Value::Object(fields)) = (base.as_object_mut(), fields) {
         for (key, value) in fields {
             match (base.get_mut(&key), value) {
@@ -69,7 +69,7 @@ fn answer_of(out: &Output) -> Option<Value> {
 }
 
 /// The context inside any agent's answer.
-fn context_of(answer: &Value) -> String {
+pub(crate) fn context_of(answer: &Value) -> String {
     answer
         .pointer("/hookSpecificOutput/additionalContext")
         .or_else(|| answer.get("additionalContext"))
@@ -114,7 +114,7 @@ pub(crate) fn codex_fixes_the_parser(home: &TestHome, session: &str, cwd: &str, 
 
 pub(crate) const CODEX_PROMPT: &str = "cargo test -p parser fails with error[E0425]: cannot find value `depth` in this scope; please fix src/parser.rs";
 
-fn work(home: &TestHome, envs: &[(&str, &str)]) {
+pub(crate) fn work(home: &TestHome, envs: &[(&str, &str)]) {
     let mut cmd = home.cmd();
     cmd.args(["work", "--json"]);
     for (key, value) in envs {
@@ -124,13 +124,13 @@ fn work(home: &TestHome, envs: &[(&str, &str)]) {
     assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
 }
 
-fn claude_start(home: &TestHome, session: &str, envs: &[(&str, &str)]) -> Option<Value> {
+pub(crate) fn claude_start(home: &TestHome, session: &str, envs: &[(&str, &str)]) -> Option<Value> {
     let body =
         with(sample("claude-code", "SessionStart"), json!({ "session_id": session, "cwd": CWD }));
     answer_of(&hook_with(home, "claude-code", "SessionStart", &body, envs))
 }
 
-fn gemini_prompt(home: &TestHome, session: &str, prompt: &str) -> Option<Value> {
+pub(crate) fn gemini_prompt(home: &TestHome, session: &str, prompt: &str) -> Option<Value> {
     let body = with(
         sample("gemini", "BeforeAgent"),
         json!({ "session_id": session, "cwd": CWD, "prompt": prompt }),

@@ -1,0 +1,221 @@
+//! Screening: here is an observation or a session summary, give me the short memories it is
+//! worth (DESIGN.md §4 promote): one with a conclusion (a decision, a fixed problem), a gotcha,
+//! or something reusable across sessions (a pattern, a trade-off, what a file is for).
+//!
+//! Deterministic rules over the distiller's own structure, in English and Chinese: the
+//! observation's type and concepts decide the kind and importance, its first facts (which the
+//! distillers write as self-contained sentences) become the text. Routine work (features,
+//! changes, refactors without a lesson) is not memory.
+//!
+//! Must not: touch the store; promotion decides what becomes of a draft.
+
+use crate::store::memories::{Kind, MAX_TEXT_CHARS, Unscreened};
+use crate::text::{clip, one_line};
+
+/// A memory screening proposes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    pub kind: Kind,
+    pub text: String,
+    pub importance: u8,
+    /// `o12` or `s3`.
+    pub source: String,
+}
+
+/// Words that mark a rule about naming, commits or layout rather than a one-off choice.
+const CONVENTION_MARKERS: &[&str] = &[
+    "convention",
+    "naming",
+    "named ",
+    "name ",
+    "commit message",
+    "prefix",
+    "always ",
+    "never ",
+    "约定",
+    "命名",
+    "规范",
+    "提交信息",
+    "一律",
+    "总是",
+    "不要",
+];
+
+/// Sentence openings that give a decision's reason.
+const REASON_MARKERS: &[&str] = &["reason", "because", "why:", "原因", "因为", "理由"];
+
+/// Openings that state a decision.
+const DECISION_MARKERS: &[&str] = &["decision:", "decided", "决定"];
+
+/// Words that say a problem was fixed.
+const FIX_MARKERS: &[&str] = &["fixed", "fix ", "fixes", "resolved", "修复", "解决"];
+
+fn has_any(text: &str, markers: &[&str]) -> bool {
+    let lower = text.to_lowercase();
+    markers.iter().any(|m| lower.contains(m))
+}
+
+fn starts_with_any(text: &str, markers: &[&str]) -> bool {
+    let lower = text.trim_start().to_lowercase();
+    markers.iter().any(|m| lower.starts_with(m))
+}
+
+/// The memory text: the given sentences on one line, within [`MAX_TEXT_CHARS`].
+fn statement<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    let joined: Vec<String> = parts.into_iter().map(one_line).filter(|p| !p.is_empty()).collect();
+    // Chinese sentences end in a full-width stop and need no space between them.
+    let mut text = String::new();
+    for part in joined {
+        if !text.is_empty() && !text.ends_with(['。', '！', '？']) {
+            text.push(' ');
+        }
+        text.push_str(&part);
+    }
+    clip(&text, MAX_TEXT_CHARS)
+}
+
+/// The memory an observation is worth, if any.
+pub fn observation(item: &Unscreened) -> Option<Draft> {
+    let concept = |c: &str| item.concepts.iter().any(|k| k == c);
+    let first = item.facts.first().map(String::as_str).unwrap_or(item.title.as_str());
+    let all_text = format!("{} {} {}", item.title, item.subtitle, item.facts.join(" "));
+    let (kind, text, importance) = match item.item_type.as_str() {
+        "sensitive" => return None,
+        "decision" => {
+            let reason = item
+                .facts
+                .iter()
+                .skip(1)
+                .chain(std::iter::once(&item.subtitle))
+                .find(|f| starts_with_any(f, REASON_MARKERS))
+                .map(String::as_str);
+            let kind = if has_any(&all_text, CONVENTION_MARKERS) {
+                Kind::Convention
+            } else {
+                Kind::Decision
+            };
+            (kind, statement(std::iter::once(first).chain(reason)), 7)
+        }
+        "security_alert" => (Kind::Problem, statement([first]), 8),
+        "security_note" => (Kind::Fact, statement([first]), 5),
+        "bugfix" => (Kind::Problem, statement([first]), if concept("gotcha") { 7 } else { 6 }),
+        _ if concept("gotcha") || concept("problem-solution") => {
+            (Kind::Problem, statement([first]), if concept("gotcha") { 6 } else { 5 })
+        }
+        // Routine work is not a lesson, whatever concepts it was tagged with.
+        "feature" | "change" | "refactor" => return None,
+        _ if concept("trade-off") => (Kind::Decision, statement([first]), 5),
+        _ if concept("pattern") => {
+            let kind =
+                if has_any(&all_text, CONVENTION_MARKERS) { Kind::Convention } else { Kind::Fact };
+            (kind, statement([first]), 5)
+        }
+        "discovery" => (Kind::Fact, statement([first]), 3),
+        _ => return None,
+    };
+    (!text.is_empty()).then(|| Draft { kind, text, importance, source: item.source.clone() })
+}
+
+/// The memories a summary's lessons (`learned`) are worth: one per lesson.
+pub fn summary(item: &Unscreened) -> Vec<Draft> {
+    item.learned
+        .iter()
+        .filter_map(|lesson| {
+            let text = statement([lesson.as_str()]);
+            if text.chars().count() < 12 {
+                return None;
+            }
+            let (kind, importance) = if starts_with_any(&text, DECISION_MARKERS) {
+                (Kind::Decision, 6)
+            } else if has_any(&text, CONVENTION_MARKERS) {
+                (Kind::Convention, 5)
+            } else if has_any(&text, FIX_MARKERS) {
+                (Kind::Problem, 5)
+            } else {
+                (Kind::Fact, 4)
+            };
+            Some(Draft { kind, text, importance, source: item.source.clone() })
+        })
+        .collect()
+}
+
+/// Every draft an item is worth.
+pub fn screen(item: &Unscreened) -> Vec<Draft> {
+    if item.item_type == "summary" {
+        summary(item)
+    } else {
+        observation(item).into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(kind: &str, title: &str, facts: &[&str], concepts: &[&str]) -> Unscreened {
+        Unscreened {
+            source: "o1".into(),
+            item_type: kind.into(),
+            title: title.into(),
+            facts: facts.iter().map(|f| (*f).to_owned()).collect(),
+            concepts: concepts.iter().map(|c| (*c).to_owned()).collect(),
+            ..Unscreened::default()
+        }
+    }
+
+    #[test]
+    fn conclusions_and_gotchas_pass_routine_work_does_not() {
+        let fix = obs(
+            "bugfix",
+            "Fixed `cargo test` failure in src/parser.rs",
+            &["`cargo test` failed with E0425; changing src/parser.rs fixed it.", "passed"],
+            &["problem-solution", "gotcha"],
+        );
+        let draft = observation(&fix).expect("a fix is memory");
+        assert_eq!((draft.kind, draft.importance), (Kind::Problem, 7));
+        assert_eq!(draft.text, "`cargo test` failed with E0425; changing src/parser.rs fixed it.");
+
+        let decision = obs(
+            "decision",
+            "决定：从现在起统一用 jiff 处理时间",
+            &["决定：从现在起统一用 jiff 处理时间。", "原因：chrono 的时区 API 太容易用错。"],
+            &["why-it-exists", "trade-off"],
+        );
+        let draft = observation(&decision).expect("a decision is memory");
+        assert_eq!((draft.kind, draft.importance), (Kind::Decision, 7));
+        assert_eq!(
+            draft.text,
+            "决定：从现在起统一用 jiff 处理时间。原因：chrono 的时区 API 太容易用错。"
+        );
+
+        let naming = obs("decision", "Decision: naming: test files end in _test.rs", &[], &[]);
+        assert_eq!(observation(&naming).expect("naming").kind, Kind::Convention);
+
+        let refactor =
+            obs("refactor", "Refactored src/config.rs", &[], &["what-changed", "pattern"]);
+        assert_eq!(observation(&refactor), None);
+        assert_eq!(observation(&obs("feature", "Added export", &[], &["how-it-works"])), None);
+        assert_eq!(observation(&obs("sensitive", "secret", &[], &["gotcha"])), None);
+        let study = obs("discovery", "Studied src/store.rs", &["src/store.rs defines Store."], &[]);
+        assert_eq!(observation(&study).map(|d| (d.kind, d.importance)), Some((Kind::Fact, 3)));
+    }
+
+    #[test]
+    fn summary_lessons_are_one_memory_each() {
+        let item = Unscreened {
+            source: "s4".into(),
+            item_type: "summary".into(),
+            learned: vec![
+                "Decision: use jiff for every timestamp.".into(),
+                "`cargo test` failed with E0425; changing src/parser.rs fixed it.".into(),
+                "src/store.rs defines Store, open, migrate.".into(),
+                "ok".into(),
+            ],
+            ..Unscreened::default()
+        };
+        let kinds: Vec<(Kind, u8)> = screen(&item).iter().map(|d| (d.kind, d.importance)).collect();
+        assert_eq!(kinds, [(Kind::Decision, 6), (Kind::Problem, 5), (Kind::Fact, 4)]);
+        let long = Unscreened { learned: vec!["word ".repeat(100)], ..item };
+        assert!(screen(&long)[0].text.chars().count() <= MAX_TEXT_CHARS);
+    }
+}

@@ -1,0 +1,114 @@
+//! `agent-memory remember`, `forget` and `memories`: state a memory directly, forget one (or
+//! bring it back), and list what is kept. All three call `store::memories` and
+//! `promote::place`, the calls the MCP tools make too.
+
+use std::path::Path;
+
+use agent_memory_core::promote::{self, Placed, Statement};
+use agent_memory_core::store::Store;
+use agent_memory_core::store::memories::{self, Filter, Kind, Status, Tier};
+use agent_memory_core::{project, time};
+use anyhow::Context as _;
+
+use super::Context;
+use crate::cli::{ForgetArgs, MemoriesArgs, RememberArgs};
+use crate::output;
+
+pub fn remember(ctx: &Context, args: RememberArgs) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let kind = match args.kind.as_deref() {
+        Some(kind) => parse_kind(kind)?,
+        None if args.global => Kind::Preference,
+        None => Kind::Fact,
+    };
+    let importance = memories::check_importance(args.importance)?;
+    let (tier, project_id) = if args.global {
+        (Tier::L3, None)
+    } else {
+        (Tier::L2, Some(project_row(&mut store, args.project.as_deref())?))
+    };
+    let statement = Statement {
+        kind,
+        text: args.text.join(" "),
+        importance,
+        sources: Vec::new(),
+        origin: "remembered".into(),
+    };
+    let settings =
+        promote::Settings::from_config(&ctx.config.promote, ctx.config.search.embedding_model());
+    let placed =
+        promote::place(&mut store, &statement, project_id, tier, &settings, time::now_ms())?;
+    let id = match placed {
+        Placed::New { id, .. } | Placed::Merged { into: id } | Placed::Dropped { like: id } => id,
+    };
+    let memory = memories::get(&store, id)?.context("the memory just stored is missing")?;
+    output::remembered(&memory, &placed, args.json)?;
+    Ok(())
+}
+
+pub fn forget(ctx: &Context, args: ForgetArgs) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let id = parse_memory_id(&args.id)?;
+    let memory = if args.undo {
+        memories::restore(&mut store, id, time::now_ms())?
+    } else {
+        memories::forget(&mut store, id, time::now_ms())?
+    };
+    output::memory_changed(if args.undo { "restored" } else { "forgot" }, &memory, args.json)?;
+    Ok(())
+}
+
+pub fn list(ctx: &Context, args: MemoriesArgs) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let filter = Filter {
+        tiers: args.tier.iter().filter_map(|t| Tier::parse(t)).collect(),
+        kinds: args.kind.iter().filter_map(|k| Kind::parse(k)).collect(),
+        statuses: if args.all { Vec::new() } else { vec![Status::Active, Status::Candidate] },
+        project: ctx.project_filter(&store, args.project.as_deref())?,
+        ..Filter::default()
+    };
+    output::memories(&memories::list(&store, &filter)?, args.json)?;
+    Ok(())
+}
+
+/// `m12`, `#m12` or `12`.
+pub fn parse_memory_id(raw: &str) -> anyhow::Result<i64> {
+    let digits = raw.trim().trim_start_matches('#');
+    let digits = digits.strip_prefix(['m', 'M']).unwrap_or(digits);
+    digits.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
+        anyhow::anyhow!(
+            "`{raw}` is not a memory id; use the id `agent-memory memories` shows (m12)"
+        )
+    })
+}
+
+pub fn parse_kind(raw: &str) -> anyhow::Result<Kind> {
+    Kind::parse(raw).ok_or_else(|| {
+        anyhow::anyhow!(
+            "`{raw}` is not a memory kind; use fact, decision, convention, problem or preference"
+        )
+    })
+}
+
+/// The row id of the project named by `value` (a key, a name, or a directory inside it), or of
+/// the current directory's project; a directory not seen before (even one that does not exist
+/// here, as hooks from another machine's paths do) is recorded as a project.
+fn project_row(store: &mut Store, value: Option<&str>) -> anyhow::Result<i64> {
+    let dir = match value {
+        // A known key or name first; then anything that is, or reads as, a directory path.
+        Some(value) if let Some(id) = memories::project_id(store, value)? => return Ok(id),
+        Some(value) if !Path::new(value).is_dir() && !value.contains(std::path::MAIN_SEPARATOR) => {
+            return memories::project_id(store, value)?.with_context(|| {
+                format!(
+                    "no project is called `{value}`; pass a directory inside it, or see \
+                     `agent-memory project list`"
+                )
+            });
+        }
+        Some(value) => Path::new(value).to_owned(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let roots = store.registered_roots()?;
+    let identity = project::resolve(&dir, &roots);
+    Ok(memories::ensure_project(store, &identity)?)
+}

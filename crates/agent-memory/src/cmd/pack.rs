@@ -1,0 +1,87 @@
+//! `agent-memory pack`: memory packs, read-only files of reviewed memory to share.
+//!
+//! `build` writes a project's reviewed memory (and, with `--global`, global memory) as a JSONL
+//! memory export and makes the file read-only; `add` mounts a pack: its memories join search,
+//! prompt recall and the briefing with `pack:NAME` as their origin (their provenance); `list`
+//! shows what is mounted; `remove` forgets every memory a pack brought.
+
+use std::io::BufReader;
+use std::path::Path;
+
+use agent_memory_core::store::memories::{self, Filter, Status, Tier};
+use agent_memory_core::{capture, fsutil, time};
+use anyhow::Context as _;
+
+use super::Context;
+use crate::cli::PackCommand;
+use crate::output;
+
+pub fn run(ctx: &Context, command: PackCommand) -> anyhow::Result<()> {
+    match command {
+        PackCommand::Build { file, project, global } => {
+            build(ctx, &file, project.as_deref(), global)
+        }
+        PackCommand::Add { file, name } => add(ctx, &file, name),
+        PackCommand::List(args) => {
+            let store = ctx.store()?;
+            Ok(output::packs(&memories::packs(&store)?, args.json)?)
+        }
+        PackCommand::Remove { name } => {
+            let mut store = ctx.store()?;
+            let forgotten = memories::forget_pack(&mut store, &name, time::now_ms())?;
+            if forgotten == 0 && !memories::packs(&store)?.iter().any(|(n, _)| *n == name) {
+                anyhow::bail!("no pack is called `{name}`; see `agent-memory pack list`");
+            }
+            Ok(output::line(&format!("removed pack {name}: {forgotten} memories forgotten"))?)
+        }
+    }
+}
+
+fn build(ctx: &Context, file: &Path, project: Option<&str>, global: bool) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let project = match project {
+        Some(value) => ctx.project_filter(&store, Some(value))?,
+        None if global => None,
+        None => ctx.project_filter(&store, Some("."))?,
+    };
+    let tiers = match (&project, global) {
+        (Some(_), true) => vec![Tier::L2, Tier::L3],
+        (Some(_), false) => vec![Tier::L2],
+        (None, _) => vec![Tier::L3],
+    };
+    let filter = Filter { tiers, statuses: vec![Status::Active], project, ..Filter::default() };
+    let mut buffer = Vec::new();
+    let report = store.export_memories(&mut buffer, &filter, time::now_ms())?;
+    fsutil::write_atomic(file, &buffer)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    // A pack is a snapshot to hand around, not a file to edit.
+    let mut permissions = std::fs::metadata(file)?.permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(file, permissions)
+        .with_context(|| format!("cannot make {} read-only", file.display()))?;
+    output::line(&format!("built pack {} with {} memories", file.display(), report.memories))?;
+    Ok(())
+}
+
+fn add(ctx: &Context, file: &Path, name: Option<String>) -> anyhow::Result<()> {
+    let name = match name {
+        Some(name) => name,
+        None => file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .context("the pack file has no name; pass --name")?,
+    };
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        anyhow::bail!("`{name}` cannot name a pack; pass --name with one word, such as team-rules");
+    }
+    let mut store = ctx.store()?;
+    let opened = std::fs::File::open(file)
+        .with_context(|| format!("cannot open the pack {}", file.display()))?;
+    let sanitize = |text: &str| capture::sanitize_text(text).into_owned();
+    let report = store.import_pack(&mut BufReader::new(opened), &name, &sanitize)?;
+    output::line(&format!(
+        "mounted pack {name}: {} memories added, {} already known",
+        report.memories, report.memories_present
+    ))?;
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! `agent-memory review`: take memory candidates (L1) through review.
+//!
+//! Without flags, a walk over the candidates, most important first, one answer per line on
+//! standard input (so a script or a test can drive it as a person would): approve into project
+//! memory, approve into global memory, edit the text or kind, reject, skip, quit. A candidate
+//! proposed as the successor of an active decision is shown beside it: approving it supersedes
+//! the older one. With `--json`, `--approve`, `--reject` or `--edit`, one step and no questions.
+
+use std::io::BufRead;
+
+use agent_memory_core::store::Store;
+use agent_memory_core::store::memories::{self, Edit, Filter, Memory, Status, Tier};
+use agent_memory_core::time;
+
+use super::Context;
+use super::memories::{parse_kind, parse_memory_id};
+use crate::cli::ReviewArgs;
+use crate::output::{self, ReviewTally};
+
+pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let now = time::now_ms();
+    if let Some(id) = &args.approve {
+        let approved = memories::approve(&mut store, parse_memory_id(id)?, args.global, now)?;
+        let superseded = approved.superseded.map(|old| memories::get(&store, old)).transpose()?;
+        return Ok(output::approved(&approved.memory, superseded.flatten().as_ref())?);
+    }
+    if let Some(id) = &args.reject {
+        let memory = memories::reject(&mut store, parse_memory_id(id)?, now)?;
+        return Ok(output::memory_changed("rejected", &memory, false)?);
+    }
+    if let Some(id) = &args.edit {
+        if args.text.is_none() && args.kind.is_none() && args.importance.is_none() {
+            anyhow::bail!("--edit needs --text, --kind or --importance: say what to change");
+        }
+        let change = Edit {
+            text: args.text.as_deref().map(sanitize),
+            kind: args.kind.as_deref().map(parse_kind).transpose()?,
+            importance: args.importance.map(memories::check_importance).transpose()?,
+        };
+        let memory = memories::edit(&mut store, parse_memory_id(id)?, &change, now)?;
+        return Ok(output::memory_changed("edited", &memory, false)?);
+    }
+    let candidates = candidates(ctx, &store, args.project.as_deref())?;
+    if args.json {
+        return Ok(output::review_list(&candidates)?);
+    }
+    walk(&mut store, candidates, &mut std::io::stdin().lock())
+}
+
+/// Candidates, most important first, each with the active memory it would supersede.
+fn candidates(
+    ctx: &Context,
+    store: &Store,
+    project: Option<&str>,
+) -> anyhow::Result<Vec<(Memory, Option<Memory>)>> {
+    let filter = Filter {
+        tiers: vec![Tier::L1],
+        statuses: vec![Status::Candidate],
+        project: ctx.project_filter(store, project)?,
+        ..Filter::default()
+    };
+    let mut list = memories::list(store, &filter)?;
+    list.sort_by(|a, b| b.importance.cmp(&a.importance).then(a.id.cmp(&b.id)));
+    let mut out = Vec::with_capacity(list.len());
+    for memory in list {
+        let older = match memory.supersedes {
+            Some(id) => memories::get(store, id)?.filter(|m| m.status == Status::Active),
+            None => None,
+        };
+        out.push((memory, older));
+    }
+    Ok(out)
+}
+
+/// The interactive walk: one answer per line; the end of input is a quit.
+fn walk(
+    store: &mut Store,
+    candidates: Vec<(Memory, Option<Memory>)>,
+    input: &mut dyn BufRead,
+) -> anyhow::Result<()> {
+    let mut tally = ReviewTally { left: candidates.len(), ..ReviewTally::default() };
+    let total = candidates.len();
+    'candidates: for (index, (mut memory, older)) in candidates.into_iter().enumerate() {
+        output::review_candidate(index + 1, total, &memory, older.as_ref())?;
+        loop {
+            output::review_prompt()?;
+            let Some(answer) = read_line(input)? else { break 'candidates };
+            let now = time::now_ms();
+            match answer.trim().to_lowercase().as_str() {
+                "a" | "approve" | "g" | "global" => {
+                    let global = answer.trim().starts_with(['g', 'G']);
+                    let approved = memories::approve(store, memory.id, global, now)?;
+                    output::approved(
+                        &approved.memory,
+                        older.as_ref().filter(|_| approved.superseded.is_some()),
+                    )?;
+                    tally.approved += 1;
+                    break;
+                }
+                "e" | "edit" => {
+                    output::review_ask("new text (one line, at most 300 characters): ")?;
+                    let Some(text) = read_line(input)? else { break 'candidates };
+                    let change = Edit { text: Some(sanitize(&text)), ..Edit::default() };
+                    match memories::edit(store, memory.id, &change, now) {
+                        Ok(edited) => memory = edited,
+                        Err(err) => output::review_problem(&err.to_string())?,
+                    }
+                    output::review_candidate(index + 1, total, &memory, older.as_ref())?;
+                }
+                "k" | "kind" => {
+                    output::review_ask("kind (fact, decision, convention, problem, preference): ")?;
+                    let Some(kind) = read_line(input)? else { break 'candidates };
+                    match parse_kind(&kind) {
+                        Ok(kind) => {
+                            let change = Edit { kind: Some(kind), ..Edit::default() };
+                            memory = memories::edit(store, memory.id, &change, now)?;
+                        }
+                        Err(err) => output::review_problem(&err.to_string())?,
+                    }
+                    output::review_candidate(index + 1, total, &memory, older.as_ref())?;
+                }
+                "r" | "reject" => {
+                    let rejected = memories::reject(store, memory.id, now)?;
+                    output::memory_changed("rejected", &rejected, false)?;
+                    tally.rejected += 1;
+                    break;
+                }
+                "s" | "skip" | "" => {
+                    tally.skipped += 1;
+                    break;
+                }
+                "q" | "quit" => break 'candidates,
+                _ => output::review_problem(
+                    "answer a (approve), g (approve global), e (edit text), k (kind), r (reject), s (skip) or q (quit)",
+                )?,
+            }
+        }
+        tally.left -= 1;
+    }
+    output::review_done(&tally)?;
+    Ok(())
+}
+
+fn read_line(input: &mut dyn BufRead) -> anyhow::Result<Option<String>> {
+    let mut line = String::new();
+    if input.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(line.trim_end_matches(['\n', '\r']).to_owned()))
+}
+
+/// Text a reviewer types is input like any captured event: secrets redacted before it is kept.
+fn sanitize(text: &str) -> String {
+    agent_memory_core::capture::sanitize_text(text).into_owned()
+}
