@@ -753,6 +753,9 @@ pub fn doctor(report: &crate::cmd::doctor::Report, as_json: bool) -> io::Result<
         for f in &agent.findings {
             show(&mut out, f)?;
         }
+    }
+    Ok(())
+}
 
 /// One memory as a line: id, tier, kind, importance, status, project, text.
 fn memory_line(m: &agent_memory_core::store::memories::Memory) -> String {
