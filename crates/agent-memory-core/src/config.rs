@@ -30,6 +30,7 @@ pub struct Config {
     pub llm: LlmConfig,
     pub inject: InjectConfig,
     pub promote: PromoteConfig,
+    pub vault: VaultConfig,
     pub log: LogConfig,
 }
 
@@ -304,6 +305,37 @@ impl Default for PromoteConfig {
             merge_similarity: 0.9,
             supersede_overlap: 0.5,
         }
+    }
+}
+
+/// The Obsidian vault reviewed memories live in as notes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VaultConfig {
+    /// The vault's directory (`~` for the home directory); empty: no vault.
+    pub path: String,
+    /// The folder inside the vault that agent-memory keeps.
+    pub folder: String,
+}
+
+impl Default for VaultConfig {
+    fn default() -> Self {
+        VaultConfig { path: String::new(), folder: "agent-memory".into() }
+    }
+}
+
+impl VaultConfig {
+    /// The folder agent-memory keeps, when a vault is configured.
+    pub fn root(&self) -> Option<PathBuf> {
+        let path = self.path.trim();
+        if path.is_empty() {
+            return None;
+        }
+        let path = match path.strip_prefix("~/") {
+            Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
+            None => PathBuf::from(path),
+        };
+        Some(if self.folder.is_empty() { path } else { path.join(&self.folder) })
     }
 }
 

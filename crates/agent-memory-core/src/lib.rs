@@ -6,7 +6,8 @@
 //! to a spool; [`store`] owns the SQLite file, its migrations and full-text search; [`project`]
 //! says which project a directory belongs to; [`promote`] turns observations and summaries
 //! into long-term memory candidates; [`inject`] owns what goes back to agents;
-//! [`install`] wires agents' configs to the hook and the MCP server.
+//! [`install`] wires agents' configs to the hook and the MCP server; [`vault`] keeps reviewed
+//! memories as notes in an Obsidian vault, in both directions.
 //!
 //! Architecture invariant: this crate starts no async runtime, opens no sockets and prints
 //! nothing. The hook path runs entirely inside it, and a test checks its dependency tree.
@@ -27,3 +28,4 @@ pub mod store;
 pub mod text;
 pub mod time;
 pub mod tokens;
+pub mod vault;

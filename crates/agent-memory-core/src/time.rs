@@ -90,6 +90,11 @@ pub fn format_local(ms: i64) -> String {
     }
 }
 
+/// The local day of `ms` as `YYYY-MM-DD`.
+pub fn local_day(ms: i64) -> String {
+    format_local(ms).get(..10).unwrap_or("1970-01-01").to_owned()
+}
+
 /// The UTC day of `ms` as `YYYY-MM-DD`, the key of daily budgets.
 pub fn utc_day(ms: i64) -> String {
     match Timestamp::from_millisecond(ms) {

@@ -68,6 +68,11 @@ pub enum Command {
     /// Report memories not found for a long time, duplicates and superseded ones; `--apply`
     /// backs the store up, then forgets the stale and merges the duplicates.
     Tidy(TidyArgs),
+    /// Keep reviewed memories as notes in an Obsidian vault, both ways: new and changed
+    /// memories become notes, edited notes change memories, deleted notes forget them, and a
+    /// ticked box in the vault's daily inbox approves a candidate.
+    #[command(subcommand)]
+    Vault(VaultCommand),
     /// Serve memory to an MCP client over stdio (search, timeline, get_observations,
     /// briefing); register it in the client as the command `agent-memory mcp`.
     Mcp,
@@ -485,6 +490,18 @@ pub struct TidyArgs {
     pub apply: bool,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum VaultCommand {
+    /// Run one sync between the store and the vault.
+    Sync {
+        /// The vault folder to keep (default: `[vault] path` and `folder` in the configuration).
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

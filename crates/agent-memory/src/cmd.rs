@@ -23,6 +23,7 @@ pub mod show;
 pub mod status;
 pub mod tidy;
 pub mod timeline;
+pub mod vault;
 pub mod work;
 
 use std::path::Path;
@@ -69,6 +70,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Forget(args) => memories::forget(&ctx, args),
         Command::Memories(args) => memories::list(&ctx, args),
         Command::Tidy(args) => tidy::run(&ctx, args),
+        Command::Vault(command) => vault::run(&ctx, command),
         Command::Pack(command) => pack::run(&ctx, command),
         Command::Mcp => mcp::run(&ctx),
         Command::Plugin(args) => plugin::run(&ctx, args),

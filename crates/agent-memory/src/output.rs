@@ -1002,3 +1002,37 @@ pub fn packs(packs: &[(String, i64)], as_json: bool) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// `agent-memory vault sync`: what moved which way, then the conflicts and problems by path.
+pub fn vault_sync(
+    root: &std::path::Path,
+    report: &agent_memory_core::vault::SyncReport,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(report);
+    }
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "vault {}: {} note(s) written, {} memory(ies) changed and {} created from notes, {} forgotten (note deleted), {} note(s) removed, {} candidate(s) approved",
+        root.display(),
+        report.written,
+        report.updated_from_vault,
+        report.created_from_vault,
+        report.forgotten,
+        report.removed,
+        report.approved
+    )?;
+    for path in &report.conflicts {
+        writeln!(
+            out,
+            "conflict: {} (both sides changed: the vault's version is kept beside it as *.conflict-*.md)",
+            path.display()
+        )?;
+    }
+    for (path, problem) in &report.problems {
+        writeln!(out, "not applied: {}: {problem}", path.display())?;
+    }
+    Ok(())
+}

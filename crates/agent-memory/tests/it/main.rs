@@ -22,6 +22,7 @@ mod semantic;
 mod spool;
 mod status;
 mod transfer;
+mod vault;
 
 use agent_memory_testkit::TestHome;
 

@@ -14,7 +14,7 @@ use agent_memory_testkit::TestHome;
 
 /// A Codex session, from Codex's own payloads, whose prompt states a decision and whose patch
 /// carries it out in `file`.
-fn codex_decides(home: &TestHome, session: &str, prompt: &str, file: &str) {
+pub(crate) fn codex_decides(home: &TestHome, session: &str, prompt: &str, file: &str) {
     let common = json!({ "session_id": session, "cwd": CWD });
     let send = |event: &str, fields: Value| {
         let mut fields = fields;
@@ -59,7 +59,7 @@ fn id_of(memory: &Value) -> String {
     format!("m{}", memory["id"])
 }
 
-const JIFF: &str = "From now on use jiff for every timestamp, because chrono's time zone API is too easy to misuse";
+pub(crate) const JIFF: &str = "From now on use jiff for every timestamp, because chrono's time zone API is too easy to misuse";
 
 #[test]
 fn work_promotes_fixes_and_decisions_once_and_merges_their_repeats() {
