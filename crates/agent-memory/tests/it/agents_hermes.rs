@@ -251,6 +251,22 @@ fn hermes_sessions_are_recorded_briefed_and_searched() {
         "Hermes's memory write is not mirrored: {events:#?}\n{}",
         run.report
     );
+    let kept: Vec<(String, String)> = rusqlite::Connection::open_with_flags(
+        user.home().join(".agent-memory/memory.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .and_then(|db| {
+        db.prepare("SELECT tier, text FROM memories WHERE status = 'active'")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect()
+    })
+    .expect("read memories");
+    assert_eq!(
+        kept,
+        [("L2".to_owned(), MEMORY.to_owned())],
+        "Hermes's memory write is long-term memory the other agents are briefed with\n{}",
+        run.report
+    );
     assert!(has("stop", "", FINAL), "no stop event: {events:#?}\n{}", run.report);
     assert!(has("session_end", "", ""), "no session end: {events:#?}\n{}", run.report);
     assert!(
