@@ -30,6 +30,7 @@ pub struct Config {
     pub llm: LlmConfig,
     pub inject: InjectConfig,
     pub log: LogConfig,
+    pub serve: ServeConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,6 +260,31 @@ impl Default for InjectConfig {
             prompt_recall_max_items: 3,
             prompt_recall_max_tokens: 300,
             file_context: true,
+        }
+    }
+}
+
+/// The local server `agent-memory serve` runs: HTTP API, viewer, MCP over HTTP, worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeConfig {
+    /// The address to listen on; anything but a loopback address must be set on purpose.
+    pub bind: String,
+    /// The port to listen on; 0 takes any free port.
+    pub port: u16,
+    /// Seconds between the worker's passes (spool drain, distil, embed).
+    pub work_interval_seconds: u64,
+    /// Whether the session-start hook starts the server, detached, when it is not running.
+    pub autostart: bool,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            bind: "127.0.0.1".into(),
+            port: 37777,
+            work_interval_seconds: 30,
+            autostart: false,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod project;
 pub mod recover;
 pub mod reindex;
 pub mod search;
+pub mod serve;
 pub mod show;
 pub mod status;
 pub mod timeline;
@@ -37,7 +38,9 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     let ctx = Context::load()?;
     // The MCP server's stdout carries JSON-RPC alone and its stderr is often shown to the user
     // by the client as errors: it logs to the home's log file, as the hook does.
-    if matches!(command, Command::Mcp) {
+    if matches!(command, Command::Mcp)
+        || matches!(&command, Command::Serve(a) if !a.status && !a.stop)
+    {
         crate::logging::init_file(&ctx.home, &ctx.config);
     } else {
         crate::logging::init_stderr(&ctx.config);
@@ -59,6 +62,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Reindex(args) => reindex::run(&ctx, args),
         Command::Brief(args) => brief::run(&ctx, args),
         Command::Mcp => mcp::run(&ctx),
+        Command::Serve(args) => serve::run(&ctx, args),
         Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
         Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),
     }

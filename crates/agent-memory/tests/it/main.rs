@@ -14,6 +14,7 @@ mod redaction;
 mod samples;
 mod search;
 mod semantic;
+mod serve;
 mod spool;
 mod status;
 mod transfer;
