@@ -48,8 +48,10 @@ impl Rng {
 }
 
 fn vocabulary() -> Vec<String> {
-    let syllables = ["pa", "ser", "dep", "th", "to", "ken", "lex", "cache", "sto", "re", "que", "ry",
-        "in", "dex", "mi", "gra", "te", "hook", "spo", "ol"];
+    let syllables = [
+        "pa", "ser", "dep", "th", "to", "ken", "lex", "cache", "sto", "re", "que", "ry", "in",
+        "dex", "mi", "gra", "te", "hook", "spo", "ol",
+    ];
     let mut words = Vec::new();
     for a in syllables {
         for b in syllables {
@@ -103,7 +105,8 @@ fn fill(home: &Home, target: usize) {
         let rows = PER_SESSION.min(target - s * PER_SESSION);
         let drafts: Vec<(ObservationDraft, i64, i64)> = (0..rows)
             .map(|k| {
-                let mut w = |n: usize| (0..n).map(|_| rng.word(&words)).collect::<Vec<_>>().join(" ");
+                let mut w =
+                    |n: usize| (0..n).map(|_| rng.word(&words)).collect::<Vec<_>>().join(" ");
                 let file = format!("src/{}.rs", w(1));
                 let draft = ObservationDraft {
                     kind: ["bugfix", "feature", "change", "discovery", "decision"][k % 5].into(),
@@ -114,7 +117,10 @@ fn fill(home: &Home, target: usize) {
                     concepts: vec![],
                     files_read: vec![file.clone()],
                     files_modified: vec![file],
-                    source_event_ids: vec![first_event, 1_000_000_000 + (s * PER_SESSION + k) as i64],
+                    source_event_ids: vec![
+                        first_event,
+                        1_000_000_000 + (s * PER_SESSION + k) as i64,
+                    ],
                     at_ms: at_ms + k as i64 * 60_000,
                 };
                 (draft, 120, 1_500)
@@ -179,7 +185,12 @@ fn summary(name: &str, mut ms: Vec<f64>) -> f64 {
 }
 
 /// Latencies of `per_client` requests from each of `clients` threads at once.
-fn load(port: u16, clients: usize, per_client: usize, path: impl Fn(usize) -> String + Sync) -> Vec<f64> {
+fn load(
+    port: u16,
+    clients: usize,
+    per_client: usize,
+    path: impl Fn(usize) -> String + Sync,
+) -> Vec<f64> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..clients)
             .map(|c| {
@@ -246,8 +257,13 @@ fn main() {
         &format!("health, {clients} clients"),
         load(port, clients, per_client, |_| "/api/health".to_owned()),
     );
-    let busy = summary(&format!("search, {clients} clients"), load(port, clients, per_client, &search));
-    println!("search p50 under load / alone: {:.1}x; / health under load: {:.1}x", busy / alone, busy / health.max(0.001));
+    let busy =
+        summary(&format!("search, {clients} clients"), load(port, clients, per_client, &search));
+    println!(
+        "search p50 under load / alone: {:.1}x; / health under load: {:.1}x",
+        busy / alone,
+        busy / health.max(0.001)
+    );
     println!(
         "RSS after load: {:.1} MB (peak {:.1} MB)",
         rss_kib(child.id(), "VmRSS:") as f64 / 1024.0,

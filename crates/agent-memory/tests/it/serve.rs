@@ -564,3 +564,40 @@ fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
     }
     server.stop(&home);
 }
+
+#[test]
+fn a_session_start_hook_starts_the_server_when_asked_to() {
+    let home = home();
+    let cwd = home.user_home().to_string_lossy().into_owned();
+    let start = payload("s-auto", "SessionStart", &cwd, json!({"source": "startup"}));
+    // Off by default: nothing is started.
+    let out = home.hook("claude-code", "SessionStart", &start);
+    assert!(out.status.success());
+    assert!(!home.home().join("serve.json").exists());
+
+    let mut hook = home.cmd();
+    hook.args(["hook", "--agent", "claude-code", "--event", "SessionStart"])
+        .env("AGENT_MEMORY_SERVE__AUTOSTART", "true")
+        .env("AGENT_MEMORY_SERVE__PORT", "0")
+        .env("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600");
+    let out = agent_memory_testkit::run_with_stdin(&mut hook, &start);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    // The server starts on its own; wait for it to say where it listens (a bound, not a
+    // timing assertion).
+    let state = home.home().join("serve.json");
+    for _ in 0..600 {
+        if state.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = home.json(&["serve", "--status"]);
+    assert_eq!(status["running"], true, "{status}");
+    assert_eq!(status["health"]["status"], "ok", "{status}");
+    let out = home.cmd().args(["serve", "--stop"]).output().expect("stop");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("stopped"),
+        "{}",
+        agent_memory_testkit::describe(&out)
+    );
+}
