@@ -251,14 +251,14 @@ fn main() {
         .collect();
     let search = |i: usize| format!("/api/search?q={}&limit=20", queries[i % queries.len()]);
     // Warm the page cache and the pool once, then measure.
-    load(port, 4, 5, &search);
-    let alone = summary("search, 1 client", load(port, 1, per_client * 2, &search));
+    load(port, 4, 5, search);
+    let alone = summary("search, 1 client", load(port, 1, per_client * 2, search));
     let health = summary(
         &format!("health, {clients} clients"),
         load(port, clients, per_client, |_| "/api/health".to_owned()),
     );
     let busy =
-        summary(&format!("search, {clients} clients"), load(port, clients, per_client, &search));
+        summary(&format!("search, {clients} clients"), load(port, clients, per_client, search));
     println!(
         "search p50 under load / alone: {:.1}x; / health under load: {:.1}x",
         busy / alone,

@@ -50,14 +50,31 @@ pub(super) fn routes() -> Router<Shared> {
         .route("/api/shutdown", post(shutdown))
 }
 
+/// A query string's pairs; one that cannot be decoded is a `bad_request` like any other.
+pub(super) struct Pairs(Vec<(String, String)>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Pairs {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        match Query::<Vec<(String, String)>>::from_request_parts(parts, state).await {
+            Ok(Query(pairs)) => Ok(Pairs(pairs)),
+            Err(err) => Err(ApiError::new(
+                Code::BadRequest,
+                format!("the query string cannot be read ({err}); encode it as a URL query"),
+            )),
+        }
+    }
+}
+
 /// A query string, read by name; every parameter must be one the route knows.
 pub(super) struct Params(Vec<(String, String)>);
 
 impl Params {
-    pub(super) fn new(
-        Query(pairs): Query<Vec<(String, String)>>,
-        known: &[&str],
-    ) -> Result<Params, ApiError> {
+    pub(super) fn new(Pairs(pairs): Pairs, known: &[&str]) -> Result<Params, ApiError> {
         if let Some((name, _)) = pairs.iter().find(|(k, _)| !known.contains(&k.as_str())) {
             return Err(ApiError::new(
                 Code::BadRequest,
@@ -157,7 +174,7 @@ async fn health(State(state): State<Shared>) -> Json<Value> {
     }))
 }
 
-async fn stats(State(state): State<Shared>, query: Query<Vec<(String, String)>>) -> Response {
+async fn stats(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let params = Params::new(query, &["days"])?;
         let days = params.number("days", 366)?.unwrap_or(14) as i64;
@@ -189,7 +206,7 @@ async fn projects(State(state): State<Shared>) -> Response {
     reply(state.with_store(|store| Ok(json!({ "projects": store.list_projects()? }))).await)
 }
 
-async fn sessions(State(state): State<Shared>, query: Query<Vec<(String, String)>>) -> Response {
+async fn sessions(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let listing =
             Params::new(query, &["agent", "project", "since", "until", "before", "limit"])?
@@ -245,7 +262,7 @@ fn session_page(store: &Store, id: i64) -> Result<Value, ApiError> {
     }))
 }
 
-async fn events(State(state): State<Shared>, query: Query<Vec<(String, String)>>) -> Response {
+async fn events(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let listing = Params::new(query, LIST_PARAMS)?.listing()?;
         state.with_store(move |store| Ok(json!({ "events": store.list_events(&listing)? }))).await
@@ -285,10 +302,7 @@ fn event_json(store: &Store, id: i64) -> Result<Value, ApiError> {
     }))
 }
 
-async fn observations(
-    State(state): State<Shared>,
-    query: Query<Vec<(String, String)>>,
-) -> Response {
+async fn observations(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let listing = Params::new(query, LIST_PARAMS)?.listing()?;
         state
@@ -330,7 +344,7 @@ fn observation_json(store: &Store, id: i64) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-async fn summaries(State(state): State<Shared>, query: Query<Vec<(String, String)>>) -> Response {
+async fn summaries(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let listing = Params::new(query, LIST_PARAMS)?.listing()?;
         state
@@ -358,7 +372,7 @@ fn summary_json(store: &Store, id: i64) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-async fn search(State(state): State<Shared>, query: Query<Vec<(String, String)>>) -> Response {
+async fn search(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let params = Params::new(
             query,
@@ -420,7 +434,7 @@ async fn search(State(state): State<Shared>, query: Query<Vec<(String, String)>>
     reply(result)
 }
 
-async fn timeline(State(state): State<Shared>, query: Query<Vec<(String, String)>>) -> Response {
+async fn timeline(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let params = Params::new(query, &["anchor", "before", "after"])?;
         let anchor = params.get("anchor").unwrap_or_default();
@@ -439,7 +453,7 @@ async fn timeline(State(state): State<Shared>, query: Query<Vec<(String, String)
     reply(result)
 }
 
-async fn items(State(state): State<Shared>, query: Query<Vec<(String, String)>>) -> Response {
+async fn items(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let params = Params::new(query, &["ids"])?;
         let ids = params.list("ids");

@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use agent_memory_core::store::Store;
 use agent_memory_core::store::browse::{Listing, Marks};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, StreamExt as _};
 use serde_json::json;
 use tokio::sync::watch;
 
-use super::api::Params;
+use super::api::{Pairs, Params};
 use super::{ApiError, Shared};
 
 /// How often the poller looks for new rows.
@@ -91,10 +91,7 @@ struct Client {
 /// `GET /api/live?project=&agent=&type=&kind=`: a `hello` event with the current marks, then
 /// `event`, `observation` and `summary` events as rows land (each the row's JSON, as the
 /// listing routes return it).
-pub(super) async fn feed(
-    State(state): State<Shared>,
-    query: Query<Vec<(String, String)>>,
-) -> Response {
+pub(super) async fn feed(State(state): State<Shared>, query: Pairs) -> Response {
     let params = match Params::new(query, &["project", "agent", "type", "kind"]) {
         Ok(params) => params,
         Err(err) => return err.into_response(),

@@ -93,7 +93,7 @@ function closeFeed() { if (feedSource) { feedSource.close(); feedSource = null; 
 
 function itemCard(kind, row) {
   const title = kind === 'summary' ? (row.request || '—') : kind === 'event' ? row.summary : row.title;
-  const link = kind === 'observation' ? `#/o/${row.id}` : `#/s/${row.session_id}`;
+  const link = kind === 'observation' ? `#/o/${row.id}` : kind === 'event' ? `#/e/${row.id}` : `#/s/${row.session_id}`;
   const type = kind === 'observation' ? row.type : kind === 'event' ? row.kind : 'summary';
   return h('li', { class: `card feed-item ${kind}`, 'data-kind': kind, 'data-id': row.id },
     h('div', { class: 'meta' },
