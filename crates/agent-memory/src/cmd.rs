@@ -133,6 +133,18 @@ impl Context {
         self.config.search.ranking(model_floor)
     }
 
+    /// What the MCP tools and the HTTP API read memory with: this home, configuration,
+    /// ranking and model, and the current directory as the default project.
+    pub fn serve_settings(&self) -> anyhow::Result<agent_memory_serve::mcp::Settings> {
+        Ok(agent_memory_serve::mcp::Settings {
+            home: self.home.clone(),
+            config: self.config.clone(),
+            ranking: self.ranking(),
+            embedder: self.embedder(),
+            cwd: std::env::current_dir().context("cannot read the current directory")?,
+        })
+    }
+
     /// The vector of `text` and the store's vectors to compare it with, when search by meaning
     /// is available.
     pub fn query_vector(&self, store: &Store, text: &str) -> Option<(VectorIndex, Vec<f32>)> {

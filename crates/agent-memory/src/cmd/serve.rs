@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use agent_memory_serve::http::{ServeOptions, serve, stop_signal};
 use agent_memory_serve::instance::{Instance, ServeState};
-use agent_memory_serve::mcp::Settings;
 use anyhow::Context as _;
 
 use super::Context;
@@ -69,13 +68,7 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
         output::line(&format!("agent-memory serve: listening on {url}"))?;
     }
 
-    let settings = Settings {
-        home: ctx.home.clone(),
-        config: ctx.config.clone(),
-        ranking: ctx.ranking(),
-        embedder: ctx.embedder(),
-        cwd: std::env::current_dir().context("cannot read the current directory")?,
-    };
+    let settings = ctx.serve_settings()?;
     let pass = (!args.no_worker).then(|| worker_pass(ctx));
     let options = ServeOptions {
         settings,

@@ -420,35 +420,11 @@ fn the_live_feed_shows_hooks_of_other_processes_and_the_workers_distillations() 
     server.stop(&home);
 }
 
-/// The environment variable naming a python with the official MCP SDK installed.
-const MCP_PYTHON_ENV: &str = "AGENT_MEMORY_TEST_MCP_PYTHON";
-
-/// A tool the test needs, or `None` with a notice outside CI; in CI (`CI=true`) a panic with
-/// the command that installs it.
-#[allow(clippy::print_stderr)]
-fn needed(
-    test: &str,
-    var: &str,
-    install: &str,
-    check: impl Fn(&PathBuf) -> bool,
-) -> Option<PathBuf> {
-    let named = std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(path) = named.clone().filter(|p| check(p)) {
-        return Some(path);
-    }
-    let advice = format!(
-        "{var} is {}; run `export {var}=\"$({install} | tail -n 1)\"`",
-        named.map_or("not set".to_owned(), |p| format!("{}, which is not usable", p.display()))
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{test} needs it: {advice}");
-    eprintln!("skipping {test}: {advice}");
-    None
-}
-
 #[test]
 fn the_official_python_sdk_client_speaks_mcp_over_http() {
     let test = "the_official_python_sdk_client_speaks_mcp_over_http";
-    let Some(python) = needed(test, MCP_PYTHON_ENV, "scripts/mcp-test-client", |p| p.is_file())
+    let Some(python) =
+        crate::needed(test, crate::mcp::MCP_PYTHON_ENV, "scripts/mcp-test-client", |p| p.is_file())
     else {
         return;
     };
@@ -487,7 +463,7 @@ fn screenshot_dir() -> PathBuf {
 fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
     let test = "the_viewer_in_chromium_shows_live_items_searches_and_switches_language";
     let Some(playwright) =
-        needed(test, "AGENT_MEMORY_TEST_PLAYWRIGHT", "scripts/browser-test-deps", |p| {
+        crate::needed(test, "AGENT_MEMORY_TEST_PLAYWRIGHT", "scripts/browser-test-deps", |p| {
             p.join("node_modules/playwright-core").is_dir()
         })
     else {
