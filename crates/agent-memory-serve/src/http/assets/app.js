@@ -262,10 +262,14 @@ async function renderSession(id) {
 
 const COLORS = ['#2f6fde', '#e07b39', '#2e9e4f', '#9b51e0', '#d64545', '#1fa2a8', '#b08900', '#667085'];
 
-function chart(perDay) {
-  const days = [...new Set(perDay.map((d) => d.day))];
+function chart(perDay, span) {
+  // Every day of the span, so quiet days show as gaps rather than vanish.
+  const days = [];
+  for (let i = span - 1; i >= 0; i -= 1) days.push(new Date(Date.now() - i * 86400000).toISOString().slice(0, 10));
+  perDay.forEach((d) => { if (!days.includes(d.day)) days.push(d.day); });
+  days.sort();
   const agents = [...new Set(perDay.map((d) => d.agent))];
-  if (!days.length) return h('p', { class: 'empty' }, t('health.nochart'));
+  if (!perDay.length) return h('p', { class: 'empty' }, t('health.nochart'));
   const totals = days.map((day) => perDay.filter((d) => d.day === day).reduce((a, d) => a + d.events, 0));
   const max = Math.max(...totals, 1);
   const W = 720, H = 200, pad = 28, bw = Math.min(48, Math.max(4, (W - pad * 2) / days.length - 4));
@@ -286,7 +290,7 @@ function chart(perDay) {
       const r = el('rect', { x, y, width: bw, height: hgt, fill: COLORS[ai % COLORS.length] });
       const tip = document.createElementNS(ns, 'title'); tip.textContent = `${day} ${agent}: ${row.events}`; r.append(tip);
     });
-    if (days.length <= 16 || i % Math.ceil(days.length / 16) === 0) el('text', { x, y: H + 14 }, day.slice(5));
+    if (i % Math.ceil(days.length / 10) === 0 || i === days.length - 1) el('text', { x, y: H + 14 }, day.slice(5));
   });
   const legend = h('div', { class: 'legend' }, agents.map((a, i) => { const s = h('span', {}, a); s.style.setProperty('--c', COLORS[i % COLORS.length]); return s; }));
   return h('div', {}, svg, legend);
@@ -309,7 +313,7 @@ async function renderHealth() {
     fig(t('health.hook_runs'), day.runs, 'fig-hook-runs'),
     fig(t('health.spool'), `${d.spool.files} (${d.spool.records})`, 'fig-spool'),
     fig(t('health.spend'), spend, 'fig-spend'), fig(t('health.worker'), workerText, 'fig-worker')),
-  h('h2', {}, t('health.chart')), chart(d.events_per_day));
+  h('h2', {}, t('health.chart')), chart(d.events_per_day, 30));
 }
 
 async function renderReview() {
