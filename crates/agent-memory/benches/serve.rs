@@ -98,8 +98,8 @@ fn fill(home: &Home, target: usize) {
             transcript_path: None,
         };
         store.write_recovered(&[(event, format!("{s:032x}"), identity)], &[]).unwrap();
-        let pending = store.pending_sessions(4).unwrap();
-        let session = pending.into_iter().find(|p| p.last_event_at == at_ms).unwrap();
+        let pending = store.pending_sessions(1).unwrap();
+        let session = pending.into_iter().next().unwrap();
         let first_event = store.session_events(session.session_id, 0).unwrap()[0].id;
         assert!(store.claim_session(session.session_id, "bench", 0, i64::MAX / 4).unwrap());
         let rows = PER_SESSION.min(target - s * PER_SESSION);
@@ -128,6 +128,8 @@ fn fill(home: &Home, target: usize) {
             .collect();
         let provenance = Provenance { mode: "code", distiller: "offline" };
         store.bulk_insert_observations_for_bench(&session, provenance, &drafts).unwrap();
+        // Moves the session's progress on, as the worker's save would have.
+        store.save_observations(&session, "bench", provenance, &[], first_event).unwrap();
     }
     store.optimize_recall_indexes().unwrap();
     store.checkpoint().unwrap();
