@@ -86,6 +86,52 @@ pub(crate) struct AppState {
     pub worker: StatusCell,
     pub nudge: Arc<Notify>,
     pub started: Instant,
+    /// Search hits not yet counted in the store.
+    pub hits: Arc<HitLog>,
+}
+
+/// Search hits waiting to be counted: many concurrent searches would otherwise each take the
+/// store's write lock for a moment; one writer counts them all every [`HIT_FLUSH`].
+#[derive(Debug, Default)]
+pub(crate) struct HitLog(Mutex<Vec<(&'static str, i64)>>);
+
+/// How often counted hits are written.
+const HIT_FLUSH: Duration = Duration::from_secs(1);
+
+impl HitLog {
+    pub fn add(&self, hits: impl IntoIterator<Item = (&'static str, i64)>) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend(hits);
+    }
+
+    fn take(&self) -> Vec<(&'static str, i64)> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Writes the logged hits every [`HIT_FLUSH`], and once more when the server stops.
+async fn flush_hits(state: Shared) {
+    let mut stop = state.stop.clone();
+    loop {
+        let stopping = tokio::select! {
+            () = tokio::time::sleep(HIT_FLUSH) => false,
+            _ = stop.wait_for(|s| *s) => true,
+        };
+        let hits = state.hits.take();
+        if !hits.is_empty() {
+            let result = state
+                .with_store(move |store| {
+                    crate::mcp::record_hits(store, hits.iter().copied());
+                    Ok(())
+                })
+                .await;
+            if let Err(err) = result {
+                tracing::debug!(message = %err.message, "hit counts not updated");
+            }
+        }
+        if stopping {
+            return;
+        }
+    }
 }
 
 impl std::fmt::Debug for AppState {
@@ -265,7 +311,9 @@ pub async fn serve(
         worker: worker_status.clone(),
         nudge: Arc::clone(&nudge),
         started: Instant::now(),
+        hits: Arc::default(),
     });
+    let hit_writer = tokio::spawn(flush_hits(Arc::clone(&state)));
 
     let worker_task = pass.map(|pass| {
         tokio::spawn(worker::run(pass, work_interval, worker_status, stop.clone(), nudge))
@@ -306,6 +354,7 @@ pub async fn serve(
             mcp_cancel.cancel();
         })
         .await;
+    let _ = hit_writer.await;
     if let Some(task) = worker_task {
         // The pass in flight finishes; the worker sees the stop before starting another.
         let _ = task.await;

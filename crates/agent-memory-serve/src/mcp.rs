@@ -276,6 +276,7 @@ impl MemoryServer {
             until: args.until,
         };
         let (query, results) = search(&self.settings, &store, request)?;
+        record_hits(&store, results.hits.iter().map(|h| (h.kind, h.id)));
         Ok(search_index(&query.text, &results.hits))
     }
 
@@ -407,7 +408,8 @@ pub struct SearchRequest {
     pub until: Option<String>,
 }
 
-/// Runs a search the way the CLI does: the same filters, ranking, vectors and hit counts.
+/// Runs a search the way the CLI does: the same filters, ranking and vectors. The caller
+/// records the hits ([`record_hits`]), at once or in batches.
 pub fn search(
     settings: &Settings,
     store: &Store,
@@ -444,11 +446,15 @@ pub fn search(
         .and_then(|e| agent_memory_core::embed::query_vector(store, e, &query.text));
     let vector = semantic.as_ref().map(|(index, vector)| VectorQuery { index, vector });
     let results = store.search_hybrid(&query, vector)?;
-    if let Err(err) = store.record_hits(results.hits.iter().map(|h| (h.kind, h.id)), time::now_ms())
-    {
+    Ok((query, results))
+}
+
+/// Counts search hits for ranking; a failure costs only the count, so it is logged, not
+/// returned.
+pub fn record_hits<'a>(store: &Store, hits: impl IntoIterator<Item = (&'a str, i64)>) {
+    if let Err(err) = store.record_hits(hits, time::now_ms()) {
         tracing::debug!(%err, "hit counts not updated");
     }
-    Ok((query, results))
 }
 
 /// The project's observations around an anchor: an id (`o12`, `s3`, `e45`) or words, whose

@@ -404,9 +404,11 @@ async fn search(State(state): State<Shared>, query: Pairs) -> Response {
         }
         let explain = params.flag("explain");
         let shared = std::sync::Arc::clone(&state.settings);
+        let hit_log = std::sync::Arc::clone(&state.hits);
         state
             .with_store(move |store| {
                 let (query, results) = crate::mcp::search(&shared, store, request)?;
+                hit_log.add(results.hits.iter().map(|h| (h.kind, h.id)));
                 let mut hits = Vec::new();
                 for hit in &results.hits {
                     let kind = hit.kind.chars().next().unwrap_or('e');
