@@ -16,7 +16,7 @@ use agent_memory_testkit::TestHome;
 
 /// A Codex session that fixes the parser, through the real hook, then a `work` pass, so the
 /// store holds events, observations and a summary.
-fn seeded() -> (TestHome, String) {
+pub(crate) fn seeded() -> (TestHome, String) {
     let home = home();
     let app = home.user_home().join("app");
     std::fs::create_dir_all(&app).expect("project dir");

@@ -16,6 +16,7 @@ use std::time::Duration;
 use agent_memory_testkit::TestHome;
 use serde_json::{Value, json};
 
+use crate::mcp::seeded;
 use crate::recall_inject::{CODEX_PROMPT, codex_fixes_the_parser};
 use crate::{assert_quiet_success, home, payload};
 
@@ -133,18 +134,6 @@ fn dechunk(mut body: &str) -> String {
         body = rest[n..].trim_start_matches("\r\n");
     }
     out
-}
-
-/// A home whose store holds a Codex session that fixed the parser, distilled.
-fn seeded() -> (TestHome, String) {
-    let home = home();
-    let app = home.user_home().join("app");
-    std::fs::create_dir_all(&app).expect("project dir");
-    let app = app.to_string_lossy().into_owned();
-    codex_fixes_the_parser(&home, "codex-fix", &app, CODEX_PROMPT);
-    let out = home.cmd().args(["work", "--json"]).output().expect("work");
-    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
-    (home, app)
 }
 
 /// A Claude Code read of a sensitive file: stored as a private event.
