@@ -32,6 +32,7 @@ pub struct Config {
     pub promote: PromoteConfig,
     pub vault: VaultConfig,
     pub log: LogConfig,
+    pub serve: ServeConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -304,6 +305,31 @@ impl Default for PromoteConfig {
             merge_overlap: 0.6,
             merge_similarity: 0.9,
             supersede_overlap: 0.5,
+        }
+    }
+}
+
+/// The local server `agent-memory serve` runs: HTTP API, viewer, MCP over HTTP, worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeConfig {
+    /// The address to listen on; anything but a loopback address must be set on purpose.
+    pub bind: String,
+    /// The port to listen on; 0 takes any free port.
+    pub port: u16,
+    /// Seconds between the worker's passes (spool drain, distil, embed).
+    pub work_interval_seconds: u64,
+    /// Whether the session-start hook starts the server, detached, when it is not running.
+    pub autostart: bool,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            bind: "127.0.0.1".into(),
+            port: 37777,
+            work_interval_seconds: 30,
+            autostart: false,
         }
     }
 }

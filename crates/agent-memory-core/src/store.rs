@@ -8,6 +8,7 @@
 //! Must not: know agent formats, redact, or decide what is noise; callers hand it finished events
 //! and the rules to apply (such as the near-duplicate test).
 
+pub mod browse;
 pub mod distilled;
 pub mod fts;
 pub mod memories;

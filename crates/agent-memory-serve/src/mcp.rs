@@ -270,7 +270,12 @@ pub struct BriefingArgs {
 #[tool_router]
 impl MemoryServer {
     pub fn new(settings: Settings) -> MemoryServer {
-        MemoryServer { settings: Arc::new(settings), tool_router: Self::tool_router() }
+        MemoryServer::shared(Arc::new(settings))
+    }
+
+    /// A server over settings shared with others (the HTTP API, one server per MCP session).
+    pub fn shared(settings: Arc<Settings>) -> MemoryServer {
+        MemoryServer { settings, tool_router: Self::tool_router() }
     }
 
     #[tool(description = "Search the shared memory of every coding agent (observations, session \
@@ -378,80 +383,28 @@ impl MemoryServer {
     }
 
     fn run_search(&self, args: SearchArgs) -> Result<String, String> {
-        let s = &self.settings;
-        let query_text = args.query.trim();
-        if query_text.is_empty() {
-            return Err("`query` is empty; pass the words to look for".into());
-        }
-        let limit = match args.limit {
-            None => s.config.search.limit,
-            Some(n @ 1..=MAX_LIMIT) => n as usize,
-            Some(n) => {
-                return Err(format!("`limit` is {n}; pass a number from 1 to {MAX_LIMIT}"));
-            }
-        };
         let store = self.store()?;
-        let query = SearchQuery {
-            text: query_text.to_owned(),
-            agent: args.agent.as_deref().map(agent_memory_core::adapter::canonical_agent),
-            project: project_filter(&store, args.project.as_deref())?,
-            since_ms: parse_time("since", args.since.as_deref())?,
-            until_ms: parse_time("until", args.until.as_deref())?,
+        let request = SearchRequest {
+            query: args.query,
+            limit: args.limit,
             kinds: args.kind.iter().map(|k| k.as_str().to_owned()).collect(),
             tiers: args.tier.iter().map(|t| t.as_str().to_owned()).collect(),
             types: args.item_type.into_iter().collect(),
-            limit,
-            max_terms: s.config.search.max_query_terms,
-            ranking: s.ranking.clone(),
+            agent: args.agent,
+            project: args.project,
+            since: args.since,
+            until: args.until,
         };
-        let semantic = s
-            .embedder
-            .as_deref()
-            .and_then(|e| agent_memory_core::embed::query_vector(&store, e, &query.text));
-        let vector = semantic.as_ref().map(|(index, vector)| VectorQuery { index, vector });
-        let results = store.search_hybrid(&query, vector).map_err(store_failed)?;
-        if let Err(err) =
-            store.record_hits(results.hits.iter().map(|h| (h.kind, h.id)), time::now_ms())
-        {
-            tracing::debug!(%err, "hit counts not updated");
-        }
+        let (query, results) = search(&self.settings, &store, request)?;
+        record_hits(&store, results.hits.iter().map(|h| (h.kind, h.id)));
         Ok(search_index(&query.text, &results.hits))
     }
 
     fn run_timeline(&self, args: TimelineArgs) -> Result<String, String> {
         let before = span("before", args.before)?;
         let after = span("after", args.after)?;
-        let text = args.anchor.trim();
-        if text.is_empty() {
-            return Err(
-                "`anchor` is empty; pass an id from `search` (o12, s3, e45) or words".into()
-            );
-        }
         let store = self.store()?;
-        let (kind, id) = match parse_item_id(text) {
-            Some(found) => found,
-            // Not an id: the best search hit anchors the timeline, as on the command line.
-            None => {
-                let query = SearchQuery {
-                    text: text.to_owned(),
-                    limit: 1,
-                    max_terms: self.settings.config.search.max_query_terms,
-                    // A timeline is anchored on something that happened in a session.
-                    kinds: vec!["observation".into(), "summary".into(), "event".into()],
-                    ..SearchQuery::default()
-                };
-                let hit = store.search(&query).map_err(store_failed)?.hits.into_iter().next();
-                let hit = hit.ok_or_else(|| {
-                    format!("nothing matches `{text}`; try other words or an id from `search`")
-                })?;
-                (hit.kind.chars().next().unwrap_or('e'), hit.id)
-            }
-        };
-        let anchor = store
-            .anchor(kind, id)
-            .map_err(store_failed)?
-            .ok_or_else(|| format!("nothing is stored under {kind}{id}; ids come from `search`"))?;
-        let items = store.timeline_around(&anchor, before, after).map_err(store_failed)?;
+        let (kind, id, items) = timeline(&self.settings, &store, &args.anchor, before, after)?;
         Ok(timeline_lines(&items, (kind == 'o').then_some(id), kind, id))
     }
 
@@ -619,7 +572,146 @@ fn memory_failed(err: memories::MemoryError) -> String {
     format!("changing memory failed: {err}")
 }
 
-fn store_failed(err: StoreError) -> String {
+/// Why a read could not be answered: the caller's mistake, an item not stored, or the store.
+#[derive(Debug)]
+pub enum Failure {
+    Invalid(String),
+    Missing(String),
+    Store(String),
+}
+
+impl Failure {
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Invalid(m) | Failure::Missing(m) | Failure::Store(m) => m,
+        }
+    }
+}
+
+impl From<Failure> for String {
+    fn from(failure: Failure) -> String {
+        match failure {
+            Failure::Invalid(m) | Failure::Missing(m) | Failure::Store(m) => m,
+        }
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(err: StoreError) -> Failure {
+        Failure::Store(store_failed(err))
+    }
+}
+
+/// A search as the MCP tool and the HTTP API take it, every field as typed by the caller.
+#[derive(Debug, Default)]
+pub struct SearchRequest {
+    pub query: String,
+    pub limit: Option<u32>,
+    /// `observation`, `summary`, `event`, `memory`; all when empty.
+    pub kinds: Vec<String>,
+    /// Memory tiers (`L1`, `L2`, `L3`); when given, only memories are searched.
+    pub tiers: Vec<String>,
+    pub types: Vec<String>,
+    pub agent: Option<String>,
+    pub project: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+}
+
+/// Runs a search the way the CLI does: the same filters, ranking and vectors. The caller
+/// records the hits ([`record_hits`]), at once or in batches.
+pub fn search(
+    settings: &Settings,
+    store: &Store,
+    request: SearchRequest,
+) -> Result<(SearchQuery, agent_memory_core::store::search::SearchResults), Failure> {
+    let query_text = request.query.trim();
+    if query_text.is_empty() {
+        return Err(Failure::Invalid("`query` is empty; pass the words to look for".into()));
+    }
+    let limit = match request.limit {
+        None => settings.config.search.limit,
+        Some(n @ 1..=MAX_LIMIT) => n as usize,
+        Some(n) => {
+            return Err(Failure::Invalid(format!(
+                "`limit` is {n}; pass a number from 1 to {MAX_LIMIT}"
+            )));
+        }
+    };
+    let query = SearchQuery {
+        text: query_text.to_owned(),
+        agent: request.agent.as_deref().map(agent_memory_core::adapter::canonical_agent),
+        project: project_filter(store, request.project.as_deref()).map_err(Failure::Store)?,
+        since_ms: parse_time("since", request.since.as_deref()).map_err(Failure::Invalid)?,
+        until_ms: parse_time("until", request.until.as_deref()).map_err(Failure::Invalid)?,
+        kinds: request.kinds,
+        tiers: request.tiers,
+        types: request.types,
+        limit,
+        max_terms: settings.config.search.max_query_terms,
+        ranking: settings.ranking.clone(),
+    };
+    let semantic = settings
+        .embedder
+        .as_deref()
+        .and_then(|e| agent_memory_core::embed::query_vector(store, e, &query.text));
+    let vector = semantic.as_ref().map(|(index, vector)| VectorQuery { index, vector });
+    let results = store.search_hybrid(&query, vector)?;
+    Ok((query, results))
+}
+
+/// Counts search hits for ranking; a failure costs only the count, so it is logged, not
+/// returned.
+pub fn record_hits<'a>(store: &Store, hits: impl IntoIterator<Item = (&'a str, i64)>) {
+    if let Err(err) = store.record_hits(hits, time::now_ms()) {
+        tracing::debug!(%err, "hit counts not updated");
+    }
+}
+
+/// The project's observations around an anchor: an id (`o12`, `s3`, `e45`) or words, whose
+/// best search hit anchors it. Returns the anchor's kind and id with the items.
+pub fn timeline(
+    settings: &Settings,
+    store: &Store,
+    anchor: &str,
+    before: usize,
+    after: usize,
+) -> Result<(char, i64, Vec<TimelineItem>), Failure> {
+    let text = anchor.trim();
+    if text.is_empty() {
+        return Err(Failure::Invalid(
+            "`anchor` is empty; pass an id from `search` (o12, s3, e45) or words".into(),
+        ));
+    }
+    let (kind, id) = match parse_item_id(text) {
+        Some(found) => found,
+        // Not an id: the best search hit anchors the timeline, as on the command line.
+        None => {
+            let query = SearchQuery {
+                text: text.to_owned(),
+                limit: 1,
+                max_terms: settings.config.search.max_query_terms,
+                // A timeline is anchored on something that happened in a session.
+                kinds: vec!["observation".into(), "summary".into(), "event".into()],
+                ..SearchQuery::default()
+            };
+            let hit = store.search(&query)?.hits.into_iter().next();
+            let hit = hit.ok_or_else(|| {
+                Failure::Missing(format!(
+                    "nothing matches `{text}`; try other words or an id from `search`"
+                ))
+            })?;
+            (hit.kind.chars().next().unwrap_or('e'), hit.id)
+        }
+    };
+    let anchor = store.anchor(kind, id)?.ok_or_else(|| {
+        Failure::Missing(format!("nothing is stored under {kind}{id}; ids come from `search`"))
+    })?;
+    let items = store.timeline_around(&anchor, before, after)?;
+    Ok((kind, id, items))
+}
+
+pub(crate) fn store_failed(err: StoreError) -> String {
     format!("reading the store failed: {err}; run `agent-memory status` to check it")
 }
 
@@ -635,7 +727,7 @@ fn project_filter(store: &Store, value: Option<&str>) -> Result<Option<String>, 
     Ok(Some(value.to_owned()))
 }
 
-fn parse_time(field: &str, value: Option<&str>) -> Result<Option<i64>, String> {
+pub(crate) fn parse_time(field: &str, value: Option<&str>) -> Result<Option<i64>, String> {
     let Some(value) = value else { return Ok(None) };
     time::parse_when(value, time::now_ms()).map(Some).map_err(|err| format!("`{field}`: {err}"))
 }

@@ -76,6 +76,9 @@ pub enum Command {
     /// Serve memory to an MCP client over stdio (search, timeline, get_observations,
     /// briefing); register it in the client as the command `agent-memory mcp`.
     Mcp,
+    /// Run the local server: HTTP API, live web viewer, MCP over HTTP at /mcp, and the
+    /// background worker (spool drain, distil, embed), on 127.0.0.1 unless configured.
+    Serve(ServeArgs),
     /// Wire agents to agent-memory: their hooks and the MCP server, in each agent's own config
     /// (a backup of each changed file is kept as `<file>.agent-memory.bak`).
     Install(InstallArgs),
@@ -220,6 +223,24 @@ pub struct Filters {
     /// Before this time (same forms as --since).
     #[arg(long)]
     pub until: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The port to listen on (default: `[serve] port`); 0 takes any free port.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Say whether a server is running for this home, and where.
+    #[arg(long, conflicts_with_all = ["stop", "port"])]
+    pub status: bool,
+    /// Stop the running server gracefully (requests in flight and the worker's pass finish).
+    #[arg(long, conflicts_with = "port")]
+    pub stop: bool,
+    /// Run without the background worker.
+    #[arg(long)]
+    pub no_worker: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

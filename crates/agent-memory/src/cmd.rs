@@ -19,6 +19,7 @@ pub mod recover;
 pub mod reindex;
 pub mod review;
 pub mod search;
+pub mod serve;
 pub mod show;
 pub mod status;
 pub mod tidy;
@@ -44,7 +45,9 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     let ctx = Context::load()?;
     // The MCP server's stdout carries JSON-RPC alone and its stderr is often shown to the user
     // by the client as errors: it logs to the home's log file, as the hook does.
-    if matches!(command, Command::Mcp) {
+    if matches!(command, Command::Mcp)
+        || matches!(&command, Command::Serve(a) if !a.status && !a.stop)
+    {
         crate::logging::init_file(&ctx.home, &ctx.config);
     } else {
         crate::logging::init_stderr(&ctx.config);
@@ -75,6 +78,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Mcp => mcp::run(&ctx),
         Command::Plugin(args) => plugin::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
+        Command::Serve(args) => serve::run(&ctx, args),
         Command::Install(args) => install::run(args, agent_memory_core::install::Op::Install),
         Command::Uninstall(args) => install::run(args, agent_memory_core::install::Op::Uninstall),
     }
@@ -143,6 +147,18 @@ impl Context {
             Manifest::read(&self.home.models_dir().join(name)).ok()?.similarity_floor
         });
         self.config.search.ranking(model_floor)
+    }
+
+    /// What the MCP tools and the HTTP API read memory with: this home, configuration,
+    /// ranking and model, and the current directory as the default project.
+    pub fn serve_settings(&self) -> anyhow::Result<agent_memory_serve::mcp::Settings> {
+        Ok(agent_memory_serve::mcp::Settings {
+            home: self.home.clone(),
+            config: self.config.clone(),
+            ranking: self.ranking(),
+            embedder: self.embedder(),
+            cwd: std::env::current_dir().context("cannot read the current directory")?,
+        })
     }
 
     /// The vector of `text` and the store's vectors to compare it with, when search by meaning

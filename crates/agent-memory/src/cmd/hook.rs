@@ -69,7 +69,16 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         tracing::warn!(%err, "could not answer the agent");
     }
     if report.ends_turn && config.distil.auto_work {
-        start_background_work();
+        spawn_detached(
+            &["work", "--background"],
+            "the background distil pass; run `agent-memory work`",
+        );
+    }
+    if config.serve.autostart
+        && is_session_start(&args.event)
+        && !agent_memory_serve::instance::Instance::new(&home).is_running()
+    {
+        spawn_detached(&["serve"], "the local server; run `agent-memory serve`");
     }
     match report.outcome {
         "invalid" | "spooled" | "failed" => tracing::warn!(
@@ -83,20 +92,32 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
     }
 }
 
-/// Starts one `agent-memory work` pass that outlives this hook, in its own process group so an
-/// agent ending the hook's group leaves it running; never waits for it.
-fn start_background_work() {
+/// Whether a hook event opens a session, in any agent's spelling (`SessionStart`,
+/// `session_start`, `session.created`).
+fn is_session_start(event: &str) -> bool {
+    let flat: String = event
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    matches!(flat.as_str(), "sessionstart" | "sessioncreated")
+}
+
+/// Starts `agent-memory ARGS` so that it outlives this hook, in its own process group so an
+/// agent ending the hook's group leaves it running; never waits for it. `what` names it in the
+/// log when it cannot start.
+fn spawn_detached(args: &[&str], what: &str) {
     let Ok(exe) = std::env::current_exe() else { return };
     let mut command = std::process::Command::new(exe);
     command
-        .args(["work", "--background"])
+        .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     if let Err(err) = command.spawn() {
-        tracing::warn!(%err, "cannot start the background distil pass; run `agent-memory work`");
+        tracing::warn!(%err, "cannot start {what}");
     }
 }
 

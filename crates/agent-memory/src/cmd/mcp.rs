@@ -3,19 +3,13 @@
 //! never reaches this module. Stdout belongs to the JSON-RPC transport: nothing here prints,
 //! and `cmd::run` sends this command's logs to the log file.
 
-use agent_memory_serve::mcp::{Settings, serve_stdio};
+use agent_memory_serve::mcp::serve_stdio;
 use anyhow::Context as _;
 
 use super::Context;
 
 pub fn run(ctx: &Context) -> anyhow::Result<()> {
-    let settings = Settings {
-        home: ctx.home.clone(),
-        config: ctx.config.clone(),
-        ranking: ctx.ranking(),
-        embedder: ctx.embedder(),
-        cwd: std::env::current_dir().context("cannot read the current directory")?,
-    };
+    let settings = ctx.serve_settings()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

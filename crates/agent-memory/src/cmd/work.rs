@@ -30,14 +30,7 @@ const SESSIONS_PER_PASS: usize = 500;
 const EMBED_PER_PASS: usize = 512;
 
 pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
-    fsutil::ensure_private_dir(ctx.home.root())?;
-    let lock_path = ctx.home.root().join("work.lock");
-    let lock = fsutil::private_file_options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("cannot open {}", lock_path.display()))?;
+    let (lock, lock_path) = open_lock(ctx)?;
     if !take_lock(&lock) {
         if args.background {
             return Ok(());
@@ -57,39 +50,7 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     let embedder = ctx.embedder();
     loop {
         let mut store = ctx.store()?;
-        let now = time::now_ms();
-        let options = work::WorkOptions {
-            owner: owner.clone(),
-            now_ms: now,
-            silence_ms: distil.silence_minutes as i64 * 60_000,
-            lease_ms: distil.lease_seconds as i64 * 1000,
-            max_sessions: SESSIONS_PER_PASS,
-        };
-        let report = match &transport {
-            None => {
-                work::run_pass(&mut store, &OfflineDistiller::new(), "offline", &mode, &options)?
-            }
-            Some(transport) => {
-                // The day's budget is what the store says is left; the pass adds its spend.
-                let day = time::utc_day(now);
-                let spent = store.llm_tokens_spent(&day)?;
-                let budget =
-                    DayBudget::new(ctx.config.llm.daily_token_budget.saturating_sub(spent));
-                let distiller = LlmDistiller::new(transport.as_ref(), &budget)
-                    .with_max_retries(ctx.config.llm.max_retries);
-                let name = format!("llm:{}", transport.name());
-                let report = work::run_pass(&mut store, &distiller, &name, &mode, &options);
-                if budget.calls() > 0 {
-                    store.record_llm_spend(
-                        &day,
-                        transport.name(),
-                        budget.spent(),
-                        budget.calls(),
-                    )?;
-                }
-                report?
-            }
-        };
+        let report = distil_once(ctx, &mut store, transport.as_deref(), &mode, &owner)?;
         if report.observations + report.summaries > 0 {
             after_new_memory(ctx, &mut store);
         }
@@ -126,6 +87,81 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     }
 }
 
+/// One distil pass over the store with the distiller the configuration names; the LLM's
+/// spend is recorded even when the pass fails.
+fn distil_once(
+    ctx: &Context,
+    store: &mut agent_memory_core::store::Store,
+    transport: Option<&dyn agent_memory_core::distil::llm::Transport>,
+    mode: &mode::Mode,
+    owner: &str,
+) -> anyhow::Result<work::WorkReport> {
+    let distil = &ctx.config.distil;
+    let now = time::now_ms();
+    let options = work::WorkOptions {
+        owner: owner.to_owned(),
+        now_ms: now,
+        silence_ms: distil.silence_minutes as i64 * 60_000,
+        lease_ms: distil.lease_seconds as i64 * 1000,
+        max_sessions: SESSIONS_PER_PASS,
+    };
+    let Some(transport) = transport else {
+        return Ok(work::run_pass(store, &OfflineDistiller::new(), "offline", mode, &options)?);
+    };
+    // The day's budget is what the store says is left; the pass adds its spend.
+    let day = time::utc_day(now);
+    let spent = store.llm_tokens_spent(&day)?;
+    let budget = DayBudget::new(ctx.config.llm.daily_token_budget.saturating_sub(spent));
+    let distiller =
+        LlmDistiller::new(transport, &budget).with_max_retries(ctx.config.llm.max_retries);
+    let name = format!("llm:{}", transport.name());
+    let report = work::run_pass(store, &distiller, &name, mode, &options);
+    if budget.calls() > 0 {
+        store.record_llm_spend(&day, transport.name(), budget.spent(), budget.calls())?;
+    }
+    Ok(report?)
+}
+
+/// The pass `serve`'s worker runs every interval: drain the spool, distil, embed; one line
+/// saying what it did. Gives way (and says so) when another pass holds the lock.
+pub fn serve_pass(
+    ctx: &Context,
+    owner: &str,
+    embedder: Option<&dyn agent_memory_core::embed::Embedder>,
+) -> anyhow::Result<String> {
+    let (lock, _) = open_lock(ctx)?;
+    if !take_lock(&lock) {
+        return Ok("another distil pass is running; skipped".into());
+    }
+    let mut store = ctx.store()?;
+    let drained = agent_memory_core::capture::drain(
+        &mut store,
+        &ctx.home,
+        &ctx.config,
+        None,
+        ctx.config.capture.drain_per_hook.max(1000),
+    );
+    let distil = &ctx.config.distil;
+    let mode = mode::load(&distil.mode, &distil.language, Some(&ctx.home.modes_dir()))
+        .context("cannot load the distil mode; see `agent-memory mode list`")?;
+    let transport = agent_memory_serve::llm::transport(&ctx.config.llm)
+        .context("the [llm] configuration cannot be used; fix it or set provider = \"none\"")?;
+    let report = distil_once(ctx, &mut store, transport.as_deref(), &mode, owner)?;
+    if report.observations + report.summaries > 0 {
+        after_new_memory(ctx, &mut store);
+    }
+    let mut embedded = 0;
+    if let Some(embedder) = embedder {
+        let pass = embed_pending(&mut store, embedder, 32, EMBED_PER_PASS, &mut |_, _| {})
+            .map_err(|err| anyhow::anyhow!("embedding new items failed: {err}"))?;
+        embedded = pass.embedded;
+    }
+    Ok(format!(
+        "spool: {} stored; distil: {} sessions, {} observations, {} summaries; embedded: {embedded}",
+        drained.stored, report.sessions, report.observations, report.summaries
+    ))
+}
+
 /// After a pass that added observations or summaries: merges their full-text indexes (so the
 /// next hooks' lookups visit one segment, not dozens), empties the write-ahead log the pass
 /// grew (else the next hook would copy it, past its deadline), and brings the brief files of
@@ -149,6 +185,19 @@ fn after_new_memory(ctx: &Context, store: &mut agent_memory_core::store::Store) 
         }
         Err(err) => tracing::warn!(%err, "brief files not refreshed"),
     }
+}
+
+/// The file whose lock keeps to one distil pass at a time.
+fn open_lock(ctx: &Context) -> anyhow::Result<(File, std::path::PathBuf)> {
+    fsutil::ensure_private_dir(ctx.home.root())?;
+    let lock_path = ctx.home.root().join("work.lock");
+    let lock = fsutil::private_file_options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("cannot open {}", lock_path.display()))?;
+    Ok((lock, lock_path))
 }
 
 /// Takes the pass lock without waiting; false when another process holds it. The lock goes

@@ -19,10 +19,13 @@ mod redaction;
 mod samples;
 mod search;
 mod semantic;
+mod serve;
 mod spool;
 mod status;
 mod transfer;
 mod vault;
+
+use std::path::PathBuf;
 
 use agent_memory_testkit::TestHome;
 
@@ -96,4 +99,26 @@ pub fn hook_while_locked(
         .collect();
     tx.rollback().expect("release the lock");
     (out, spooled)
+}
+
+/// A tool the test needs, or `None` with a notice outside CI; in CI (`CI=true`) a panic with
+/// the command that installs it.
+#[allow(clippy::print_stderr)]
+pub fn needed(
+    test: &str,
+    var: &str,
+    install: &str,
+    check: impl Fn(&PathBuf) -> bool,
+) -> Option<PathBuf> {
+    let named = std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(path) = named.clone().filter(|p| check(p)) {
+        return Some(path);
+    }
+    let advice = format!(
+        "{var} is {}; run `export {var}=\"$({install} | tail -n 1)\"`",
+        named.map_or("not set".to_owned(), |p| format!("{}, which is not usable", p.display()))
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{test} needs it: {advice}");
+    eprintln!("skipping {test}: {advice}");
+    None
 }

@@ -16,7 +16,7 @@ use agent_memory_testkit::TestHome;
 
 /// A Codex session that fixes the parser, through the real hook, then a `work` pass, so the
 /// store holds events, observations and a summary.
-fn seeded() -> (TestHome, String) {
+pub(crate) fn seeded() -> (TestHome, String) {
     let home = home();
     let app = home.user_home().join("app");
     std::fs::create_dir_all(&app).expect("project dir");
@@ -333,23 +333,12 @@ fn bad_arguments_are_explained_and_the_server_keeps_serving() {
 }
 
 /// The environment variable naming a python with the official MCP SDK installed.
-const MCP_PYTHON_ENV: &str = "AGENT_MEMORY_TEST_MCP_PYTHON";
+pub(crate) const MCP_PYTHON_ENV: &str = "AGENT_MEMORY_TEST_MCP_PYTHON";
 
 /// The python to run the SDK client with. Without one, a CI run (`CI=true`) fails with the
 /// command that installs it; elsewhere the test is skipped with a note.
-#[allow(clippy::print_stderr)]
 fn mcp_python(test: &str) -> Option<std::path::PathBuf> {
-    let named = std::env::var_os(MCP_PYTHON_ENV).filter(|v| !v.is_empty());
-    if let Some(path) = named.as_ref().map(std::path::PathBuf::from).filter(|p| p.is_file()) {
-        return Some(path);
-    }
-    let advice = format!(
-        "{MCP_PYTHON_ENV} is {}; run `export {MCP_PYTHON_ENV}=\"$(scripts/mcp-test-client | tail -n 1)\"`",
-        named.map_or("not set".to_owned(), |p| format!("{}, not a file", p.to_string_lossy()))
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{test} needs the MCP SDK: {advice}");
-    eprintln!("skipping {test}: {advice}");
-    None
+    crate::needed(test, MCP_PYTHON_ENV, "scripts/mcp-test-client", |p| p.is_file())
 }
 
 #[test]

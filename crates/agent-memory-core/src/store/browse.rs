@@ -1,0 +1,395 @@
+//! Browsing the store page by page, as the HTTP API and the viewer do: sessions, events,
+//! observations, summaries and projects, newest first, with the same filters as search
+//! (agent, project, type, dates), the newest row ids (the live feed polls them), and events
+//! per day per agent (the health chart).
+//!
+//! Here is a filter and a page, give me rows. Must not: return private events, or
+//! observations distilled from one: what this module lists may reach a browser. Capture has
+//! already redacted secrets; privacy is enforced here, in the SQL, so no caller can forget it.
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+use super::{Result, Store};
+
+/// The parameters of [`filter_sql`] and the limit, in order.
+macro_rules! bind {
+    ($f:expr) => {
+        params![
+            $f.agent,
+            $f.project,
+            $f.item_type,
+            $f.since_ms,
+            $f.until_ms,
+            $f.after_id,
+            $f.before_id,
+            $f.session_id,
+            $f.limit as i64
+        ]
+    };
+}
+
+/// Which rows a listing returns: every filter optional, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub agent: Option<String>,
+    /// A project key, name or root.
+    pub project: Option<String>,
+    /// An observation type or an event kind.
+    pub item_type: Option<String>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// Only rows with an id above this (the live feed's "what is new").
+    pub after_id: Option<i64>,
+    /// Only rows with an id below this (the next page).
+    pub before_id: Option<i64>,
+    /// Only this session (its row id).
+    pub session_id: Option<i64>,
+    pub limit: usize,
+}
+
+/// A session, with what it holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRow {
+    pub id: i64,
+    pub agent: String,
+    /// The agent's own id of the session.
+    pub source_id: String,
+    pub project: Option<String>,
+    pub project_key: Option<String>,
+    pub cwd: Option<String>,
+    pub title: Option<String>,
+    pub started_at_ms: i64,
+    pub last_event_at_ms: i64,
+    pub ended_at_ms: Option<i64>,
+    pub events: i64,
+    pub observations: i64,
+    pub summary_id: Option<i64>,
+}
+
+/// An event as the viewer shows it (never a private one).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventRow {
+    pub id: i64,
+    pub session_id: i64,
+    pub agent: String,
+    pub project: Option<String>,
+    pub kind: String,
+    pub tool: Option<String>,
+    pub summary: String,
+    pub body: String,
+    pub files: Vec<String>,
+    pub at_ms: i64,
+}
+
+/// One line of an observation list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObservationRow {
+    pub id: i64,
+    pub session_id: i64,
+    pub agent: String,
+    pub project: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub subtitle: String,
+    pub at_ms: i64,
+    pub tokens: i64,
+}
+
+/// One line of a summary list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    pub id: i64,
+    pub session_id: i64,
+    pub agent: String,
+    pub project: Option<String>,
+    pub request: String,
+    pub completed: Vec<String>,
+    pub next_steps: Vec<String>,
+    pub at_ms: i64,
+    pub tokens: i64,
+}
+
+/// A project and how much is remembered about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProjectRow {
+    pub key: String,
+    pub name: String,
+    pub root: String,
+    pub sessions: i64,
+    pub observations: i64,
+    pub last_event_at_ms: Option<i64>,
+}
+
+/// The newest row id of each table the live feed follows; a change means something landed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Marks {
+    pub events: i64,
+    pub observations: i64,
+    pub summaries: i64,
+}
+
+/// Events one agent recorded on one day (UTC).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DayCount {
+    pub day: String,
+    pub agent: String,
+    pub events: i64,
+}
+
+/// The SQL that keeps an observation distilled from a private event out of every listing.
+const NOT_PRIVATE_OBSERVATION: &str = "NOT EXISTS (SELECT 1 FROM observation_sources os \
+     JOIN events pe ON pe.id = os.event_id \
+     WHERE os.observation_id = o.id AND pe.sensitivity = 'private')";
+
+/// The shared filter clause; `t` is the table's alias, parameters ?1..?8 as [`bind`] orders them.
+fn filter_sql(t: &str, type_column: Option<&str>) -> String {
+    let type_clause = match type_column {
+        Some(column) => format!("AND (?3 IS NULL OR {t}.{column} = ?3)"),
+        None => String::new(),
+    };
+    format!(
+        "(?1 IS NULL OR {t}.agent = ?1)
+         AND (?2 IS NULL OR p.key = ?2 OR p.name = ?2 OR p.root = ?2)
+         {type_clause}
+         AND (?4 IS NULL OR {t}.at >= ?4) AND (?5 IS NULL OR {t}.at < ?5)
+         AND (?6 IS NULL OR {t}.id > ?6) AND (?7 IS NULL OR {t}.id < ?7)
+         AND (?8 IS NULL OR {t}.session_id = ?8)"
+    )
+}
+
+fn list(text: String) -> Vec<String> {
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+impl Store {
+    /// Sessions, the most recently active first.
+    pub fn list_sessions(&self, f: &Listing) -> Result<Vec<SessionRow>> {
+        let sql = "SELECT s.id, s.agent, s.source_id, p.name, p.key, s.cwd, s.title, s.started_at,
+                    s.last_event_at, s.ended_at,
+                    (SELECT count(*) FROM events e WHERE e.session_id = s.id),
+                    (SELECT count(*) FROM observations o WHERE o.session_id = s.id),
+                    (SELECT m.id FROM summaries m WHERE m.session_id = s.id)
+             FROM sessions s LEFT JOIN projects p ON p.id = s.project_id
+             WHERE (?1 IS NULL OR s.agent = ?1)
+               AND (?2 IS NULL OR p.key = ?2 OR p.name = ?2 OR p.root = ?2)
+               AND (?3 IS NULL OR s.last_event_at >= ?3) AND (?4 IS NULL OR s.started_at < ?4)
+               AND (?5 IS NULL OR s.id < ?5) AND (?6 IS NULL OR s.id = ?6)
+             ORDER BY s.last_event_at DESC, s.id DESC LIMIT ?7";
+        let mut stmt = self.conn().prepare_cached(sql)?;
+        let rows = stmt.query_map(
+            params![
+                f.agent,
+                f.project,
+                f.since_ms,
+                f.until_ms,
+                f.before_id,
+                f.session_id,
+                f.limit as i64
+            ],
+            |r| {
+                Ok(SessionRow {
+                    id: r.get(0)?,
+                    agent: r.get(1)?,
+                    source_id: r.get(2)?,
+                    project: r.get(3)?,
+                    project_key: r.get(4)?,
+                    cwd: r.get(5)?,
+                    title: r.get(6)?,
+                    started_at_ms: r.get(7)?,
+                    last_event_at_ms: r.get(8)?,
+                    ended_at_ms: r.get(9)?,
+                    events: r.get(10)?,
+                    observations: r.get(11)?,
+                    summary_id: r.get(12)?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One session by its row id.
+    pub fn session_row(&self, id: i64) -> Result<Option<SessionRow>> {
+        let filter = Listing { session_id: Some(id), limit: 1, ..Listing::default() };
+        Ok(self.list_sessions(&filter)?.into_iter().next())
+    }
+
+    /// Events, newest first; private events are never listed.
+    pub fn list_events(&self, f: &Listing) -> Result<Vec<EventRow>> {
+        let sql = format!(
+            "SELECT e.id, e.session_id, e.agent, p.name, e.kind, e.tool, e.summary, e.body,
+                    e.files, e.at
+             FROM events e LEFT JOIN projects p ON p.id = e.project_id
+             WHERE e.sensitivity != 'private' AND {}
+             ORDER BY e.id DESC LIMIT ?9",
+            filter_sql("e", Some("kind"))
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(bind!(f), |r| {
+            Ok(EventRow {
+                id: r.get(0)?,
+                session_id: r.get(1)?,
+                agent: r.get(2)?,
+                project: r.get(3)?,
+                kind: r.get(4)?,
+                tool: r.get(5)?,
+                summary: r.get(6)?,
+                body: r.get(7)?,
+                files: list(r.get(8)?),
+                at_ms: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Observations, newest first; none distilled from a private event.
+    pub fn list_observations(&self, f: &Listing) -> Result<Vec<ObservationRow>> {
+        let sql = format!(
+            "SELECT o.id, o.session_id, o.agent, p.name, o.kind, o.title, o.subtitle, o.at,
+                    o.tokens
+             FROM observations o LEFT JOIN projects p ON p.id = o.project_id
+             WHERE {NOT_PRIVATE_OBSERVATION} AND {}
+             ORDER BY o.id DESC LIMIT ?9",
+            filter_sql("o", Some("kind"))
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(bind!(f), |r| {
+            Ok(ObservationRow {
+                id: r.get(0)?,
+                session_id: r.get(1)?,
+                agent: r.get(2)?,
+                project: r.get(3)?,
+                kind: r.get(4)?,
+                title: r.get(5)?,
+                subtitle: r.get(6)?,
+                at_ms: r.get(7)?,
+                tokens: r.get(8)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Summaries, newest first (a summary covers a whole session; type filters do not apply).
+    pub fn list_summaries(&self, f: &Listing) -> Result<Vec<SummaryRow>> {
+        let sql = format!(
+            "SELECT m.id, m.session_id, m.agent, p.name, m.request, m.completed, m.next_steps,
+                    m.at, m.tokens
+             FROM summaries m LEFT JOIN projects p ON p.id = m.project_id
+             WHERE (?3 IS NULL OR ?3 = 'summary') AND {}
+             ORDER BY m.id DESC LIMIT ?9",
+            filter_sql("m", None)
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(bind!(f), |r| {
+            Ok(SummaryRow {
+                id: r.get(0)?,
+                session_id: r.get(1)?,
+                agent: r.get(2)?,
+                project: r.get(3)?,
+                request: r.get(4)?,
+                completed: list(r.get(5)?),
+                next_steps: list(r.get(6)?),
+                at_ms: r.get(7)?,
+                tokens: r.get(8)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every project, the most recently active first.
+    pub fn list_projects(&self) -> Result<Vec<ProjectRow>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT p.key, p.name, p.root,
+                    (SELECT count(*) FROM sessions s WHERE s.project_id = p.id),
+                    coalesce((SELECT t.observations FROM project_totals t WHERE t.project_id = p.id), 0),
+                    (SELECT max(s.last_event_at) FROM sessions s WHERE s.project_id = p.id)
+             FROM projects p ORDER BY 6 DESC, p.name",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ProjectRow {
+                key: r.get(0)?,
+                name: r.get(1)?,
+                root: r.get(2)?,
+                sessions: r.get(3)?,
+                observations: r.get(4)?,
+                last_event_at_ms: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The newest row ids: three reads of a b-tree's last page each, cheap enough to poll.
+    pub fn marks(&self) -> Result<Marks> {
+        let max = |table: &str| -> Result<i64> {
+            Ok(self.conn().query_row(
+                &format!("SELECT coalesce(max(id), 0) FROM {table}"),
+                [],
+                |r| r.get(0),
+            )?)
+        };
+        Ok(Marks {
+            events: max("events")?,
+            observations: max("observations")?,
+            summaries: max("summaries")?,
+        })
+    }
+
+    /// Events per UTC day and agent since `since_ms`, oldest day first.
+    pub fn events_per_day(&self, since_ms: i64) -> Result<Vec<DayCount>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, agent, count(*)
+             FROM events WHERE at >= ?1 GROUP BY day, agent ORDER BY day, agent",
+        )?;
+        let rows = stmt.query_map([since_ms], |r| {
+            Ok(DayCount { day: r.get(0)?, agent: r.get(1)?, events: r.get(2)? })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Whether an item must stay out of the browser: a private event, or an observation
+    /// distilled from one. Unknown items are not private (the caller reports them missing).
+    pub fn is_private(&self, kind: char, id: i64) -> Result<bool> {
+        let sql = match kind {
+            'e' => "SELECT 1 FROM events WHERE id = ?1 AND sensitivity = 'private'",
+            'o' => {
+                "SELECT 1 FROM observation_sources os JOIN events e ON e.id = os.event_id
+                 WHERE os.observation_id = ?1 AND e.sensitivity = 'private' LIMIT 1"
+            }
+            _ => return Ok(false),
+        };
+        Ok(self.conn().query_row(sql, [id], |_| Ok(())).optional()?.is_some())
+    }
+
+    /// The row id of a session by its agent's own id, the form observations and summaries
+    /// name it by.
+    pub fn session_row_id(&self, agent: &str, source_id: &str) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM sessions WHERE agent = ?1 AND source_id = ?2",
+                params![agent, source_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_store_lists_nothing_and_marks_zero() {
+        let store = Store::open_in_memory().expect("store");
+        let all = Listing { limit: 10, ..Listing::default() };
+        assert!(store.list_sessions(&all).expect("sessions").is_empty());
+        assert!(store.list_events(&all).expect("events").is_empty());
+        assert!(store.list_observations(&all).expect("observations").is_empty());
+        assert!(store.list_summaries(&all).expect("summaries").is_empty());
+        assert!(store.list_projects().expect("projects").is_empty());
+        assert_eq!(store.marks().expect("marks"), Marks::default());
+        assert!(store.events_per_day(0).expect("days").is_empty());
+        assert!(!store.is_private('e', 1).expect("private"));
+    }
+}

@@ -1,0 +1,525 @@
+//! The JSON API under `/api` (documented in `docs/http-api.md`): sessions, events,
+//! observations, summaries, projects, search, timeline, items by id, stats and health, and
+//! the two mutating routes (`POST /api/work`, `POST /api/shutdown`).
+//!
+//! Here is a query string, give me JSON from the same core calls the CLI makes. Parameters
+//! are checked by name: an unknown or malformed one is a `bad_request` naming it. Must not:
+//! return a private event or an observation distilled from one.
+
+use std::collections::HashSet;
+use std::sync::PoisonError;
+
+use agent_memory_core::capture::spool;
+use agent_memory_core::store::Store;
+use agent_memory_core::store::browse::Listing;
+use agent_memory_core::store::distilled::parse_item_id;
+use agent_memory_core::time;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use super::{ApiError, Code, Shared};
+use crate::mcp::{SearchRequest, parse_time};
+
+/// The most rows one page returns.
+const MAX_PAGE: usize = 500;
+/// Rows per page unless asked.
+const DEFAULT_PAGE: usize = 50;
+
+pub(super) fn routes() -> Router<Shared> {
+    Router::new()
+        .route("/api/health", get(health))
+        .route("/api/stats", get(stats))
+        .route("/api/projects", get(projects))
+        .route("/api/sessions", get(sessions))
+        .route("/api/sessions/{id}", get(session))
+        .route("/api/events", get(events))
+        .route("/api/events/{id}", get(event))
+        .route("/api/observations", get(observations))
+        .route("/api/observations/{id}", get(observation))
+        .route("/api/summaries", get(summaries))
+        .route("/api/summaries/{id}", get(summary))
+        .route("/api/search", get(search))
+        .route("/api/timeline", get(timeline))
+        .route("/api/items", get(items))
+        .route("/api/live", get(super::live::feed))
+        .route("/api/work", post(work))
+        .route("/api/shutdown", post(shutdown))
+}
+
+/// A query string's pairs; one that cannot be decoded is a `bad_request` like any other.
+pub(super) struct Pairs(Vec<(String, String)>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Pairs {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        match Query::<Vec<(String, String)>>::from_request_parts(parts, state).await {
+            Ok(Query(pairs)) => Ok(Pairs(pairs)),
+            Err(err) => Err(ApiError::new(
+                Code::BadRequest,
+                format!("the query string cannot be read ({err}); encode it as a URL query"),
+            )),
+        }
+    }
+}
+
+/// A query string, read by name; every parameter must be one the route knows.
+pub(super) struct Params(Vec<(String, String)>);
+
+impl Params {
+    pub(super) fn new(Pairs(pairs): Pairs, known: &[&str]) -> Result<Params, ApiError> {
+        if let Some((name, _)) = pairs.iter().find(|(k, _)| !known.contains(&k.as_str())) {
+            return Err(ApiError::new(
+                Code::BadRequest,
+                format!("unknown parameter `{name}`; this route takes {}", known.join(", ")),
+            ));
+        }
+        Ok(Params(pairs))
+    }
+
+    /// The value of `name`, trimmed; empty counts as absent.
+    pub(super) fn get(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// Every value of `name`, repeated or comma-separated.
+    fn list(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .flat_map(|(_, v)| v.split(','))
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .collect()
+    }
+
+    fn number(&self, name: &str, max: u64) -> Result<Option<u64>, ApiError> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        match value.parse::<u64>() {
+            Ok(n) if n <= max => Ok(Some(n)),
+            _ => Err(ApiError::new(
+                Code::BadRequest,
+                format!("`{name}` is `{value}`; pass a whole number from 0 to {max}"),
+            )),
+        }
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+    }
+
+    fn time(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        parse_time(name, self.get(name).as_deref()).map_err(|m| ApiError::new(Code::BadRequest, m))
+    }
+
+    /// The filters and page every listing shares.
+    pub(super) fn listing(&self) -> Result<Listing, ApiError> {
+        Ok(Listing {
+            agent: self.get("agent").map(|a| agent_memory_core::adapter::canonical_agent(&a)),
+            project: self.get("project"),
+            item_type: self.get("type"),
+            since_ms: self.time("since")?,
+            until_ms: self.time("until")?,
+            after_id: self.number("after", i64::MAX as u64)?.map(|n| n as i64),
+            before_id: self.number("before", i64::MAX as u64)?.map(|n| n as i64),
+            session_id: None,
+            limit: self.number("limit", MAX_PAGE as u64)?.map_or(DEFAULT_PAGE, |n| n as usize),
+        })
+    }
+}
+
+const LIST_PARAMS: &[&str] =
+    &["agent", "project", "type", "since", "until", "after", "before", "limit"];
+
+fn id_of(raw: &str, what: &str) -> Result<i64, ApiError> {
+    let digits = raw.trim_start_matches(['o', 's', 'e', '#']);
+    digits.parse::<i64>().map_err(|_| {
+        ApiError::new(
+            Code::BadRequest,
+            format!("`{raw}` is not {what} id; pass a number such as 12"),
+        )
+    })
+}
+
+fn private(kind: &str, id: &str) -> ApiError {
+    ApiError::new(
+        Code::Private,
+        format!("{kind} {id} is private (it touched a sensitive file) and is not shown here"),
+    )
+}
+
+fn missing(kind: &str, id: i64) -> ApiError {
+    ApiError::new(Code::NotFound, format!("no {kind} is stored under id {id}"))
+}
+
+async fn health(State(state): State<Shared>) -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "pid": std::process::id(),
+        "uptime_ms": state.started.elapsed().as_millis() as u64,
+        "language": state.settings.config.distil.language,
+    }))
+}
+
+async fn stats(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let params = Params::new(query, &["days"])?;
+        let days = params.number("days", 366)?.unwrap_or(14) as i64;
+        let home = state.settings.home.clone();
+        let worker = state.worker.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let marks = *state.marks.borrow();
+        state
+            .with_store(move |store| {
+                let now = time::now_ms();
+                let windows = [("24h", now - 86_400_000), ("7d", now - 7 * 86_400_000)];
+                let status = store.status(&windows)?;
+                let per_day = store.events_per_day(now - days * 86_400_000)?;
+                let spool = spool::depth(&home.spool_dirs(), now);
+                Ok(json!({
+                    "store": status,
+                    "spool": spool,
+                    "events_per_day": per_day,
+                    "worker": worker,
+                    "marks": marks,
+                }))
+            })
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+async fn projects(State(state): State<Shared>) -> Response {
+    reply(state.with_store(|store| Ok(json!({ "projects": store.list_projects()? }))).await)
+}
+
+async fn sessions(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let listing =
+            Params::new(query, &["agent", "project", "since", "until", "before", "limit"])?
+                .listing()?;
+        state
+            .with_store(move |store| Ok(json!({ "sessions": store.list_sessions(&listing)? })))
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+async fn session(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
+    let result = async {
+        let id = id_of(&raw, "a session")?;
+        state.with_store(move |store| session_page(store, id)).await
+    }
+    .await;
+    reply(result)
+}
+
+/// A session with its summary, its observations and events, and the project's observations
+/// from every agent while it ran (the timeline across agents).
+fn session_page(store: &Store, id: i64) -> Result<Value, ApiError> {
+    let session = store.session_row(id)?.ok_or_else(|| missing("session", id))?;
+    let summary = match session.summary_id {
+        Some(sid) => store.summary(sid)?,
+        None => None,
+    };
+    let own = Listing { session_id: Some(id), limit: MAX_PAGE, ..Listing::default() };
+    let mut observations = store.list_observations(&own)?;
+    observations.reverse();
+    let mut events = store.list_events(&own)?;
+    events.reverse();
+    let mut across = Vec::new();
+    if let Some(key) = &session.project_key {
+        let window = Listing {
+            project: Some(key.clone()),
+            since_ms: Some(session.started_at_ms),
+            until_ms: Some(session.last_event_at_ms + 1),
+            limit: MAX_PAGE,
+            ..Listing::default()
+        };
+        across = store.list_observations(&window)?;
+        across.reverse();
+    }
+    Ok(json!({
+        "session": session,
+        "summary": summary,
+        "observations": observations,
+        "events": events,
+        "timeline": across,
+    }))
+}
+
+async fn events(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let listing = Params::new(query, LIST_PARAMS)?.listing()?;
+        state.with_store(move |store| Ok(json!({ "events": store.list_events(&listing)? }))).await
+    }
+    .await;
+    reply(result)
+}
+
+async fn event(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
+    let result = async {
+        let id = id_of(&raw, "an event")?;
+        state.with_store(move |store| event_json(store, id)).await
+    }
+    .await;
+    reply(result)
+}
+
+fn event_json(store: &Store, id: i64) -> Result<Value, ApiError> {
+    if store.is_private('e', id)? {
+        return Err(private("event", &format!("e{id}")));
+    }
+    let stored = store.event(id)?.ok_or_else(|| missing("event", id))?;
+    let e = &stored.event;
+    let session_id = store.session_row_id(&e.agent, &e.session)?;
+    Ok(json!({
+        "id": id,
+        "session_id": session_id,
+        "session": e.session,
+        "agent": e.agent,
+        "kind": e.kind.as_str(),
+        "tool": e.tool,
+        "summary": e.summary,
+        "body": e.body,
+        "files": e.files,
+        "cwd": e.cwd,
+        "at_ms": e.at_ms,
+    }))
+}
+
+async fn observations(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let listing = Params::new(query, LIST_PARAMS)?.listing()?;
+        state
+            .with_store(move |store| {
+                Ok(json!({ "observations": store.list_observations(&listing)? }))
+            })
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+async fn observation(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
+    let result = async {
+        let id = id_of(&raw, "an observation")?;
+        state.with_store(move |store| observation_json(store, id)).await
+    }
+    .await;
+    reply(result)
+}
+
+/// An observation in full, with its session's row id and its source events (never private
+/// ones; an observation with a private source is itself private).
+fn observation_json(store: &Store, id: i64) -> Result<Value, ApiError> {
+    if store.is_private('o', id)? {
+        return Err(private("observation", &format!("o{id}")));
+    }
+    let o = store.observation(id)?.ok_or_else(|| missing("observation", id))?;
+    let session_id = store.session_row_id(&o.agent, &o.session)?;
+    let mut sources = Vec::new();
+    for event_id in &o.draft.source_event_ids {
+        if let Ok(event) = event_json(store, *event_id) {
+            sources.push(event);
+        }
+    }
+    let mut value = serde_json::to_value(&o).unwrap_or_default();
+    value["session_id"] = json!(session_id);
+    value["source_events"] = Value::Array(sources);
+    Ok(value)
+}
+
+async fn summaries(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let listing = Params::new(query, LIST_PARAMS)?.listing()?;
+        state
+            .with_store(move |store| Ok(json!({ "summaries": store.list_summaries(&listing)? })))
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+async fn summary(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
+    let result = async {
+        let id = id_of(&raw, "a summary")?;
+        state.with_store(move |store| summary_json(store, id)).await
+    }
+    .await;
+    reply(result)
+}
+
+fn summary_json(store: &Store, id: i64) -> Result<Value, ApiError> {
+    let m = store.summary(id)?.ok_or_else(|| missing("summary", id))?;
+    let session_id = store.session_row_id(&m.agent, &m.session)?;
+    let mut value = serde_json::to_value(&m).unwrap_or_default();
+    value["session_id"] = json!(session_id);
+    Ok(value)
+}
+
+async fn search(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let params = Params::new(
+            query,
+            &[
+                "q", "limit", "kind", "tier", "type", "agent", "project", "since", "until",
+                "explain",
+            ],
+        )?;
+        let request = SearchRequest {
+            query: params.get("q").unwrap_or_default(),
+            limit: params.number("limit", u32::MAX as u64)?.map(|n| n as u32),
+            kinds: params.list("kind"),
+            tiers: params.list("tier"),
+            types: params.list("type"),
+            agent: params.get("agent"),
+            project: params.get("project"),
+            since: params.get("since"),
+            until: params.get("until"),
+        };
+        if request.query.is_empty() {
+            return Err(ApiError::new(
+                Code::BadRequest,
+                "`q` is empty; pass the words to look for",
+            ));
+        }
+        for kind in &request.kinds {
+            if !matches!(kind.as_str(), "observation" | "summary" | "event") {
+                return Err(ApiError::new(
+                    Code::BadRequest,
+                    format!("`kind` is `{kind}`; pass observation, summary or event"),
+                ));
+            }
+        }
+        let explain = params.flag("explain");
+        let shared = std::sync::Arc::clone(&state.settings);
+        let hit_log = std::sync::Arc::clone(&state.hits);
+        state
+            .with_store(move |store| {
+                let (query, results) = crate::mcp::search(&shared, store, request)?;
+                hit_log.add(results.hits.iter().map(|h| (h.kind, h.id)));
+                let mut hits = Vec::new();
+                for hit in &results.hits {
+                    let kind = hit.kind.chars().next().unwrap_or('e');
+                    if store.is_private(kind, hit.id)? {
+                        continue;
+                    }
+                    let mut value = serde_json::to_value(hit).unwrap_or_default();
+                    value["ref"] = json!(format!("{kind}{}", hit.id));
+                    if !explain && let Some(map) = value.as_object_mut() {
+                        map.remove("parts");
+                    }
+                    hits.push(value);
+                }
+                Ok(json!({
+                    "query": query.text,
+                    "hits": hits,
+                    "fallback": results.fallback,
+                    "semantic": results.semantic,
+                    "explain": explain,
+                }))
+            })
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+async fn timeline(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let params = Params::new(query, &["anchor", "before", "after"])?;
+        let anchor = params.get("anchor").unwrap_or_default();
+        let before = params.number("before", 100)?.unwrap_or(5) as usize;
+        let after = params.number("after", 100)?.unwrap_or(5) as usize;
+        let shared = std::sync::Arc::clone(&state.settings);
+        state
+            .with_store(move |store| {
+                let (kind, id, items) =
+                    crate::mcp::timeline(&shared, store, &anchor, before, after)?;
+                Ok(json!({ "anchor": format!("{kind}{id}"), "items": items }))
+            })
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+async fn items(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let params = Params::new(query, &["ids"])?;
+        let ids = params.list("ids");
+        if ids.is_empty() || ids.len() > 100 {
+            return Err(ApiError::new(
+                Code::BadRequest,
+                "`ids` takes 1 to 100 ids such as o12,s3,e45",
+            ));
+        }
+        state
+            .with_store(move |store| {
+                let mut found = Vec::new();
+                let mut missing = Vec::new();
+                let mut seen = HashSet::new();
+                for raw in ids {
+                    let Some((kind, id)) = parse_item_id(&raw) else {
+                        missing.push(json!({ "id": raw, "code": "bad_request" }));
+                        continue;
+                    };
+                    if !seen.insert((kind, id)) {
+                        continue;
+                    }
+                    let item = match kind {
+                        'o' => observation_json(store, id),
+                        's' => summary_json(store, id),
+                        _ => event_json(store, id),
+                    };
+                    match item {
+                        Ok(item) => {
+                            found.push(json!({ "id": format!("{kind}{id}"), "item": item }))
+                        }
+                        Err(err) if err.code == Code::StoreUnavailable => return Err(err),
+                        Err(err) => {
+                            missing.push(json!({ "id": format!("{kind}{id}"), "code": err.code }))
+                        }
+                    }
+                }
+                Ok(json!({ "items": found, "missing": missing }))
+            })
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+/// Starts a `work` pass now instead of at the next interval.
+async fn work(State(state): State<Shared>) -> Response {
+    state.nudge.notify_one();
+    (StatusCode::ACCEPTED, Json(json!({ "accepted": true }))).into_response()
+}
+
+/// Stops the server gracefully, as `agent-memory serve --stop` asks.
+async fn shutdown(State(state): State<Shared>) -> Response {
+    state.request_stop();
+    (StatusCode::ACCEPTED, Json(json!({ "stopping": true }))).into_response()
+}
+
+fn reply(result: Result<Value, ApiError>) -> Response {
+    match result {
+        Ok(value) => Json(value).into_response(),
+        Err(err) => err.into_response(),
+    }
+}

@@ -1,0 +1,128 @@
+//! `agent-memory serve`: the local server (HTTP API, live viewer, MCP over HTTP, worker) on a
+//! current-thread runtime, its store work on a few blocking threads; `--status` and `--stop`
+//! for the one instance a home may run. The hook path never reaches this module.
+
+use std::net::{IpAddr, TcpListener};
+use std::time::Duration;
+
+use agent_memory_serve::http::{ServeOptions, serve, stop_signal};
+use agent_memory_serve::instance::{Instance, ServeState};
+use anyhow::Context as _;
+
+use super::Context;
+use crate::cli::ServeArgs;
+use crate::output;
+
+/// How long `--stop` waits for the server to finish what it is doing.
+const STOP_WAIT: Duration = Duration::from_secs(60);
+
+/// Threads store work may use at once: enough for many concurrent searches on a small machine.
+const BLOCKING_THREADS: usize = 8;
+
+pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
+    let instance = Instance::new(&ctx.home);
+    if args.status {
+        return status(&instance, args.json);
+    }
+    if args.stop {
+        let stopped = instance.stop(STOP_WAIT)?;
+        if args.json {
+            output::line(&serde_json::json!({ "stopped": stopped }).to_string())?;
+        } else if stopped {
+            output::line("agent-memory serve stopped")?;
+        } else {
+            output::line("agent-memory serve is not running")?;
+        }
+        return Ok(());
+    }
+    let held = instance.lock()?;
+    let token = instance.token()?;
+    let serve_config = &ctx.config.serve;
+    let ip: IpAddr = serve_config.bind.trim().parse().with_context(|| {
+        format!(
+            "`[serve] bind = \"{}\"` is not an IP address; use 127.0.0.1 (the default)",
+            serve_config.bind
+        )
+    })?;
+    let port = args.port.unwrap_or(serve_config.port);
+    let listener = TcpListener::bind((ip, port)).with_context(|| {
+        format!("cannot listen on {ip}:{port}; pick another port with --port or `[serve] port`")
+    })?;
+    let addr = listener.local_addr().context("cannot read the address listened on")?;
+    let host = if ip.is_loopback() || ip.is_unspecified() {
+        format!("127.0.0.1:{}", addr.port())
+    } else {
+        addr.to_string()
+    };
+    let url = format!("http://{host}");
+    instance.write_state(&ServeState {
+        pid: std::process::id(),
+        url: url.clone(),
+        port: addr.port(),
+        started_at_ms: agent_memory_core::time::now_ms(),
+    })?;
+    tracing::info!(%url, "serving");
+    if args.json {
+        output::line(&serde_json::json!({ "url": url, "pid": std::process::id() }).to_string())?;
+    } else {
+        output::line(&format!("agent-memory serve: listening on {url}"))?;
+    }
+
+    let settings = ctx.serve_settings()?;
+    let pass = (!args.no_worker).then(|| worker_pass(ctx));
+    let options = ServeOptions {
+        settings,
+        listener,
+        token,
+        pass,
+        work_interval: Duration::from_secs(serve_config.work_interval_seconds.max(1)),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .build()
+        .context("cannot start the server's runtime")?;
+    let served = runtime.block_on(serve(options, stop_signal()));
+    drop(held);
+    served?;
+    Ok(())
+}
+
+/// The worker's pass: `work`'s own, with the embedding model loaded at the first pass and
+/// kept.
+fn worker_pass(ctx: &Context) -> agent_memory_serve::worker::Pass {
+    let ctx = Context { home: ctx.home.clone(), config: ctx.config.clone() };
+    let owner = format!("serve-{}", std::process::id());
+    let mut embedder = None;
+    let mut loaded = false;
+    Box::new(move || {
+        if !loaded {
+            embedder = ctx.embedder();
+            loaded = true;
+        }
+        super::work::serve_pass(&ctx, &owner, embedder.as_deref()).map_err(|err| format!("{err:#}"))
+    })
+}
+
+fn status(instance: &Instance, as_json: bool) -> anyhow::Result<()> {
+    let health = instance.health();
+    let running = instance.is_running();
+    if as_json {
+        let value = serde_json::json!({
+            "running": running,
+            "state": instance.state().filter(|_| running),
+            "health": health.as_ref().map(|(_, h)| h),
+        });
+        output::line(&value.to_string())?;
+        return Ok(());
+    }
+    match (running, health) {
+        (true, Some((state, _))) => output::line(&format!(
+            "agent-memory serve is running at {} (pid {})",
+            state.url, state.pid
+        ))?,
+        (true, None) => output::line("agent-memory serve is running but does not answer yet")?,
+        (false, _) => output::line("agent-memory serve is not running")?,
+    }
+    Ok(())
+}

@@ -1,0 +1,568 @@
+//! `agent-memory serve`: the real binary listening on 127.0.0.1:0, spoken to over real HTTP.
+//! The JSON API over a store filled by real hooks and a `work` pass; the security gate (token
+//! on mutations and `/mcp`, foreign Host and Origin refused, loopback by default); private
+//! events never served; the live feed showing a hook run in another process; the worker
+//! distilling on its own; one instance per home, `--status` and a graceful `--stop`; MCP over
+//! streamable HTTP with the official Python SDK client; and the viewer in real headless
+//! Chromium (`serve/browser.cjs` through playwright-core), with screenshots kept under
+//! `target/serve-screenshots/`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use agent_memory_testkit::TestHome;
+use serde_json::{Value, json};
+
+use crate::mcp::seeded;
+use crate::recall_inject::{CODEX_PROMPT, codex_fixes_the_parser};
+use crate::{assert_quiet_success, home, payload};
+
+/// A running `agent-memory serve` and where it listens.
+struct Server {
+    child: Child,
+    url: String,
+    port: u16,
+    token: String,
+}
+
+impl Server {
+    fn start(home: &TestHome, extra_env: &[(&str, &str)]) -> Server {
+        let mut cmd = home.cmd();
+        cmd.args(["serve", "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::piped());
+        for (key, value) in extra_env {
+            cmd.env(key, value);
+        }
+        let mut child = cmd.spawn().expect("spawn agent-memory serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read the first line");
+        let Some(url) = line.trim().strip_prefix("agent-memory serve: listening on ") else {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("wait");
+            panic!(
+                "serve did not say where it listens: {line:?}\n{}",
+                agent_memory_testkit::describe(&out)
+            );
+        };
+        let url = url.to_owned();
+        let port = url.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port");
+        let token = std::fs::read_to_string(home.home().join("serve.token")).expect("token file");
+        Server { child, url, port, token: token.trim().to_owned() }
+    }
+
+    fn get(&self, path: &str) -> Response {
+        request(self.port, "GET", path, &[], "")
+    }
+
+    fn json(&self, path: &str) -> Value {
+        let response = self.get(path);
+        assert_eq!(response.status, 200, "GET {path}: {}", response.body);
+        response.json()
+    }
+
+    /// `serve --stop`, and the process ends with success.
+    fn stop(mut self, home: &TestHome) {
+        let out = home.cmd().args(["serve", "--stop"]).output().expect("serve --stop");
+        assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("stopped"));
+        let status = self.child.wait().expect("wait for serve");
+        assert!(status.success(), "serve exits cleanly: {status}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One HTTP answer.
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+impl Response {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// One HTTP/1.1 request with `Connection: close`; `headers` may replace the Host.
+fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Response {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(head.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (headers, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = headers.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("status");
+    let body = if headers.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Response { status, headers: headers.to_owned(), body }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { break };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A Claude Code read of a sensitive file: stored as a private event.
+fn read_env_file(home: &TestHome, session: &str, cwd: &str) {
+    let body = payload(
+        session,
+        "PostToolUse",
+        cwd,
+        json!({
+            "tool_name": "Read",
+            "tool_input": {"file_path": format!("{cwd}/.env")},
+            "tool_response": {"type": "text", "file": {"filePath": format!("{cwd}/.env"), "content": "DB_HOST=internal-db-7\n"}},
+            "tool_use_id": "toolu_env",
+        }),
+    );
+    assert_quiet_success(&home.hook("claude-code", "PostToolUse", &body));
+}
+
+#[test]
+fn the_api_answers_from_the_store_and_stops_gracefully() {
+    let (home, app) = seeded();
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
+    assert!(server.url.starts_with("http://127.0.0.1:"), "loopback by default: {}", server.url);
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode =
+        std::fs::metadata(home.home().join("serve.token")).expect("token").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the token is private");
+    assert_eq!(server.token.len(), 64);
+
+    let health = server.json("/api/health");
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["language"], "en");
+
+    let sessions = server.json("/api/sessions?agent=codex");
+    let session = &sessions["sessions"][0];
+    assert_eq!(session["agent"], "codex");
+    assert_eq!(session["source_id"], "codex-fix");
+    assert!(session["summary_id"].is_i64(), "{session}");
+
+    let observations = server.json("/api/observations?agent=codex&limit=10");
+    let list = observations["observations"].as_array().expect("list");
+    assert!(!list.is_empty(), "{observations}");
+    let first = list.iter().map(|o| o["id"].as_i64().expect("id")).min().expect("one");
+    let observation = server.json(&format!("/api/observations/{first}"));
+    assert_eq!(observation["agent"], "codex");
+    assert!(observation["facts"].is_array() && observation["source_events"].is_array());
+    assert_eq!(observation["session_id"], session["id"]);
+
+    let page = server.json(&format!("/api/sessions/{}", session["id"]));
+    assert_eq!(page["summary"]["id"], session["summary_id"]);
+    assert!(!page["events"].as_array().expect("events").is_empty());
+    assert!(!page["timeline"].as_array().expect("timeline").is_empty());
+
+    let found = server.json("/api/search?q=parser%20depth&limit=5");
+    let hits = found["hits"].as_array().expect("hits");
+    assert!(!hits.is_empty(), "{found}");
+    assert!(hits[0].get("parts").is_none(), "parts only with explain");
+    let explained = server.json("/api/search?q=parser%20depth&limit=5&explain=1&agent=codex");
+    assert!(explained["hits"][0]["parts"]["relevance"].is_f64(), "{explained}");
+    let none = server.json("/api/search?q=parser&agent=gemini");
+    assert_eq!(none["hits"], json!([]));
+
+    let reference = hits[0]["ref"].as_str().expect("ref").to_owned();
+    let items = server.json(&format!("/api/items?ids={reference},o999999"));
+    assert_eq!(items["items"][0]["id"], reference);
+    assert_eq!(items["missing"], json!([{ "id": "o999999", "code": "not_found" }]));
+    let timeline = server.json(&format!("/api/timeline?anchor=o{first}&before=2&after=2"));
+    assert_eq!(timeline["anchor"], format!("o{first}"));
+    assert!(!timeline["items"].as_array().expect("items").is_empty());
+
+    let projects = server.json("/api/projects");
+    assert_eq!(projects["projects"][0]["root"], app);
+    assert!(!server.json("/api/summaries")["summaries"].as_array().expect("list").is_empty());
+    assert!(!server.json("/api/events?type=prompt")["events"].as_array().expect("e").is_empty());
+    let stats = server.json("/api/stats");
+    assert!(stats["store"]["events"].as_i64().expect("events") >= 6, "{stats}");
+    assert!(stats["events_per_day"][0]["agent"] == "codex", "{stats}");
+    assert_eq!(stats["spool"]["files"], 0);
+
+    // Errors are `{message, code}` with stable codes; the bodies are what a caller reads.
+    let errors: Vec<(String, u16, Value)> = [
+        "/api/search?q=",
+        "/api/search?q=x&colour=red",
+        "/api/observations/999999",
+        "/api/sessions?limit=100000",
+        "/api/search?q=x&kind=memo",
+        "/api/review",
+        "/api/nothing-here",
+    ]
+    .iter()
+    .map(|path| {
+        let r = server.get(path);
+        ((*path).to_owned(), r.status, r.json())
+    })
+    .collect();
+    let shown: String =
+        errors.iter().map(|(path, status, body)| format!("{path} {status} {body}\n")).collect();
+    expect_test::expect![[r#"
+        /api/search?q= 400 {"code":"bad_request","message":"`q` is empty; pass the words to look for"}
+        /api/search?q=x&colour=red 400 {"code":"bad_request","message":"unknown parameter `colour`; this route takes q, limit, kind, type, agent, project, since, until, explain"}
+        /api/observations/999999 404 {"code":"not_found","message":"no observation is stored under id 999999"}
+        /api/sessions?limit=100000 400 {"code":"bad_request","message":"`limit` is `100000`; pass a whole number from 0 to 500"}
+        /api/search?q=x&kind=memo 400 {"code":"bad_request","message":"`kind` is `memo`; pass observation, summary or event"}
+        /api/review 501 {"code":"not_available","message":"reviewing long-term memory is not available in this version yet"}
+        /api/nothing-here 404 {"code":"not_found","message":"no such route; see docs/http-api.md"}
+    "#]]
+    .assert_eq(&shown);
+
+    // One instance per home; `--status` finds it; `--stop` ends it gracefully.
+    let second = home.cmd().args(["serve", "--port", "0"]).output().expect("second serve");
+    assert!(!second.status.success());
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(said.contains("already running") && said.contains(&server.url), "{said}");
+    let status = home.json(&["serve", "--status"]);
+    assert_eq!(status["running"], true, "{status}");
+    assert_eq!(status["state"]["url"], server.url.as_str());
+    server.stop(&home);
+    assert!(!home.home().join("serve.json").exists(), "the state file goes with the server");
+    let status = home.json(&["serve", "--status"]);
+    assert_eq!(status["running"], false, "{status}");
+}
+
+#[test]
+fn the_gate_wants_the_token_the_own_host_and_the_own_origin() {
+    let home = home();
+    let server = Server::start(&home, &[]);
+    let port = server.port;
+    let auth = format!("Bearer {}", server.token);
+    let own_origin = format!("http://127.0.0.1:{port}");
+    let code = |r: &Response| r.json()["code"].as_str().unwrap_or_default().to_owned();
+
+    for path in ["/api/work", "/api/shutdown"] {
+        let r = request(port, "POST", path, &[], "");
+        assert_eq!((r.status, code(&r)), (401, "unauthorized".into()), "{path}");
+        let r = request(port, "POST", path, &[("Authorization", "Bearer not-the-token")], "");
+        assert_eq!(r.status, 401, "{path}");
+    }
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let mcp_headers =
+        [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let r = request(port, "POST", "/mcp", &mcp_headers, &init);
+    assert_eq!((r.status, code(&r)), (401, "unauthorized".into()));
+    let r = request(port, "GET", "/mcp", &[], "");
+    assert_eq!(r.status, 401, "every method of /mcp needs the token");
+
+    // DNS rebinding: a name that resolves here but is not this server's.
+    let r = request(port, "GET", "/api/health", &[("Host", &format!("evil.example:{port}"))], "");
+    assert_eq!((r.status, code(&r)), (403, "forbidden_host".into()));
+    let r = request(port, "GET", "/", &[("Host", "127.0.0.1:1")], "");
+    assert_eq!(r.status, 403, "another port is another origin");
+    // Cross-site requests, even with the token.
+    for origin in ["http://evil.example", "null", &format!("http://127.0.0.1:{}", port + 1)] {
+        let r = request(port, "GET", "/api/health", &[("Origin", origin)], "");
+        assert_eq!((r.status, code(&r)), (403, "forbidden_origin".into()), "{origin}");
+        let r =
+            request(port, "POST", "/api/work", &[("Origin", origin), ("Authorization", &auth)], "");
+        assert_eq!(r.status, 403, "{origin}");
+    }
+    // The server's own pages and callers without an Origin (the CLI, providers) pass.
+    let r = request(port, "GET", "/api/health", &[("Origin", &own_origin)], "");
+    assert_eq!(r.status, 200);
+    let r = request(port, "GET", "/api/health", &[("Host", &format!("localhost:{port}"))], "");
+    assert_eq!(r.status, 200);
+    let r = request(
+        port,
+        "POST",
+        "/api/work",
+        &[("Authorization", &auth), ("Origin", &own_origin)],
+        "",
+    );
+    assert_eq!(r.status, 202, "{}", r.body);
+    let mut with_auth = mcp_headers.to_vec();
+    with_auth.push(("Authorization", &auth));
+    let r = request(port, "POST", "/mcp", &with_auth, &init);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("agent-memory"), "{}", r.body);
+
+    let page = server.get("/");
+    assert!(
+        page.headers.to_ascii_lowercase().contains("content-security-policy: default-src 'self'")
+    );
+    assert!(!page.body.contains(&server.token), "the page never carries the token");
+    server.stop(&home);
+}
+
+#[test]
+fn private_events_never_reach_the_api() {
+    let home = home();
+    let cwd = home.user_home().to_string_lossy().into_owned();
+    read_env_file(&home, "s-private", &cwd);
+    let prompt = payload(
+        "s-private",
+        "UserPromptSubmit",
+        &cwd,
+        json!({"prompt": "check the database settings in env"}),
+    );
+    assert_quiet_success(&home.hook("claude-code", "UserPromptSubmit", &prompt));
+    let private_id = crate::count(&home, "SELECT id FROM events WHERE sensitivity = 'private'");
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
+
+    let events = server.json("/api/events");
+    let listed: Vec<i64> = events["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["id"].as_i64())
+        .collect();
+    assert!(!listed.is_empty() && !listed.contains(&private_id), "{events}");
+    let r = server.get(&format!("/api/events/{private_id}"));
+    assert_eq!((r.status, r.json()["code"].clone()), (403, json!("private")));
+    let items = server.json(&format!("/api/items?ids=e{private_id}"));
+    assert_eq!(items["missing"][0]["code"], "private");
+    let found = server.json("/api/search?q=env&kind=event");
+    assert!(!found.to_string().contains(&format!("\"e{private_id}\"")), "{found}");
+    let session = &server.json("/api/sessions")["sessions"][0];
+    let page = server.json(&format!("/api/sessions/{}", session["id"]));
+    assert!(!page.to_string().contains(".env"), "{page}");
+    server.stop(&home);
+}
+
+/// Reads SSE lines until one `data:` line of event `name` contains `needle`.
+fn read_feed_until(reader: &mut BufReader<TcpStream>, name: &str, needle: &str) -> String {
+    let mut current = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line).expect("read the live feed");
+        assert!(n > 0, "the live feed ended before `{name}` with {needle:?}");
+        if let Some(event) = line.strip_prefix("event: ") {
+            current = event.trim().to_owned();
+        } else if let Some(data) = line.strip_prefix("data: ")
+            && current == name
+            && data.contains(needle)
+        {
+            return data.trim().to_owned();
+        }
+    }
+}
+
+#[test]
+fn the_live_feed_shows_hooks_of_other_processes_and_the_workers_distillations() {
+    let home = home();
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    // A bound on a stuck feed, not a timing assertion: the test fails instead of hanging.
+    stream.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    write!(
+        stream,
+        "GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\n\r\n",
+        server.port
+    )
+    .expect("subscribe");
+    let mut reader = BufReader::new(stream);
+    read_feed_until(&mut reader, "hello", "marks");
+
+    let app = home.user_home().join("app");
+    std::fs::create_dir_all(&app).expect("dir");
+    codex_fixes_the_parser(&home, "codex-live", &app.to_string_lossy(), CODEX_PROMPT);
+    let event = read_feed_until(&mut reader, "event", "codex");
+    let event: Value = serde_json::from_str(&event).expect("event json");
+    assert_eq!(event["agent"], "codex");
+    // The worker distils the session without anyone running `work`.
+    let observation = read_feed_until(&mut reader, "observation", "codex");
+    let observation: Value = serde_json::from_str(&observation).expect("observation json");
+    assert!(observation["title"].as_str().is_some_and(|t| !t.is_empty()), "{observation}");
+    read_feed_until(&mut reader, "summary", "codex");
+    let stats = server.json("/api/stats");
+    assert!(stats["worker"]["passes"].as_u64().expect("passes") >= 1, "{stats}");
+    assert_eq!(stats["worker"]["last_error"], Value::Null, "{stats}");
+    drop(reader);
+    server.stop(&home);
+}
+
+#[test]
+fn the_official_python_sdk_client_speaks_mcp_over_http() {
+    let test = "the_official_python_sdk_client_speaks_mcp_over_http";
+    let Some(python) =
+        crate::needed(test, crate::mcp::MCP_PYTHON_ENV, "scripts/mcp-test-client", |p| p.is_file())
+    else {
+        return;
+    };
+    let (home, _) = seeded();
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/serve/mcp_http_client.py");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(format!("{}/mcp", server.url))
+        .arg(&server.token)
+        .output()
+        .expect("run the python client");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let seen: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", agent_memory_testkit::describe(&out)));
+    assert_eq!(seen["server"], "agent-memory", "{seen}");
+    assert_eq!(seen["tools"], json!(["briefing", "get_observations", "search", "timeline"]));
+    assert!(!seen["ids"].as_array().expect("ids").is_empty(), "search found the fix: {seen}");
+    assert_eq!(seen["get_error"], false, "{seen}");
+    assert_eq!(seen["bad_error"], true, "{seen}");
+    assert_eq!(seen["unauthorized"], 401, "{seen}");
+    server.stop(&home);
+}
+
+/// Where the browser tests keep their screenshots: under the target directory.
+fn screenshot_dir() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_agent-memory"));
+    let target = exe.parent().and_then(|p| p.parent()).expect("target dir").to_owned();
+    let dir = target.join("serve-screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot dir");
+    dir
+}
+
+#[test]
+fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
+    let test = "the_viewer_in_chromium_shows_live_items_searches_and_switches_language";
+    let Some(playwright) =
+        crate::needed(test, "AGENT_MEMORY_TEST_PLAYWRIGHT", "scripts/browser-test-deps", |p| {
+            p.join("node_modules/playwright-core").is_dir()
+        })
+    else {
+        return;
+    };
+    let chromium =
+        std::env::var("AGENT_MEMORY_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !std::path::Path::new(&chromium).is_file() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{test} needs {chromium}: run scripts/browser-test-deps"
+        );
+        return;
+    }
+    let (home, app) = seeded();
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")]);
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/serve/browser.cjs");
+    let profile = tempfile::tempdir().expect("profile dir");
+    let shots = screenshot_dir();
+    // The browser script pauses at "waiting-for-hook"; the hook then runs here, in another
+    // process than the server and the browser.
+    let mut browser = std::process::Command::new("node")
+        .arg(&script)
+        .env("NODE_PATH", playwright.join("node_modules"))
+        .env("VIEWER_URL", &server.url)
+        .env("CHROMIUM", &chromium)
+        .env("PROFILE_DIR", profile.path())
+        .env("SCREENSHOTS", &shots)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run node");
+    let mut stdout = BufReader::new(browser.stdout.take().expect("stdout"));
+    let mut stdin = browser.stdin.take().expect("stdin");
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if stdout.read_line(&mut line).expect("read the browser script") == 0 {
+            break;
+        }
+        seen.push(line.trim().to_owned());
+        if line.trim() == "waiting-for-hook" {
+            let prompt = payload(
+                "claude-live",
+                "UserPromptSubmit",
+                &app,
+                json!({"prompt": "rename the tokenizer module to lexer everywhere"}),
+            );
+            assert_quiet_success(&home.hook("claude-code", "UserPromptSubmit", &prompt));
+            writeln!(stdin, "go").expect("tell the browser");
+        }
+    }
+    let out = browser.wait_with_output().expect("browser script");
+    let report = seen.join("\n");
+    assert!(out.status.success(), "{report}\n{}", agent_memory_testkit::describe(&out));
+    let result: Value = seen
+        .iter()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no result line: {report}"));
+    assert_eq!(result["live_item_seen"], true, "{result}");
+    assert!(result["hits"].as_u64().expect("hits") > 0, "{result}");
+    assert_eq!(result["explain_shown"], true, "{result}");
+    assert_eq!(result["observation_has_facts"], true, "{result}");
+    assert_eq!(result["nav_zh"], "搜索", "{result}");
+    assert_eq!(result["nav_en"], "Search", "{result}");
+    assert_eq!(result["chart_bars"].as_u64().map(|n| n > 0), Some(true), "{result}");
+    assert_eq!(result["console_errors"], json!([]), "{result}");
+    for name in ["feed", "search", "observation", "session", "health", "zh"] {
+        assert!(shots.join(format!("{name}.png")).is_file(), "screenshot {name}.png");
+    }
+    server.stop(&home);
+}
+
+#[test]
+fn a_session_start_hook_starts_the_server_when_asked_to() {
+    let home = home();
+    let cwd = home.user_home().to_string_lossy().into_owned();
+    let start = payload("s-auto", "SessionStart", &cwd, json!({"source": "startup"}));
+    // Off by default: nothing is started.
+    let out = home.hook("claude-code", "SessionStart", &start);
+    assert!(out.status.success());
+    assert!(!home.home().join("serve.json").exists());
+
+    let mut hook = home.cmd();
+    hook.args(["hook", "--agent", "claude-code", "--event", "SessionStart"])
+        .env("AGENT_MEMORY_SERVE__AUTOSTART", "true")
+        .env("AGENT_MEMORY_SERVE__PORT", "0")
+        .env("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600");
+    let out = agent_memory_testkit::run_with_stdin(&mut hook, &start);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    // The server starts on its own; wait for it to say where it listens (a bound, not a
+    // timing assertion).
+    let state = home.home().join("serve.json");
+    for _ in 0..600 {
+        if state.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = home.json(&["serve", "--status"]);
+    assert_eq!(status["running"], true, "{status}");
+    assert_eq!(status["health"]["status"], "ok", "{status}");
+    let out = home.cmd().args(["serve", "--stop"]).output().expect("stop");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("stopped"),
+        "{}",
+        agent_memory_testkit::describe(&out)
+    );
+}

@@ -1,0 +1,84 @@
+// Drives the viewer of a running `agent-memory serve` in Debian's headless Chromium through
+// playwright-core (found via NODE_PATH). Environment: VIEWER_URL, CHROMIUM, PROFILE_DIR (a fresh
+// user-data-dir), SCREENSHOTS (a directory). Prints "waiting-for-hook" once the live feed is
+// connected and waits for a line on stdin: the Rust test runs a hook in another process then.
+// Ends with one JSON line of what it saw; the Rust test asserts on it.
+'use strict';
+const { chromium } = require('playwright-core');
+const path = require('path');
+const readline = require('readline');
+
+const url = process.env.VIEWER_URL;
+const shots = process.env.SCREENSHOTS;
+const WAIT = { timeout: 90000 };
+
+function nextLine() {
+  const rl = readline.createInterface({ input: process.stdin });
+  return new Promise((resolve) => rl.once('line', (line) => { rl.close(); resolve(line); }));
+}
+
+(async () => {
+  const context = await chromium.launchPersistentContext(process.env.PROFILE_DIR, {
+    executablePath: process.env.CHROMIUM,
+    headless: true,
+    viewport: { width: 1100, height: 800 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = context.pages()[0] || await context.newPage();
+  const consoleErrors = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  let loads = 0;
+  page.on('load', () => { loads += 1; });
+  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const result = {};
+  try {
+    await page.goto(`${url}/#/`);
+    await page.waitForSelector('#feed-status.on', WAIT);
+    const loadsBefore = loads;
+    console.log('waiting-for-hook');
+    await nextLine();
+    await page.waitForSelector('.feed-item[data-kind="event"] >> text=rename the tokenizer', WAIT);
+    result.live_item_seen = loads === loadsBefore;
+    await shot('feed');
+
+    await page.click('nav a[href="#/search"]');
+    await page.fill('#q', 'parser depth');
+    await page.check('#explain');
+    await page.click('#search-go');
+    await page.waitForSelector('.hit', WAIT);
+    result.hits = await page.locator('.hit').count();
+    result.explain_shown = (await page.locator('.hit .explain').count()) > 0;
+    await shot('search');
+
+    await page.locator('.hit.observation .title a').first().click();
+    await page.waitForSelector('#observation h1', WAIT);
+    const obsText = await page.locator('#observation').innerText();
+    result.observation_has_facts = obsText.includes('Facts') || obsText.includes('Narrative');
+    await shot('observation');
+
+    await page.click('#session-link');
+    await page.waitForSelector('#session', WAIT);
+    await shot('session');
+
+    await page.click('nav a[href="#/health"]');
+    await page.waitForSelector('svg#chart', WAIT);
+    result.chart_bars = await page.locator('svg#chart rect').count();
+    await shot('health');
+
+    await page.click('#lang');
+    await page.waitForSelector('svg#chart', WAIT);
+    result.nav_zh = await page.locator('nav a[href="#/search"]').innerText();
+    await shot('zh');
+    await page.click('#lang');
+    result.nav_en = await page.locator('nav a[href="#/search"]').innerText();
+  } catch (err) {
+    result.error = String(err);
+    await shot('failure').catch(() => {});
+  }
+  result.console_errors = consoleErrors;
+  console.log(JSON.stringify(result));
+  await context.close();
+  process.exit(result.error ? 1 : 0);
+})();
