@@ -160,6 +160,22 @@ impl AppState {
         .map_err(|err| ApiError::new(Code::Internal, format!("the request failed: {err}")))?
     }
 
+    /// [`AppState::with_store`] for work that writes: memory decisions.
+    pub async fn with_store_mut<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&mut Store) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let state = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let mut store = state.take_store()?;
+            let result = work(&mut store);
+            state.give_back(store);
+            result
+        })
+        .await
+        .map_err(|err| ApiError::new(Code::Internal, format!("the request failed: {err}")))?
+    }
+
     fn take_store(&self) -> Result<Store, ApiError> {
         if let Some(store) = self.pool.lock().unwrap_or_else(PoisonError::into_inner).pop() {
             return Ok(store);
@@ -207,6 +223,8 @@ pub enum Code {
     Private,
     /// The store cannot be opened or read.
     StoreUnavailable,
+    /// The item is not in a state the request can change (approving what is not a candidate).
+    Conflict,
     /// A feature this build does not offer yet.
     NotAvailable,
     /// Anything else.
@@ -221,6 +239,7 @@ impl Code {
             Code::Unauthorized => StatusCode::UNAUTHORIZED,
             Code::ForbiddenHost | Code::ForbiddenOrigin | Code::Private => StatusCode::FORBIDDEN,
             Code::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Code::Conflict => StatusCode::CONFLICT,
             Code::NotAvailable => StatusCode::NOT_IMPLEMENTED,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }

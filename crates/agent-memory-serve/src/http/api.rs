@@ -399,10 +399,10 @@ async fn search(State(state): State<Shared>, query: Pairs) -> Response {
             ));
         }
         for kind in &request.kinds {
-            if !matches!(kind.as_str(), "observation" | "summary" | "event") {
+            if !matches!(kind.as_str(), "observation" | "summary" | "event" | "memory") {
                 return Err(ApiError::new(
                     Code::BadRequest,
-                    format!("`kind` is `{kind}`; pass observation, summary or event"),
+                    format!("`kind` is `{kind}`; pass observation, summary, event or memory"),
                 ));
             }
         }

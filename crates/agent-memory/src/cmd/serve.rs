@@ -65,7 +65,12 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
     if args.json {
         output::line(&serde_json::json!({ "url": url, "pid": std::process::id() }).to_string())?;
     } else {
-        output::line(&format!("agent-memory serve: listening on {url}"))?;
+        // The address with the local token lets the viewer approve and reject; it is printed
+        // to the person who started the server, never served to a page. One write, so a reader
+        // of the first line gets both.
+        output::line(&format!(
+            "agent-memory serve: listening on {url}\nviewer, with review: {url}/?token={token}"
+        ))?;
     }
 
     let settings = ctx.serve_settings()?;

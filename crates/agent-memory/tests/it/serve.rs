@@ -20,6 +20,15 @@ use crate::mcp::seeded;
 use crate::recall_inject::{CODEX_PROMPT, codex_fixes_the_parser};
 use crate::{assert_quiet_success, home, payload};
 
+/// Servers of this module take turns: each one's worker and blocking pool would otherwise
+/// compete for the same two cores as every other running test.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// This test's turn at running servers.
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A running `agent-memory serve` and where it listens.
 struct Server {
     child: Child,
@@ -154,6 +163,7 @@ fn read_env_file(home: &TestHome, session: &str, cwd: &str) {
 
 #[test]
 fn the_api_answers_from_the_store_and_stops_gracefully() {
+    let _turn = turn();
     let (home, app) = seeded();
     let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
     assert!(server.url.starts_with("http://127.0.0.1:"), "loopback by default: {}", server.url);
@@ -220,7 +230,6 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
         "/api/observations/999999",
         "/api/sessions?limit=100000",
         "/api/search?q=x&kind=memo",
-        "/api/review",
         "/api/nothing-here",
     ]
     .iter()
@@ -233,11 +242,10 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
         errors.iter().map(|(path, status, body)| format!("{path} {status} {body}\n")).collect();
     expect_test::expect![[r#"
         /api/search?q= 400 {"code":"bad_request","message":"`q` is empty; pass the words to look for"}
-        /api/search?q=x&colour=red 400 {"code":"bad_request","message":"unknown parameter `colour`; this route takes q, limit, kind, type, agent, project, since, until, explain"}
+        /api/search?q=x&colour=red 400 {"code":"bad_request","message":"unknown parameter `colour`; this route takes q, limit, kind, tier, type, agent, project, since, until, explain"}
         /api/observations/999999 404 {"code":"not_found","message":"no observation is stored under id 999999"}
         /api/sessions?limit=100000 400 {"code":"bad_request","message":"`limit` is `100000`; pass a whole number from 0 to 500"}
-        /api/search?q=x&kind=memo 400 {"code":"bad_request","message":"`kind` is `memo`; pass observation, summary or event"}
-        /api/review 501 {"code":"not_available","message":"reviewing long-term memory is not available in this version yet"}
+        /api/search?q=x&kind=memo 400 {"code":"bad_request","message":"`kind` is `memo`; pass observation, summary, event or memory"}
         /api/nothing-here 404 {"code":"not_found","message":"no such route; see docs/http-api.md"}
     "#]]
     .assert_eq(&shown);
@@ -256,8 +264,63 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
     assert_eq!(status["running"], false, "{status}");
 }
 
+/// A home whose `work` pass left a memory candidate: a Codex session stating a decision.
+fn with_candidate() -> (TestHome, i64) {
+    let home = home();
+    crate::memory::codex_decides(&home, "s-jiff", crate::memory::JIFF, "src/time.rs");
+    crate::recall_inject::work(&home, &[]);
+    let candidates = home.json(&["review"]);
+    let id = candidates[0]["id"].as_i64().unwrap_or_else(|| panic!("no candidate: {candidates}"));
+    (home, id)
+}
+
+#[test]
+fn the_review_queue_approves_edits_and_rejects_with_the_token() {
+    let _turn = turn();
+    let (home, id) = with_candidate();
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
+    let queue = server.json("/api/review");
+    assert_eq!(queue["candidates"][0]["id"], id, "{queue}");
+    assert_eq!(queue["candidates"][0]["status"], "candidate");
+    let path = format!("/api/review/m{id}");
+    let auth = format!("Bearer {}", server.token);
+    let post = |body: &str, token: bool| {
+        let headers: Vec<(&str, &str)> =
+            if token { vec![("Authorization", auth.as_str())] } else { Vec::new() };
+        request(server.port, "POST", &path, &headers, body)
+    };
+    assert_eq!(post(r#"{"action": "approve"}"#, false).status, 401, "no token, no decision");
+    let bad = post(r#"{"action": "bless"}"#, true);
+    assert_eq!((bad.status, bad.json()["code"].clone()), (400, json!("bad_request")));
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let edited = post(
+        &format!(r#"{{"action": "edit", "text": "Use jiff for timestamps; token {secret}"}}"#),
+        true,
+    );
+    assert_eq!(edited.status, 200, "{}", edited.body);
+    let text = edited.json()["memory"]["text"].as_str().expect("text").to_owned();
+    assert!(
+        text.starts_with("Use jiff for timestamps; token ") && !text.contains(secret),
+        "{text}"
+    );
+    let approved = post(r#"{"action": "approve"}"#, true);
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert_eq!(approved.json()["memory"]["status"], "active");
+    assert_eq!(approved.json()["memory"]["tier"], "L2");
+    let again = post(r#"{"action": "reject"}"#, true);
+    assert_eq!(
+        (again.status, again.json()["code"].clone()),
+        (409, json!("conflict")),
+        "{}",
+        again.body
+    );
+    assert_eq!(server.json("/api/review")["candidates"], json!([]));
+    server.stop(&home);
+}
+
 #[test]
 fn the_gate_wants_the_token_the_own_host_and_the_own_origin() {
+    let _turn = turn();
     let home = home();
     let server = Server::start(&home, &[]);
     let port = server.port;
@@ -323,6 +386,7 @@ fn the_gate_wants_the_token_the_own_host_and_the_own_origin() {
 
 #[test]
 fn private_events_never_reach_the_api() {
+    let _turn = turn();
     let home = home();
     let cwd = home.user_home().to_string_lossy().into_owned();
     read_env_file(&home, "s-private", &cwd);
@@ -377,6 +441,7 @@ fn read_feed_until(reader: &mut BufReader<TcpStream>, name: &str, needle: &str) 
 
 #[test]
 fn the_live_feed_shows_hooks_of_other_processes_and_the_workers_distillations() {
+    let _turn = turn();
     let home = home();
     let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")]);
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
@@ -411,6 +476,7 @@ fn the_live_feed_shows_hooks_of_other_processes_and_the_workers_distillations() 
 
 #[test]
 fn the_official_python_sdk_client_speaks_mcp_over_http() {
+    let _turn = turn();
     let test = "the_official_python_sdk_client_speaks_mcp_over_http";
     let Some(python) =
         crate::needed(test, crate::mcp::MCP_PYTHON_ENV, "scripts/mcp-test-client", |p| p.is_file())
@@ -431,7 +497,10 @@ fn the_official_python_sdk_client_speaks_mcp_over_http() {
     let seen: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", agent_memory_testkit::describe(&out)));
     assert_eq!(seen["server"], "agent-memory", "{seen}");
-    assert_eq!(seen["tools"], json!(["briefing", "get_observations", "search", "timeline"]));
+    assert_eq!(
+        seen["tools"],
+        json!(["briefing", "forget", "get_observations", "remember", "search", "timeline"])
+    );
     assert!(!seen["ids"].as_array().expect("ids").is_empty(), "search found the fix: {seen}");
     assert_eq!(seen["get_error"], false, "{seen}");
     assert_eq!(seen["bad_error"], true, "{seen}");
@@ -449,8 +518,9 @@ fn screenshot_dir() -> PathBuf {
 }
 
 #[test]
-fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
-    let test = "the_viewer_in_chromium_shows_live_items_searches_and_switches_language";
+fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_reviews() {
+    let _turn = turn();
+    let test = "the_viewer_in_chromium_shows_live_items_searches_switches_language_and_reviews";
     let Some(playwright) =
         crate::needed(test, "AGENT_MEMORY_TEST_PLAYWRIGHT", "scripts/browser-test-deps", |p| {
             p.join("node_modules/playwright-core").is_dir()
@@ -468,6 +538,8 @@ fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
         return;
     }
     let (home, app) = seeded();
+    crate::memory::codex_decides(&home, "s-jiff", crate::memory::JIFF, "src/time.rs");
+    crate::recall_inject::work(&home, &[]);
     let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")]);
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/serve/browser.cjs");
@@ -479,6 +551,7 @@ fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
         .arg(&script)
         .env("NODE_PATH", playwright.join("node_modules"))
         .env("VIEWER_URL", &server.url)
+        .env("VIEWER_TOKEN", &server.token)
         .env("CHROMIUM", &chromium)
         .env("PROFILE_DIR", profile.path())
         .env("SCREENSHOTS", &shots)
@@ -524,7 +597,17 @@ fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
     assert_eq!(result["nav_en"], "Search", "{result}");
     assert_eq!(result["chart_bars"].as_u64().map(|n| n > 0), Some(true), "{result}");
     assert_eq!(result["console_errors"], json!([]), "{result}");
-    for name in ["feed", "search", "observation", "session", "health", "zh"] {
+    assert_eq!(result["token_left_in_address"], false, "{result}");
+    let approved = result["review_approved"].as_i64().expect("a candidate was approved");
+    let all = home.json(&["memories", "--all"]);
+    let memory = all
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|m| m["id"] == approved)
+        .unwrap_or_else(|| panic!("no m{approved}: {all:#}"));
+    assert_eq!(memory["status"], "active", "{memory}");
+    for name in ["feed", "search", "observation", "session", "health", "zh", "review"] {
         assert!(shots.join(format!("{name}.png")).is_file(), "screenshot {name}.png");
     }
     server.stop(&home);
@@ -532,6 +615,7 @@ fn the_viewer_in_chromium_shows_live_items_searches_and_switches_language() {
 
 #[test]
 fn a_session_start_hook_starts_the_server_when_asked_to() {
+    let _turn = turn();
     let home = home();
     let cwd = home.user_home().to_string_lossy().into_owned();
     let start = payload("s-auto", "SessionStart", &cwd, json!({"source": "startup"}));

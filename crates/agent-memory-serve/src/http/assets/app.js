@@ -22,7 +22,10 @@ const STRINGS = {
     'health.hook_errors': 'Hook error rate (24h)', 'health.hook_runs': 'Hook runs (24h)', 'health.spool': 'Spooled files',
     'health.spend': 'LLM tokens (7 days)', 'health.worker': 'Worker', 'health.chart': 'Events per day per agent',
     'health.worker_ok': 'last pass ok', 'health.worker_fail': 'failing', 'health.worker_off': 'off', 'health.nochart': 'No events in this period.',
-    'review.title': 'Review', 'review.unavailable': 'Reviewing long-term memory is not available in this version yet.',
+    'review.title': 'Review', 'review.empty': 'No candidates wait for review.',
+    'review.approve': 'Approve', 'review.global': 'Approve as global', 'review.reject': 'Reject',
+    'review.edit': 'Save edit', 'review.replaces': 'Replaces', 'review.done': 'Done',
+    'review.token': 'To approve or reject, open the viewer from the address `agent-memory serve` prints (it carries the local token).',
     'error': 'Error', 'tokens': 'tokens', 'back': 'back',
   },
   zh: {
@@ -43,7 +46,10 @@ const STRINGS = {
     'health.hook_errors': '钩子错误率（24 小时）', 'health.hook_runs': '钩子运行（24 小时）', 'health.spool': '暂存文件',
     'health.spend': 'LLM 用量（7 天）', 'health.worker': '后台任务', 'health.chart': '每日各智能体事件数',
     'health.worker_ok': '上次运行正常', 'health.worker_fail': '失败中', 'health.worker_off': '未启用', 'health.nochart': '此期间没有事件。',
-    'review.title': '审阅', 'review.unavailable': '此版本尚不支持审阅长期记忆。',
+    'review.title': '审阅', 'review.empty': '没有待审阅的候选记忆。',
+    'review.approve': '批准', 'review.global': '批准为全局记忆', 'review.reject': '拒绝',
+    'review.edit': '保存修改', 'review.replaces': '将取代', 'review.done': '已处理',
+    'review.token': '要批准或拒绝，请从 `agent-memory serve` 打印的地址打开查看器（其中带有本地令牌）。',
     'error': '错误', 'tokens': '词元', 'back': '返回',
   },
 };
@@ -66,8 +72,26 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
-async function api(path) {
-  const res = await fetch(path, { headers: { Accept: 'application/json' } });
+// The local token, from the address `agent-memory serve` prints (`/?token=…`): kept for this
+// tab only and taken out of the address bar, sent only to this server, only on changes.
+const token = (() => {
+  const given = new URLSearchParams(location.search).get('token');
+  if (given) {
+    sessionStorage.setItem('agent-memory.token', given);
+    history.replaceState(null, '', location.pathname + location.hash);
+  }
+  return sessionStorage.getItem('agent-memory.token');
+})();
+
+async function api(path, payload) {
+  const init = { headers: { Accept: 'application/json' } };
+  if (payload !== undefined) {
+    init.method = 'POST';
+    init.headers['Content-Type'] = 'application/json';
+    if (token) init.headers.Authorization = `Bearer ${token}`;
+    init.body = JSON.stringify(payload);
+  }
+  const res = await fetch(path, init);
   const body = await res.json().catch(() => ({ message: res.statusText, code: 'internal' }));
   if (!res.ok) throw new Error(`${body.message} (${body.code})`);
   return body;
@@ -317,7 +341,47 @@ async function renderHealth() {
 }
 
 async function renderReview() {
-  main().replaceChildren(h('h1', {}, t('review.title')), h('p', { class: 'empty', id: 'review' }, t('review.unavailable')));
+  const d = await api('/api/review');
+  const list = h('ul', { class: 'cards', id: 'review' });
+  const decide = async (li, id, body) => {
+    try {
+      await api(`/api/review/m${id}`, body);
+      li.replaceChildren(h('p', { class: 'empty' }, `m${id}: ${t('review.done')} (${body.action})`));
+      li.classList.add('decided');
+    } catch (err) { li.append(errorBox(err)); }
+  };
+  for (const m of d.candidates) {
+    const text = h('textarea', { class: 'review-text', rows: 2, maxlength: 300 });
+    text.value = m.text;
+    const li = h('li', { class: 'card review-item', 'data-id': m.id });
+    const button = (label, cls, body) => {
+      const b = h('button', { class: cls, disabled: !token }, label);
+      b.addEventListener('click', async () => {
+        try { await decide(li, m.id, await body()); } catch (err) { li.append(errorBox(err)); }
+      });
+      return b;
+    };
+    li.append(
+      h('div', { class: 'meta' }, h('span', { class: 'tag' }, m.kind), ` m${m.id} · ${m.project_name || m.project || 'global'} · ${m.importance}/10`),
+      text,
+      m.supersedes_memory ? h('p', { class: 'replaces' }, `${t('review.replaces')} m${m.supersedes_memory.id}: ${m.supersedes_memory.text}`) : null,
+      h('div', { class: 'actions' },
+        // An edited text is saved first, then approved as edited.
+        button(t('review.approve'), 'approve', async () => {
+          if (text.value !== m.text) await api(`/api/review/m${m.id}`, { action: 'edit', text: text.value });
+          return { action: 'approve' };
+        }),
+        button(t('review.global'), 'approve-global', async () => {
+          if (text.value !== m.text) await api(`/api/review/m${m.id}`, { action: 'edit', text: text.value });
+          return { action: 'approve_global' };
+        }),
+        button(t('review.edit'), 'edit', () => ({ action: 'edit', text: text.value })),
+        button(t('review.reject'), 'reject', () => ({ action: 'reject' }))));
+    list.append(li);
+  }
+  main().replaceChildren(h('h1', {}, t('review.title')),
+    token ? null : h('p', { class: 'note', id: 'review-token' }, t('review.token')),
+    d.candidates.length ? list : h('p', { class: 'empty', id: 'review' }, t('review.empty')));
 }
 
 // ---- routing -----------------------------------------------------------------------------

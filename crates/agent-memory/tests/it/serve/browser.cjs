@@ -73,6 +73,16 @@ function nextLine() {
     await shot('zh');
     await page.click('#lang');
     result.nav_en = await page.locator('nav a[href="#/search"]').innerText();
+
+    // Review, from the address serve prints with the token: approve the first candidate.
+    await page.goto(`${url}/?token=${process.env.VIEWER_TOKEN}#/review`);
+    await page.waitForSelector('.review-item', WAIT);
+    result.token_left_in_address = page.url().includes('token=');
+    const first = page.locator('.review-item').first();
+    result.review_approved = Number(await first.getAttribute('data-id'));
+    await first.locator('button.approve').click();
+    await page.waitForSelector('.review-item.decided', WAIT);
+    await shot('review');
   } catch (err) {
     result.error = String(err);
     await shot('failure').catch(() => {});
