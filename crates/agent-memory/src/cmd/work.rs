@@ -156,8 +156,30 @@ pub fn serve_pass(
             .map_err(|err| anyhow::anyhow!("embedding new items failed: {err}"))?;
         embedded = pass.embedded;
     }
+    // The vault, when one is configured, is kept in step on every pass: edits made in
+    // Obsidian reach the store within one interval.
+    let mut vault = String::new();
+    if let Some(root) = ctx.config.vault.root() {
+        let state = ctx.home.root().join("vault-state.json");
+        let sync = agent_memory_core::vault::sync(
+            &mut store,
+            &root,
+            &state,
+            agent_memory_core::time::now_ms(),
+        )
+        .map_err(|err| anyhow::anyhow!("the vault sync failed: {err}"))?;
+        vault = format!(
+            "; vault: {} written, {} changed, {} created, {} forgotten, {} approved, {} conflicts",
+            sync.written,
+            sync.updated_from_vault,
+            sync.created_from_vault,
+            sync.forgotten,
+            sync.approved,
+            sync.conflicts.len()
+        );
+    }
     Ok(format!(
-        "spool: {} stored; distil: {} sessions, {} observations, {} summaries; embedded: {embedded}",
+        "spool: {} stored; distil: {} sessions, {} observations, {} summaries; embedded: {embedded}{vault}",
         drained.stored, report.sessions, report.observations, report.summaries
     ))
 }

@@ -650,3 +650,44 @@ fn a_session_start_hook_starts_the_server_when_asked_to() {
         agent_memory_testkit::describe(&out)
     );
 }
+
+#[test]
+fn the_worker_keeps_the_vault_in_step() {
+    let _turn = turn();
+    let home = home();
+    let vault = home.user_home().join("Vault");
+    std::fs::create_dir_all(&vault).expect("vault");
+    let server = Server::start(
+        &home,
+        &[
+            ("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1"),
+            ("AGENT_MEMORY_VAULT__PATH", vault.to_str().expect("utf-8")),
+        ],
+    );
+    home.ok(&["remember", "Prefer rebase over merge for feature branches", "--global"]);
+    let notes = vault.join("agent-memory/Global/Preferences");
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "the worker never {what}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let note = || {
+        std::fs::read_dir(&notes)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path())
+    };
+    wait_for("wrote the note", &|| note().is_some());
+    let path = note().expect("note");
+    let text = std::fs::read_to_string(&path).expect("note");
+    // A person edits the note in Obsidian; the next pass takes it into the store.
+    #[allow(clippy::disallowed_methods)]
+    std::fs::write(&path, text.replace("feature branches", "every branch")).expect("edit");
+    wait_for("took the edit", &|| {
+        home.ok(&["memories", "--json"]).contains("Prefer rebase over merge for every branch")
+    });
+    server.stop(&home);
+}
