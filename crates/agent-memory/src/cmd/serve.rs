@@ -62,15 +62,18 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
         started_at_ms: agent_memory_core::time::now_ms(),
     })?;
     tracing::info!(%url, "serving");
-    if args.json {
-        output::line(&serde_json::json!({ "url": url, "pid": std::process::id() }).to_string())?;
+    let said = if args.json {
+        output::line(&serde_json::json!({ "url": url, "pid": std::process::id() }).to_string())
     } else {
         // The address with the local token lets the viewer approve and reject; it is printed
-        // to the person who started the server, never served to a page. One write, so a reader
-        // of the first line gets both.
+        // to the person who started the server, never served to a page.
         output::line(&format!(
             "agent-memory serve: listening on {url}\nviewer, with review: {url}/?token={token}"
-        ))?;
+        ))
+    };
+    // Whoever started the server may have stopped reading (a closed pipe): it serves on.
+    if let Err(err) = said {
+        tracing::debug!(%err, "could not print where serve listens");
     }
 
     let settings = ctx.serve_settings()?;

@@ -46,9 +46,10 @@ impl Server {
         }
         let mut child = cmd.spawn().expect("spawn agent-memory serve");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("read the first line");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        stdout.read_line(&mut line).expect("read the first line");
+        // The rest of what serve prints is read and dropped, so its pipe never closes on it.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let Some(url) = line.trim().strip_prefix("agent-memory serve: listening on ") else {
             let _ = child.kill();
             let out = child.wait_with_output().expect("wait");
