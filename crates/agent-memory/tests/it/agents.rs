@@ -445,24 +445,7 @@ fn mcp_search_results_reach_the_model() {
         env.extend(extra);
         let run = memory.run(agent, "Look up what is known about the quartzite benchmark.", &env);
         run.assert_finished();
-        let follow_up = after_search(&run.log).unwrap_or_else(|| {
-            panic!("{agent}: no request after a call of search:\n{}", run.report)
-        });
-        let mut texts = Vec::new();
-        strings(follow_up, &mut texts);
-        // A result line: id | time | agent | project | type | title | ~tokens.
-        let hit = search_hit(&texts, "codex", "quartzite");
-        assert!(
-            hit.is_some(),
-            "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",
-            texts
-                .iter()
-                .filter(|t| t.contains("results for") || t.contains("quartzite"))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n---\n"),
-            run.report
-        );
+        assert_search_reached_the_model(&run, agent, |name| name.ends_with(tool));
     }
 }
 
@@ -525,14 +508,7 @@ fn installed_wiring_records_each_agent_and_briefs_it() {
         let prompt = format!("Continue the benchmark work in {agent}, then say done.");
         let run = memory.run_with(agent, "true", &prompt, &[(var, wrapper.as_str())]);
         run.assert_finished();
-        let first = run.turns().first().cloned().cloned();
-        let first = first.unwrap_or_else(|| panic!("no model turn:\n{}", run.report));
-        let found = contexts(&first);
-        assert!(
-            found.iter().any(|c| c.contains("quartzite tokenizer")),
-            "{agent}: no briefing in the first request through the installed hooks: {found:#?}\n{}",
-            run.report
-        );
+        assert_briefed_from_codex(&run, agent);
         let prompts: i64 = memory
             .db()
             .query_row(
@@ -588,24 +564,8 @@ fn the_claude_code_plugin_records_briefs_and_serves_search() {
     let prompt = "Look up the quartzite benchmark in memory, then say done.";
     let run = memory.run_with("claude", "true", prompt, &env);
     run.assert_finished();
-    let first = run.turns().first().cloned().cloned().expect("a model turn");
-    assert!(
-        contexts(&first).iter().any(|c| c.contains("quartzite tokenizer")),
-        "no briefing from the plugin's SessionStart hook:\n{}",
-        run.report
-    );
-    let called =
-        run.log.iter().position(|l| l.pointer("/reply/tool").and_then(Value::as_str) == Some(tool));
-    let called = called.unwrap_or_else(|| panic!("the model never called {tool}:\n{}", run.report));
-    let follow_up =
-        run.log[called..].iter().find_map(|l| l.get("body")).expect("a request after the call");
-    let mut texts = Vec::new();
-    strings(follow_up, &mut texts);
-    assert!(
-        texts.iter().any(|t| t.contains(" | codex | ") && t.contains("quartzite")),
-        "the plugin's search result did not reach the model:\n{}",
-        run.report
-    );
+    assert_briefed_from_codex(&run, "claude");
+    assert_search_reached_the_model(&run, "claude", |name| name == tool);
     let stored: i64 = memory
         .db()
         .query_row(
@@ -651,16 +611,7 @@ pub(crate) fn assert_search_reached_the_model(
         .unwrap_or_else(|| panic!("{agent}: no request after the tool call:\n{}", run.report));
     let mut texts = Vec::new();
     strings(follow_up, &mut texts);
-    // A result line: id | time | agent | project | type | title | ~tokens.
-    let hit = texts.iter().flat_map(|t| t.lines()).find(|line| {
-        let fields: Vec<&str> = line.split(" | ").collect();
-        fields.len() == 7
-            && fields[0].len() > 1
-            && fields[0].starts_with(['o', 's', 'e'])
-            && fields[0][1..].bytes().all(|b| b.is_ascii_digit())
-            && fields[2] == "codex"
-            && fields[5].contains("quartzite")
-    });
+    let hit = search_hit(&texts, "codex", "quartzite");
     assert!(
         hit.is_some(),
         "{agent}: no search result line from the Codex session reached the model:\n{}\n{}",
