@@ -674,12 +674,12 @@ fn the_worker_keeps_the_vault_in_step() {
             std::thread::sleep(Duration::from_millis(200));
         }
     };
+    // The note itself, not the hidden temporary file an atomic write renames into place.
     let note = || {
-        std::fs::read_dir(&notes)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path())
+        std::fs::read_dir(&notes).ok()?.flatten().map(|e| e.path()).find(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !name.starts_with('.') && name.ends_with(".md")
+        })
     };
     wait_for("wrote the note", &|| note().is_some());
     let path = note().expect("note");
