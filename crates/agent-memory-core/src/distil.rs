@@ -5,15 +5,16 @@
 //! retries, budget and the offline fallback; the network sits behind its `Transport` trait,
 //! implemented outside this crate). A [`mode::Mode`] says what
 //! to watch: the closed sets of observation types and concepts, what to record and skip, and
-//! the output language. The distillers are pure, events in and drafts out; [`work`] runs a pass
-//! that feeds them a session's new events and stores what they return.
+//! the output language. The distillers are pure, events in and drafts out; [`sessions`] feeds
+//! them each session's new events and stores what they return (one step of the work pass,
+//! [`crate::work`]).
 //!
 //! Must not: touch the network, or read the clock (times come from the events and the caller).
 
 pub mod llm;
 pub mod mode;
 pub mod offline;
-pub mod work;
+pub mod sessions;
 
 use serde::{Deserialize, Serialize};
 

@@ -29,3 +29,4 @@ pub mod text;
 pub mod time;
 pub mod tokens;
 pub mod vault;
+pub mod work;

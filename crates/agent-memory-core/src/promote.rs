@@ -2,7 +2,7 @@
 //! review, near-duplicates merged instead of piled up, and newer decisions marked as the
 //! successors of the older ones they replace.
 //!
-//! One pass ([`run_pass`]) runs inside `agent-memory work` after distillation: every item not
+//! One step ([`screen_new`]) runs in every work pass ([`crate::work`]) after distillation: every item not
 //! screened yet goes through [`screen`] (deterministic rules, English and Chinese), and each
 //! draft is placed by [`place`]:
 //!
@@ -112,7 +112,7 @@ pub struct PromoteReport {
 }
 
 /// Screens every item not screened yet and places what it is worth.
-pub fn run_pass(
+pub fn screen_new(
     store: &mut Store,
     settings: &Settings,
     now_ms: i64,

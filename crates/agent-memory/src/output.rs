@@ -8,14 +8,15 @@ use std::io::{self, Write};
 use agent_memory_core::capture::DrainReport;
 use agent_memory_core::capture::spool::SpoolDepth;
 use agent_memory_core::distil::StoredEvent;
-use agent_memory_core::distil::work::WorkReport;
 use agent_memory_core::embed::{Manifest, ModelKind};
+use agent_memory_core::promote::PromoteReport;
 use agent_memory_core::store::distilled::{Observation, Summary, TimelineItem};
 use agent_memory_core::store::search::{Ranking, SearchResults};
 use agent_memory_core::store::status::{ProjectCount, StoreStatus};
 use agent_memory_core::store::transfer::TransferReport;
 use agent_memory_core::store::vectors::EmbedPass;
 use agent_memory_core::time::format_local;
+use agent_memory_core::work::PassReport;
 use serde::Serialize;
 
 /// Prints an error and its causes to stderr.
@@ -374,18 +375,64 @@ pub fn mode_show(mode: &Mode, as_json: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// What a work pass did, a line per step that did something; a failed step on stderr.
+pub fn work(report: &PassReport, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(report);
+    }
+    write_work(&mut io::stdout().lock(), report)?;
+    for problem in &report.problems {
+        eprintln!("agent-memory: the {} step failed: {}", problem.step.name(), problem.message);
+    }
+    Ok(())
+}
+
+fn write_work(out: &mut impl Write, report: &PassReport) -> io::Result<()> {
+    if report.drained.stored > 0 {
+        writeln!(out, "spool: {} events stored", report.drained.stored)?;
+    }
+    let distil = &report.distil;
+    let mut line = format!(
+        "distilled {} sessions: {} new observations, {} summaries",
+        distil.sessions, distil.observations, distil.summaries
+    );
+    if distil.busy > 0 {
+        line.push_str(&format!(" ({} sessions were being distilled by another pass)", distil.busy));
+    }
+    writeln!(out, "{line}")?;
+    if let Some(promoted) = &report.promoted {
+        write_promoted(out, promoted, report.auto_promoted)?;
+    }
+    if let (Some(model), Some(embedded)) = (&report.model, &report.embedded)
+        && embedded.embedded > 0
+    {
+        writeln!(out, "embedded {} items with {model}", embedded.embedded)?;
+    }
+    if let Some(sync) = &report.vault {
+        writeln!(
+            out,
+            "vault: {} notes written, {} memories changed and {} created from notes, {} forgotten, {} approved, {} conflicts",
+            sync.written,
+            sync.updated_from_vault,
+            sync.created_from_vault,
+            sync.forgotten,
+            sync.approved,
+            sync.conflicts.len()
+        )?;
+    }
+    Ok(())
+}
+
 /// What screening for long-term memory did, when it did anything.
-pub fn promoted(report: &agent_memory_core::promote::PromoteReport, auto: bool) -> io::Result<()> {
+fn write_promoted(out: &mut impl Write, report: &PromoteReport, auto: bool) -> io::Result<()> {
     if report.candidates + report.merged == 0 {
         return Ok(());
     }
     if auto {
         return writeln!(
-            io::stdout().lock(),
+            out,
             "memory: {} new project memories ({} replacing an older decision), {} merged into existing ones",
-            report.candidates,
-            report.successors,
-            report.merged
+            report.candidates, report.successors, report.merged
         );
     }
     let successors = if report.successors > 0 {
@@ -394,26 +441,11 @@ pub fn promoted(report: &agent_memory_core::promote::PromoteReport, auto: bool) 
         String::new()
     };
     writeln!(
-        io::stdout().lock(),
+        out,
         "memory: {} new candidate(s){successors}, {} merged into existing ones; review them with \
          `agent-memory review`",
-        report.candidates,
-        report.merged
+        report.candidates, report.merged
     )
-}
-
-pub fn work(report: &WorkReport, as_json: bool) -> io::Result<()> {
-    if as_json {
-        return json(report);
-    }
-    let mut line = format!(
-        "distilled {} sessions: {} new observations, {} summaries",
-        report.sessions, report.observations, report.summaries
-    );
-    if report.busy > 0 {
-        line.push_str(&format!(" ({} sessions were being distilled by another pass)", report.busy));
-    }
-    writeln!(io::stdout().lock(), "{line}")
 }
 
 /// Something `show` prints.

@@ -140,7 +140,7 @@ fn concurrent_passes_store_each_observation_once() {
         // A pass either works or says another one is running; it never fails otherwise.
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            out.status.success() || stderr.contains("another distil pass is running"),
+            out.status.success() || stderr.contains("another work pass is running"),
             "{stderr}"
         );
     }

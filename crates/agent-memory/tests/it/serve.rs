@@ -692,3 +692,35 @@ fn the_worker_keeps_the_vault_in_step() {
     });
     server.stop(&home);
 }
+
+#[test]
+fn the_worker_screens_what_it_distils_into_memory_candidates() {
+    let _turn = turn();
+    let home = home();
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")]);
+    // Nobody runs `work`: the worker's pass distils the session and screens it.
+    crate::memory::codex_decides(&home, "s-worker", crate::memory::JIFF, "src/time.rs");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let candidate = loop {
+        let queue = server.json("/api/review");
+        let found = queue["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["text"].as_str().is_some_and(|t| t.contains("jiff")))
+            .cloned();
+        if let Some(candidate) = found {
+            break candidate;
+        }
+        assert!(std::time::Instant::now() < deadline, "no candidate from the worker: {queue}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(candidate["status"], "candidate", "{candidate}");
+    let stats = server.json("/api/stats");
+    assert_eq!(stats["worker"]["last_error"], Value::Null, "{stats}");
+    assert!(
+        stats["worker"]["last_report"].as_str().is_some_and(|r| r.contains("memory:")),
+        "the pass reports its memory step: {stats}"
+    );
+    server.stop(&home);
+}

@@ -1,4 +1,4 @@
-//! One distil pass: find sessions with new events, take each with a lease, turn every complete
+//! The distil step of a work pass: find sessions with new events, take each with a lease, turn every complete
 //! turn into observations, and give a session that stopped, ended or went silent its summary.
 //!
 //! A turn is complete when its stop (or the session's end) has arrived; the turn still running
@@ -19,7 +19,7 @@ use crate::tokens;
 
 /// How a pass runs.
 #[derive(Debug, Clone)]
-pub struct WorkOptions {
+pub struct DistilOptions {
     /// Who holds the leases this pass takes (unique per process).
     pub owner: String,
     pub now_ms: i64,
@@ -32,7 +32,7 @@ pub struct WorkOptions {
 
 /// What a pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct WorkReport {
+pub struct DistilReport {
     pub sessions: usize,
     pub observations: usize,
     pub summaries: usize,
@@ -41,14 +41,14 @@ pub struct WorkReport {
 }
 
 /// Runs one pass over every session with work left, up to `options.max_sessions`.
-pub fn run_pass(
+pub fn distil_pending(
     store: &mut Store,
     distiller: &dyn Distiller,
     distiller_name: &str,
     mode: &Mode,
-    options: &WorkOptions,
-) -> Result<WorkReport, StoreError> {
-    let mut report = WorkReport::default();
+    options: &DistilOptions,
+) -> Result<DistilReport, StoreError> {
+    let mut report = DistilReport::default();
     for session in store.pending_sessions(options.max_sessions)? {
         if !store.claim_session(
             session.session_id,
@@ -75,8 +75,8 @@ fn work_session(
     provenance: Provenance<'_>,
     mode: &Mode,
     session: &PendingSession,
-    options: &WorkOptions,
-    report: &mut WorkReport,
+    options: &DistilOptions,
+    report: &mut DistilReport,
 ) -> Result<(), StoreError> {
     let finished = session.ended || options.now_ms - session.last_event_at > options.silence_ms;
     let new = store.session_events(session.session_id, session.observed_through)?;

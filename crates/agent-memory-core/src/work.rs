@@ -1,0 +1,331 @@
+//! The work pass: everything that happens to captured events after the hook stored them, in
+//! one place and one order. `agent-memory work`, the background pass the stop hook starts and
+//! `serve`'s worker all run this same pass:
+//!
+//! drain the spool → distil sessions → screen for long-term memory → embed → sync the vault →
+//! refresh brief files → merge indexes and checkpoint.
+//!
+//! One pass at a time per home: [`WorkLock`] is a file lock that goes with the process, so a
+//! crashed pass never leaves it taken. Each step reports what it did; a step that fails is
+//! recorded in [`PassReport::problems`] and the pass goes on with the next, because what one
+//! step cannot do (a vault folder gone, a model that will not load) must not hold back the
+//! others. Only a store that cannot be read fails the whole pass.
+//!
+//! Must not: read the clock or build transports and models itself; the caller hands in the
+//! time, the LLM transport (the serve crate owns the network) and the embedder (the embed crate
+//! owns model formats), so this module stays synchronous and testable.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::capture::{self, DrainReport};
+use crate::config::Config;
+use crate::distil::llm::{DayBudget, LlmDistiller, Transport};
+use crate::distil::mode::Mode;
+use crate::distil::offline::OfflineDistiller;
+use crate::distil::sessions::{self, DistilOptions, DistilReport};
+use crate::embed::Embedder;
+use crate::paths::Home;
+use crate::promote::{self, PromoteReport};
+use crate::store::vectors::{EmbedPass, embed_pending};
+use crate::store::{Store, StoreError, WAL_CHECKPOINT_BYTES};
+use crate::vault::{self, SyncReport};
+use crate::{fsutil, inject, time};
+
+/// Sessions one pass takes on, so a huge backlog is worked through in steps.
+pub const SESSIONS_PER_PASS: usize = 500;
+
+/// Items one pass embeds, for the same reason; `agent-memory reindex` takes on a backlog at
+/// once.
+pub const EMBED_PER_PASS: usize = 512;
+
+/// Spooled records one pass stores at most; the spool is drained over several passes.
+const SPOOL_PER_PASS: usize = 1000;
+
+/// Why a pass could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkError {
+    #[error("cannot open the work lock {path}: {source}; check that the folder is writable")]
+    Lock { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The lock that keeps to one pass at a time per home.
+#[derive(Debug)]
+pub struct WorkLock {
+    // Held for its lock; released when dropped or when the process ends.
+    _file: File,
+}
+
+impl WorkLock {
+    /// The lock file of a home.
+    pub fn path(home: &Home) -> PathBuf {
+        home.root().join("work.lock")
+    }
+
+    /// Takes the lock without waiting: `None` when another process holds it.
+    pub fn try_take(home: &Home) -> Result<Option<WorkLock>, WorkError> {
+        let path = WorkLock::path(home);
+        let lock_error = |source| WorkError::Lock { path: path.clone(), source };
+        fsutil::ensure_private_dir(home.root()).map_err(lock_error)?;
+        let file = fsutil::private_file_options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(lock_error)?;
+        Ok(file.try_lock().is_ok().then_some(WorkLock { _file: file }))
+    }
+}
+
+/// What a pass is handed.
+pub struct Pass<'a> {
+    pub home: &'a Home,
+    pub config: &'a Config,
+    pub mode: &'a Mode,
+    /// The LLM transport, when `[llm]` names a provider; else the offline distiller runs.
+    pub transport: Option<&'a dyn Transport>,
+    /// The embedding model, when one is installed and used.
+    pub embedder: Option<&'a dyn Embedder>,
+    /// Who holds the session leases this pass takes (unique per process).
+    pub owner: &'a str,
+    pub now_ms: i64,
+}
+
+impl std::fmt::Debug for Pass<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pass")
+            .field("home", &self.home.root())
+            .field("mode", &self.mode.name)
+            .field("transport", &self.transport.map(|t| t.name()))
+            .field("embedder", &self.embedder.map(|e| e.model()))
+            .field("owner", &self.owner)
+            .field("now_ms", &self.now_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The steps of a pass, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Drain,
+    Distil,
+    Promote,
+    Embed,
+    Vault,
+    Briefs,
+    Checkpoint,
+}
+
+impl Step {
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Drain => "spool",
+            Step::Distil => "distil",
+            Step::Promote => "memory",
+            Step::Embed => "embed",
+            Step::Vault => "vault",
+            Step::Briefs => "briefs",
+            Step::Checkpoint => "checkpoint",
+        }
+    }
+}
+
+/// A step that failed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub step: Step,
+    pub message: String,
+}
+
+/// What one pass did, step by step. The distil counts stay at the top level of the JSON form
+/// (`sessions`, `observations`, `summaries`, `busy`), as `work --json` has always printed them.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PassReport {
+    pub drained: DrainReport,
+    #[serde(flatten)]
+    pub distil: DistilReport,
+    /// `None` when screening failed (see `problems`).
+    pub promoted: Option<PromoteReport>,
+    /// Whether screening placed memories straight into L2 (`[promote] auto`).
+    pub auto_promoted: bool,
+    /// `None` when no embedding model is in use or embedding failed.
+    pub embedded: Option<EmbedPass>,
+    /// The embedding model's name, when one ran.
+    pub model: Option<String>,
+    /// `None` when no vault is configured or its sync failed.
+    pub vault: Option<SyncReport>,
+    /// Brief files rewritten because their content changed.
+    pub briefs_written: usize,
+    pub problems: Vec<Problem>,
+}
+
+impl PassReport {
+    /// Whether the pass added anything a reader of the store would see.
+    pub fn added_memory(&self) -> bool {
+        self.distil.observations + self.distil.summaries > 0
+            || self.promoted.as_ref().is_some_and(|p| self.auto_promoted && p.candidates > 0)
+    }
+
+    /// The pass in one line, for logs and `serve`'s health page.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "spool: {} stored; distil: {} sessions, {} observations, {} summaries",
+            self.drained.stored,
+            self.distil.sessions,
+            self.distil.observations,
+            self.distil.summaries
+        );
+        if let Some(promoted) = &self.promoted {
+            let what = if self.auto_promoted { "memories" } else { "candidates" };
+            line.push_str(&format!(
+                "; memory: {} {what}, {} merged",
+                promoted.candidates, promoted.merged
+            ));
+        }
+        if let Some(embedded) = &self.embedded {
+            line.push_str(&format!("; embedded: {}", embedded.embedded));
+        }
+        if let Some(sync) = &self.vault {
+            let from_notes = sync.updated_from_vault + sync.created_from_vault + sync.forgotten;
+            line.push_str(&format!(
+                "; vault: {} written, {from_notes} from notes, {} conflicts",
+                sync.written,
+                sync.conflicts.len()
+            ));
+        }
+        for problem in &self.problems {
+            line.push_str(&format!("; {} failed: {}", problem.step.name(), problem.message));
+        }
+        line
+    }
+
+    fn problem(&mut self, step: Step, message: impl std::fmt::Display) {
+        tracing::warn!(step = step.name(), %message, "work pass step failed");
+        self.problems.push(Problem { step, message: message.to_string() });
+    }
+}
+
+/// Runs one pass over the store. The caller holds the [`WorkLock`].
+pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> {
+    let config = pass.config;
+    let mut report = PassReport {
+        drained: capture::drain(
+            store,
+            pass.home,
+            config,
+            None,
+            config.capture.drain_per_hook.max(SPOOL_PER_PASS),
+        ),
+        ..PassReport::default()
+    };
+
+    match distil(store, pass) {
+        Ok(distilled) => report.distil = distilled,
+        Err(err) => report.problem(Step::Distil, err),
+    }
+
+    // What was distilled, now or by an earlier pass, is screened for long-term memory.
+    let settings = promote::Settings::from_config(&config.promote, config.search.embedding_model());
+    report.auto_promoted = settings.auto;
+    match promote::screen_new(store, &settings, pass.now_ms) {
+        Ok(promoted) => report.promoted = Some(promoted),
+        Err(err) => report.problem(Step::Promote, err),
+    }
+
+    // New observations and summaries get their vectors here, off the hook path.
+    if let Some(embedder) = pass.embedder {
+        report.model = Some(embedder.model().to_owned());
+        match embed_pending(store, embedder, 32, EMBED_PER_PASS, &mut |_, _| {}) {
+            Ok(embedded) => report.embedded = Some(embedded),
+            Err(err) => report.problem(Step::Embed, err),
+        }
+    }
+
+    // Edits made in Obsidian reach the store within one pass, and new memories reach the vault.
+    if let Some(root) = config.vault.root() {
+        match vault::sync(store, &root, &vault_state_path(pass.home), pass.now_ms) {
+            Ok(sync) => report.vault = Some(sync),
+            Err(err) => report.problem(Step::Vault, err),
+        }
+    }
+
+    if report.added_memory() {
+        refresh_briefs(store, pass, &mut report);
+        settle(store, &mut report);
+    }
+    Ok(report)
+}
+
+/// Where vault sync keeps what each note and memory looked like at the last sync.
+pub fn vault_state_path(home: &Home) -> PathBuf {
+    home.root().join("vault-state.json")
+}
+
+/// One distil pass with the distiller the configuration names; the LLM's spend is recorded
+/// even when the pass fails.
+fn distil(store: &mut Store, pass: &Pass<'_>) -> Result<DistilReport, StoreError> {
+    let distil = &pass.config.distil;
+    let options = DistilOptions {
+        owner: pass.owner.to_owned(),
+        now_ms: pass.now_ms,
+        silence_ms: distil.silence_minutes as i64 * 60_000,
+        lease_ms: distil.lease_seconds as i64 * 1000,
+        max_sessions: SESSIONS_PER_PASS,
+    };
+    let Some(transport) = pass.transport else {
+        return sessions::distil_pending(
+            store,
+            &OfflineDistiller::new(),
+            "offline",
+            pass.mode,
+            &options,
+        );
+    };
+    // The day's budget is what the store says is left; the pass adds its spend.
+    let day = time::utc_day(pass.now_ms);
+    let spent = store.llm_tokens_spent(&day)?;
+    let budget = DayBudget::new(pass.config.llm.daily_token_budget.saturating_sub(spent));
+    let distiller =
+        LlmDistiller::new(transport, &budget).with_max_retries(pass.config.llm.max_retries);
+    let name = format!("llm:{}", transport.name());
+    let report = sessions::distil_pending(store, &distiller, &name, pass.mode, &options);
+    if budget.calls() > 0 {
+        store.record_llm_spend(&day, transport.name(), budget.spent(), budget.calls())?;
+    }
+    report
+}
+
+/// Brings the brief files of the projects that keep one up to date.
+fn refresh_briefs(store: &Store, pass: &Pass<'_>, report: &mut PassReport) {
+    match inject::refresh_briefs(store, pass.home, pass.config) {
+        Ok(files) => {
+            for (path, written) in files {
+                match written {
+                    Ok(changed) => report.briefs_written += usize::from(changed),
+                    Err(err) => report
+                        .problem(Step::Briefs, format!("{} not refreshed: {err}", path.display())),
+                }
+            }
+        }
+        Err(err) => report.problem(Step::Briefs, err),
+    }
+}
+
+/// Merges the full-text indexes the pass grew (so the next hooks' lookups visit one segment,
+/// not dozens) and empties the write-ahead log (else the next hook would copy it, past its
+/// deadline).
+fn settle(store: &mut Store, report: &mut PassReport) {
+    if let Err(err) = store.optimize_recall_indexes() {
+        report.problem(Step::Checkpoint, format!("recall indexes not merged: {err}"));
+    }
+    // A busy store is no failure: the next writer empties the log.
+    if let Err(err) = store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_secs(2)) {
+        tracing::debug!(%err, "checkpoint skipped");
+    }
+}
