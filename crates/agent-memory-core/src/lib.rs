@@ -24,6 +24,7 @@ pub mod install;
 pub mod paths;
 pub mod project;
 pub mod promote;
+pub mod recall;
 pub mod store;
 pub mod text;
 pub mod time;

@@ -21,6 +21,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use agent_memory_core::recall::RecallError;
 use agent_memory_core::store::Store;
 use agent_memory_core::store::browse::Marks;
 use axum::Router;
@@ -118,9 +119,10 @@ async fn flush_hits(state: Shared) {
         };
         let hits = state.hits.take();
         if !hits.is_empty() {
+            let settings = Arc::clone(&state.settings);
             let result = state
                 .with_store(move |store| {
-                    crate::mcp::record_hits(store, hits.iter().copied());
+                    settings.recall.reader(store).record_hits(hits.iter().copied());
                     Ok(())
                 })
                 .await;
@@ -265,20 +267,20 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<crate::mcp::Failure> for ApiError {
-    fn from(failure: crate::mcp::Failure) -> ApiError {
-        use crate::mcp::Failure;
-        match failure {
-            Failure::Invalid(m) => ApiError::new(Code::BadRequest, m),
-            Failure::Missing(m) => ApiError::new(Code::NotFound, m),
-            Failure::Store(m) => ApiError::new(Code::StoreUnavailable, m),
-        }
+impl From<RecallError> for ApiError {
+    fn from(err: RecallError) -> ApiError {
+        let code = match &err {
+            RecallError::Invalid(_) => Code::BadRequest,
+            RecallError::Missing(_) => Code::NotFound,
+            RecallError::Store(_) | RecallError::Memory(_) => Code::StoreUnavailable,
+        };
+        ApiError::new(code, err.to_string())
     }
 }
 
 impl From<agent_memory_core::store::StoreError> for ApiError {
     fn from(err: agent_memory_core::store::StoreError) -> ApiError {
-        ApiError::new(Code::StoreUnavailable, crate::mcp::store_failed(err))
+        ApiError::from(RecallError::Store(err))
     }
 }
 

@@ -22,11 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_memory_core::config::Config;
-use agent_memory_core::embed::Embedder;
 use agent_memory_core::paths::Home;
-use agent_memory_core::store::distilled::{TimelineItem, parse_item_id};
+use agent_memory_core::recall::{self, ItemId, RecallError, SearchRequest, text};
 use agent_memory_core::store::memories;
-use agent_memory_core::store::search::{Ranking, SearchHit, SearchQuery, VectorQuery};
 use agent_memory_core::store::{Store, StoreError};
 use agent_memory_core::{inject, project, promote, time};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -42,12 +40,6 @@ pub const SERVER_NAME: &str = "agent-memory";
 
 /// How long a tool call waits for a store another process is writing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The most results one `search` returns, and the most ids one `get_observations` takes.
-const MAX_LIMIT: u32 = 100;
-
-/// How many observations `timeline` shows on each side of the anchor unless asked.
-const TIMELINE_SPAN: u32 = 5;
 
 const INSTRUCTIONS: &str = "agent-memory is the shared memory of every coding agent on this \
 machine: what was done, decided and learned in earlier sessions, by any agent. Read cheaply: \
@@ -70,10 +62,8 @@ pub enum McpError {
 pub struct Settings {
     pub home: Home,
     pub config: Config,
-    /// How search ranks, with the similarity floor of the model in use.
-    pub ranking: Ranking,
-    /// The configured embedding model, loaded once; `None` keeps search to full text.
-    pub embedder: Option<Box<dyn Embedder>>,
+    /// How reads search and rank, with the embedding model loaded once.
+    pub recall: recall::Settings,
     /// The project directory `briefing` describes when its caller names none.
     pub cwd: PathBuf,
 }
@@ -82,8 +72,7 @@ impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Settings")
             .field("home", &self.home)
-            .field("ranking", &self.ranking)
-            .field("embedder", &self.embedder.as_ref().map(|e| e.model().to_owned()))
+            .field("recall", &self.recall)
             .field("cwd", &self.cwd)
             .finish_non_exhaustive()
     }
@@ -384,9 +373,10 @@ impl MemoryServer {
 
     fn run_search(&self, args: SearchArgs) -> Result<String, String> {
         let store = self.store()?;
+        let reader = self.settings.recall.reader(&store);
         let request = SearchRequest {
             query: args.query,
-            limit: args.limit,
+            limit: args.limit.map(|n| n as usize),
             kinds: args.kind.iter().map(|k| k.as_str().to_owned()).collect(),
             tiers: args.tier.iter().map(|t| t.as_str().to_owned()).collect(),
             types: args.item_type.into_iter().collect(),
@@ -395,60 +385,56 @@ impl MemoryServer {
             since: args.since,
             until: args.until,
         };
-        let (query, results) = search(&self.settings, &store, request)?;
-        record_hits(&store, results.hits.iter().map(|h| (h.kind, h.id)));
-        Ok(search_index(&query.text, &results.hits))
+        let (query, results) = reader.search(request).map_err(failed)?;
+        reader.record_hits(results.hits.iter().map(|h| (h.kind, h.id)));
+        let mut answer = text::search_index(&query.text, &results.hits);
+        if !results.hits.is_empty() {
+            answer.push_str(
+                "\nnext: `timeline` around an id for context, `get_observations` with the ids \
+                 worth reading (all in one call)",
+            );
+        }
+        Ok(answer)
     }
 
     fn run_timeline(&self, args: TimelineArgs) -> Result<String, String> {
-        let before = span("before", args.before)?;
-        let after = span("after", args.after)?;
         let store = self.store()?;
-        let (kind, id, items) = timeline(&self.settings, &store, &args.anchor, before, after)?;
-        Ok(timeline_lines(&items, (kind == 'o').then_some(id), kind, id))
+        let span = |n: Option<u32>| n.map_or(recall::TIMELINE_SPAN, |n| n as usize);
+        let timeline = self
+            .settings
+            .recall
+            .reader(&store)
+            .timeline(&args.anchor, span(args.before), span(args.after))
+            .map_err(failed)?;
+        Ok(text::timeline(timeline.anchor, &timeline.items))
     }
 
     fn run_get(&self, args: GetObservationsArgs) -> Result<String, String> {
         if args.ids.is_empty() {
             return Err("`ids` is empty; pass the ids to read, such as [\"o12\", \"s3\"]".into());
         }
-        if args.ids.len() > MAX_LIMIT as usize {
-            return Err(format!(
-                "{} ids in one call; pass at most {MAX_LIMIT}, the ones worth reading",
-                args.ids.len()
-            ));
-        }
-        let store = self.store()?;
-        let mut out = String::new();
+        let mut ids = Vec::with_capacity(args.ids.len());
         let mut missing = Vec::new();
         for raw in &args.ids {
-            let Some((kind, number)) = parse_item_id(raw) else {
-                missing.push(format!(
-                    "{raw}: not an id; use o12 (observation), s3 (summary) or e45 (event)"
-                ));
-                continue;
-            };
-            let before = out.len();
-            let found = match kind {
-                'o' => store.observation(number).map_err(store_failed)?.map(|o| {
-                    render_observation(&mut out, &o);
-                }),
-                's' => store.summary(number).map_err(store_failed)?.map(|m| {
-                    render_summary(&mut out, &m);
-                }),
-                'm' => memories::get(&store, number).map_err(memory_failed)?.map(|m| {
-                    render_memory(&mut out, &m);
-                }),
-                _ => store.event(number).map_err(store_failed)?.map(|e| {
-                    render_event(&mut out, &e);
-                }),
-            };
-            match found {
-                Some(()) if before > 0 => out.insert(before, '\n'),
-                Some(()) => {}
-                None => missing.push(format!("{kind}{number}: nothing is stored under this id")),
+            match raw.parse::<ItemId>() {
+                Ok(id) => ids.push(id),
+                Err(err) => missing.push(format!("{raw}: {err}")),
             }
         }
+        let store = self.store()?;
+        let found = if ids.is_empty() {
+            Vec::new()
+        } else {
+            self.settings.recall.reader(&store).get(&ids).map_err(failed)?
+        };
+        let mut items = Vec::with_capacity(found.len());
+        for (id, item) in found {
+            match item {
+                Some(item) => items.push(item),
+                None => missing.push(format!("{id}: nothing is stored under this id")),
+            }
+        }
+        let mut out = text::items(&items);
         if !missing.is_empty() {
             if !out.is_empty() {
                 out.push('\n');
@@ -546,8 +532,8 @@ impl MemoryServer {
 
     fn run_forget(&self, args: ForgetArgs) -> Result<String, String> {
         let raw = args.id.trim();
-        let id = match parse_item_id(raw) {
-            Some(('m', id)) if raw.starts_with(['m', 'M', '#']) => id,
+        let id = match raw.parse::<ItemId>() {
+            Ok(ItemId::Memory(id)) => id,
             _ => {
                 return Err(format!(
                     "`id`: `{raw}` is not a memory id; pass the id `search` shows for a memory, such as m12"
@@ -572,337 +558,13 @@ fn memory_failed(err: memories::MemoryError) -> String {
     format!("changing memory failed: {err}")
 }
 
-/// Why a read could not be answered: the caller's mistake, an item not stored, or the store.
-#[derive(Debug)]
-pub enum Failure {
-    Invalid(String),
-    Missing(String),
-    Store(String),
-}
-
-impl Failure {
-    pub fn message(&self) -> &str {
-        match self {
-            Failure::Invalid(m) | Failure::Missing(m) | Failure::Store(m) => m,
-        }
-    }
-}
-
-impl From<Failure> for String {
-    fn from(failure: Failure) -> String {
-        match failure {
-            Failure::Invalid(m) | Failure::Missing(m) | Failure::Store(m) => m,
-        }
-    }
-}
-
-impl From<StoreError> for Failure {
-    fn from(err: StoreError) -> Failure {
-        Failure::Store(store_failed(err))
-    }
-}
-
-/// A search as the MCP tool and the HTTP API take it, every field as typed by the caller.
-#[derive(Debug, Default)]
-pub struct SearchRequest {
-    pub query: String,
-    pub limit: Option<u32>,
-    /// `observation`, `summary`, `event`, `memory`; all when empty.
-    pub kinds: Vec<String>,
-    /// Memory tiers (`L1`, `L2`, `L3`); when given, only memories are searched.
-    pub tiers: Vec<String>,
-    pub types: Vec<String>,
-    pub agent: Option<String>,
-    pub project: Option<String>,
-    pub since: Option<String>,
-    pub until: Option<String>,
-}
-
-/// Runs a search the way the CLI does: the same filters, ranking and vectors. The caller
-/// records the hits ([`record_hits`]), at once or in batches.
-pub fn search(
-    settings: &Settings,
-    store: &Store,
-    request: SearchRequest,
-) -> Result<(SearchQuery, agent_memory_core::store::search::SearchResults), Failure> {
-    let query_text = request.query.trim();
-    if query_text.is_empty() {
-        return Err(Failure::Invalid("`query` is empty; pass the words to look for".into()));
-    }
-    let limit = match request.limit {
-        None => settings.config.search.limit,
-        Some(n @ 1..=MAX_LIMIT) => n as usize,
-        Some(n) => {
-            return Err(Failure::Invalid(format!(
-                "`limit` is {n}; pass a number from 1 to {MAX_LIMIT}"
-            )));
-        }
-    };
-    let query = SearchQuery {
-        text: query_text.to_owned(),
-        agent: request.agent.as_deref().map(agent_memory_core::adapter::canonical_agent),
-        project: project_filter(store, request.project.as_deref()).map_err(Failure::Store)?,
-        since_ms: parse_time("since", request.since.as_deref()).map_err(Failure::Invalid)?,
-        until_ms: parse_time("until", request.until.as_deref()).map_err(Failure::Invalid)?,
-        kinds: request.kinds,
-        tiers: request.tiers,
-        types: request.types,
-        limit,
-        max_terms: settings.config.search.max_query_terms,
-        ranking: settings.ranking.clone(),
-    };
-    let semantic = settings
-        .embedder
-        .as_deref()
-        .and_then(|e| agent_memory_core::embed::query_vector(store, e, &query.text));
-    let vector = semantic.as_ref().map(|(index, vector)| VectorQuery { index, vector });
-    let results = store.search_hybrid(&query, vector)?;
-    Ok((query, results))
-}
-
-/// Counts search hits for ranking; a failure costs only the count, so it is logged, not
-/// returned.
-pub fn record_hits<'a>(store: &Store, hits: impl IntoIterator<Item = (&'a str, i64)>) {
-    if let Err(err) = store.record_hits(hits, time::now_ms()) {
-        tracing::debug!(%err, "hit counts not updated");
-    }
-}
-
-/// The project's observations around an anchor: an id (`o12`, `s3`, `e45`) or words, whose
-/// best search hit anchors it. Returns the anchor's kind and id with the items.
-pub fn timeline(
-    settings: &Settings,
-    store: &Store,
-    anchor: &str,
-    before: usize,
-    after: usize,
-) -> Result<(char, i64, Vec<TimelineItem>), Failure> {
-    let text = anchor.trim();
-    if text.is_empty() {
-        return Err(Failure::Invalid(
-            "`anchor` is empty; pass an id from `search` (o12, s3, e45) or words".into(),
-        ));
-    }
-    let (kind, id) = match parse_item_id(text) {
-        Some(found) => found,
-        // Not an id: the best search hit anchors the timeline, as on the command line.
-        None => {
-            let query = SearchQuery {
-                text: text.to_owned(),
-                limit: 1,
-                max_terms: settings.config.search.max_query_terms,
-                // A timeline is anchored on something that happened in a session.
-                kinds: vec!["observation".into(), "summary".into(), "event".into()],
-                ..SearchQuery::default()
-            };
-            let hit = store.search(&query)?.hits.into_iter().next();
-            let hit = hit.ok_or_else(|| {
-                Failure::Missing(format!(
-                    "nothing matches `{text}`; try other words or an id from `search`"
-                ))
-            })?;
-            (hit.kind.chars().next().unwrap_or('e'), hit.id)
-        }
-    };
-    let anchor = store.anchor(kind, id)?.ok_or_else(|| {
-        Failure::Missing(format!("nothing is stored under {kind}{id}; ids come from `search`"))
-    })?;
-    let items = store.timeline_around(&anchor, before, after)?;
-    Ok((kind, id, items))
-}
-
 pub(crate) fn store_failed(err: StoreError) -> String {
     format!("reading the store failed: {err}; run `agent-memory status` to check it")
 }
 
-/// A project filter as typed: a directory becomes its project's key; anything else is matched
-/// as a key, name or root.
-fn project_filter(store: &Store, value: Option<&str>) -> Result<Option<String>, String> {
-    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else { return Ok(None) };
-    let path = std::path::Path::new(value);
-    if path.is_dir() {
-        let roots = store.registered_roots().map_err(store_failed)?;
-        return Ok(Some(project::resolve(path, &roots).key));
-    }
-    Ok(Some(value.to_owned()))
-}
-
-pub(crate) fn parse_time(field: &str, value: Option<&str>) -> Result<Option<i64>, String> {
-    let Some(value) = value else { return Ok(None) };
-    time::parse_when(value, time::now_ms()).map(Some).map_err(|err| format!("`{field}`: {err}"))
-}
-
-fn span(field: &str, value: Option<u32>) -> Result<usize, String> {
-    match value {
-        None => Ok(TIMELINE_SPAN as usize),
-        Some(n @ 0..=MAX_LIMIT) => Ok(n as usize),
-        Some(n) => Err(format!("`{field}` is {n}; pass a number from 0 to {MAX_LIMIT}")),
-    }
-}
-
-/// The id `agent-memory show` and `get_observations` take: `o12`, `s3`, `e45`.
-fn item_id(kind: &str, id: i64) -> String {
-    format!("{}{id}", kind.chars().next().unwrap_or('e'))
-}
-
-fn one_line(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
-    }
-}
-
-/// `search`'s answer: one line per hit, best first, and how to go on.
-fn search_index(query: &str, hits: &[SearchHit]) -> String {
-    if hits.is_empty() {
-        return format!("no matches for `{query}`; try fewer or other words, or drop a filter");
-    }
-    let total: i64 = hits.iter().map(|h| h.tokens).sum();
-    let mut out = format!(
-        "{} results for `{query}`, best first (id | time | agent | project | type | title | \
-         tokens to read in full; {total} in all):\n",
-        hits.len()
-    );
-    for hit in hits {
-        let _ = writeln!(
-            out,
-            "{} | {} | {} | {} | {} | {} | ~{}",
-            item_id(hit.kind, hit.id),
-            time::format_local(hit.at_ms),
-            hit.agent,
-            hit.project.as_deref().unwrap_or("-"),
-            hit.item_type,
-            one_line(&hit.title, 120),
-            hit.tokens,
-        );
-    }
-    out.push_str(
-        "next: `timeline` around an id for context, `get_observations` with the ids worth \
-         reading (all in one call)",
-    );
-    out
-}
-
-/// `timeline`'s answer: the anchor's project's observations, oldest first; `→` marks the
-/// anchor when it is an observation.
-fn timeline_lines(items: &[TimelineItem], marked: Option<i64>, kind: char, id: i64) -> String {
-    if items.is_empty() {
-        return format!(
-            "no observations around {kind}{id} yet (events are distilled into observations by \
-             `agent-memory work`)"
-        );
-    }
-    let mut out = format!(
-        "observations around {kind}{id}, oldest first (id | time | agent | type | title | \
-         tokens to read in full):\n"
-    );
-    for item in items {
-        let mark = if Some(item.id) == marked { "→ " } else { "" };
-        let _ = writeln!(
-            out,
-            "{mark}o{} | {} | {} | {} | {} | ~{}",
-            item.id,
-            time::format_local(item.at_ms),
-            item.agent,
-            item.kind,
-            one_line(&item.title, 120),
-            item.tokens,
-        );
-    }
-    out.pop();
-    out
-}
-
-fn list(out: &mut String, label: &str, items: &[String]) {
-    if items.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "{label}:");
-    for item in items {
-        let _ = writeln!(out, "- {item}");
-    }
-}
-
-fn render_observation(out: &mut String, o: &agent_memory_core::store::distilled::Observation) {
-    let d = &o.draft;
-    let _ = writeln!(out, "## o{} [{}] {}", o.id, d.kind, d.title);
-    let _ = writeln!(
-        out,
-        "{} | {} | {} | session {}",
-        time::format_local(d.at_ms),
-        o.agent,
-        o.project.as_deref().unwrap_or("-"),
-        o.session
-    );
-    if !d.subtitle.is_empty() {
-        let _ = writeln!(out, "{}", d.subtitle);
-    }
-    list(out, "facts", &d.facts);
-    if !d.narrative.is_empty() {
-        let _ = writeln!(out, "narrative: {}", d.narrative);
-    }
-    list(out, "concepts", &d.concepts);
-    list(out, "files read", &d.files_read);
-    list(out, "files modified", &d.files_modified);
-    let sources: Vec<String> = d.source_event_ids.iter().map(|id| format!("e{id}")).collect();
-    if !sources.is_empty() {
-        let _ = writeln!(out, "from events: {}", sources.join(" "));
-    }
-}
-
-fn render_summary(out: &mut String, m: &agent_memory_core::store::distilled::Summary) {
-    let d = &m.draft;
-    let _ = writeln!(out, "## s{} summary of session {}", m.id, m.session);
-    let _ = writeln!(
-        out,
-        "{} | {} | {}",
-        time::format_local(m.at_ms),
-        m.agent,
-        m.project.as_deref().unwrap_or("-")
-    );
-    let _ = writeln!(out, "request: {}", d.request);
-    list(out, "investigated", &d.investigated);
-    list(out, "learned", &d.learned);
-    list(out, "completed", &d.completed);
-    list(out, "next steps", &d.next_steps);
-    list(out, "files read", &d.files_read);
-    list(out, "files modified", &d.files_modified);
-}
-
-fn render_memory(out: &mut String, m: &memories::Memory) {
-    let scope = m.project_name.as_deref().unwrap_or("global");
-    let _ =
-        writeln!(out, "## m{} [{}] {} memory, {}", m.id, m.kind.as_str(), m.tier.as_str(), scope);
-    let _ = writeln!(
-        out,
-        "{} | importance {} | {} | {} hits",
-        time::format_local(m.updated_at),
-        m.importance,
-        m.status.as_str(),
-        m.hits
-    );
-    let _ = writeln!(out, "{}", m.text);
-    if !m.sources.is_empty() {
-        let _ = writeln!(out, "from: {}", m.sources.join(" "));
-    }
-}
-
-fn render_event(out: &mut String, e: &agent_memory_core::distil::StoredEvent) {
-    let ev = &e.event;
-    let _ = writeln!(out, "## e{} [{}] {}", e.id, ev.kind.as_str(), one_line(&ev.summary, 200));
-    let _ = writeln!(
-        out,
-        "{} | {} | session {}{}",
-        time::format_local(ev.at_ms),
-        ev.agent,
-        ev.session,
-        ev.tool.as_deref().map(|t| format!(" | tool {t}")).unwrap_or_default()
-    );
-    if !ev.body.is_empty() {
-        let _ = writeln!(out, "{}", ev.body.trim_end());
-    }
-    list(out, "files", &ev.files);
+/// A failed read as a tool error: the message already says what to do.
+fn failed(err: RecallError) -> String {
+    err.to_string()
 }
 
 /// Tool arguments, or what was wrong with them: deserializing never fails the call, so that a
@@ -928,7 +590,7 @@ impl<'de, T: DeserializeOwned + JsonSchema> Deserialize<'de> for Checked<T> {
                     message = format!("invalid arguments: `{path}`: {inner}");
                 }
                 if let Some(hint) = field_description::<T>(&field) {
-                    let hint = one_line(&hint, 300);
+                    let hint = text::one_line(&hint, 300);
                     let _ = write!(message, "; pass `{field}`: {hint}");
                 }
             }

@@ -33,9 +33,9 @@ use std::time::Duration;
 use agent_memory_core::config::Config;
 use agent_memory_core::embed::{Embedder, Manifest};
 use agent_memory_core::paths::Home;
+use agent_memory_core::recall;
 use agent_memory_core::store::Store;
 use agent_memory_core::store::search::Ranking;
-use agent_memory_core::store::vectors::VectorIndex;
 use anyhow::Context as _;
 
 use crate::cli::Command;
@@ -149,23 +149,39 @@ impl Context {
         self.config.search.ranking(model_floor)
     }
 
-    /// What the MCP tools and the HTTP API read memory with: this home, configuration,
-    /// ranking and model, and the current directory as the default project.
+    /// What `search`, `timeline` and `show` read memory with, here and in the MCP tools and
+    /// the HTTP API: the search settings, ranking, the configured mode's types and, when
+    /// `by_meaning` (only search uses it; loading it is not free), the embedding model.
+    pub fn recall_settings(&self, by_meaning: bool) -> recall::Settings {
+        let distil = &self.config.distil;
+        let mode_types = match agent_memory_core::distil::mode::load(
+            &distil.mode,
+            &distil.language,
+            Some(&self.home.modes_dir()),
+        ) {
+            Ok(mode) => mode.types.into_iter().map(|t| t.key).collect(),
+            Err(err) => {
+                tracing::debug!(%err, "searching with the stored observation types only");
+                Vec::new()
+            }
+        };
+        recall::Settings {
+            search: self.config.search.clone(),
+            ranking: self.ranking(),
+            embedder: if by_meaning { self.embedder() } else { None },
+            mode_types,
+        }
+    }
+
+    /// What the MCP tools and the HTTP API read memory with: this home and configuration,
+    /// [`Context::recall_settings`], and the current directory as the default project.
     pub fn serve_settings(&self) -> anyhow::Result<agent_memory_serve::mcp::Settings> {
         Ok(agent_memory_serve::mcp::Settings {
             home: self.home.clone(),
             config: self.config.clone(),
-            ranking: self.ranking(),
-            embedder: self.embedder(),
+            recall: self.recall_settings(true),
             cwd: std::env::current_dir().context("cannot read the current directory")?,
         })
-    }
-
-    /// The vector of `text` and the store's vectors to compare it with, when search by meaning
-    /// is available.
-    pub fn query_vector(&self, store: &Store, text: &str) -> Option<(VectorIndex, Vec<f32>)> {
-        let embedder = self.embedder()?;
-        agent_memory_core::embed::query_vector(store, embedder.as_ref(), text)
     }
 }
 

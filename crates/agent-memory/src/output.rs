@@ -7,10 +7,9 @@ use std::io::{self, Write};
 
 use agent_memory_core::capture::DrainReport;
 use agent_memory_core::capture::spool::SpoolDepth;
-use agent_memory_core::distil::StoredEvent;
 use agent_memory_core::embed::{Manifest, ModelKind};
 use agent_memory_core::promote::PromoteReport;
-use agent_memory_core::store::distilled::{Observation, Summary, TimelineItem};
+use agent_memory_core::recall::{self, Item, ItemId, Timeline};
 use agent_memory_core::store::search::{Ranking, SearchResults};
 use agent_memory_core::store::status::{ProjectCount, StoreStatus};
 use agent_memory_core::store::transfer::TransferReport;
@@ -448,140 +447,32 @@ fn write_promoted(out: &mut impl Write, report: &PromoteReport, auto: bool) -> i
     )
 }
 
-/// Something `show` prints.
-#[derive(Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Shown {
-    Observation(Observation),
-    Summary(Summary),
-    Event(StoredEvent),
-    Memory(agent_memory_core::store::memories::Memory),
-}
-
-pub fn show(items: &[Shown], as_json: bool) -> io::Result<()> {
+/// Items in full, in the compact text form the MCP tools answer with too.
+pub fn show(items: &[Item], as_json: bool) -> io::Result<()> {
     if as_json {
         return json(&items);
     }
-    let mut out = io::stdout().lock();
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            writeln!(out)?;
-        }
-        match item {
-            Shown::Observation(o) => {
-                let d = &o.draft;
-                writeln!(out, "o{}  [{}] {}", o.id, d.kind, d.title)?;
-                if !d.subtitle.is_empty() {
-                    writeln!(out, "    {}", d.subtitle)?;
-                }
-                writeln!(
-                    out,
-                    "    {}  {}  {}  session {}  mode {}",
-                    format_local(d.at_ms),
-                    o.agent,
-                    o.project.as_deref().unwrap_or("-"),
-                    o.session,
-                    o.mode
-                )?;
-                list_lines(&mut out, "facts", &d.facts)?;
-                if !d.narrative.is_empty() {
-                    writeln!(out, "  narrative\n    {}", d.narrative)?;
-                }
-                list_lines(&mut out, "concepts", &d.concepts)?;
-                list_lines(&mut out, "files read", &d.files_read)?;
-                list_lines(&mut out, "files modified", &d.files_modified)?;
-                let sources: Vec<String> =
-                    d.source_event_ids.iter().map(|id| format!("e{id}")).collect();
-                writeln!(out, "  from events {}", sources.join(" "))?;
-                writeln!(
-                    out,
-                    "  {} tokens to read, {} tokens of work behind it ({})",
-                    o.tokens, o.work_tokens, o.distiller
-                )?;
-            }
-            Shown::Summary(m) => {
-                let d = &m.draft;
-                writeln!(out, "s{}  summary of session {} ({})", m.id, m.session, m.agent)?;
-                writeln!(
-                    out,
-                    "    {}  {}",
-                    format_local(m.at_ms),
-                    m.project.as_deref().unwrap_or("-")
-                )?;
-                writeln!(out, "  request\n    {}", d.request)?;
-                list_lines(&mut out, "investigated", &d.investigated)?;
-                list_lines(&mut out, "learned", &d.learned)?;
-                list_lines(&mut out, "completed", &d.completed)?;
-                list_lines(&mut out, "next steps", &d.next_steps)?;
-                list_lines(&mut out, "files read", &d.files_read)?;
-                list_lines(&mut out, "files modified", &d.files_modified)?;
-            }
-            Shown::Memory(m) => {
-                writeln!(out, "{}", memory_line(m))?;
-                writeln!(
-                    out,
-                    "    changed {}  created {}  {} hits  origin {}",
-                    format_local(m.updated_at),
-                    format_local(m.created_at),
-                    m.hits,
-                    m.origin
-                )?;
-                if let Some(newer) = m.superseded_by {
-                    writeln!(out, "  superseded by m{newer}")?;
-                }
-                list_lines(&mut out, "from", &m.sources)?;
-            }
-            Shown::Event(e) => {
-                let ev = &e.event;
-                writeln!(out, "e{}  [{}] {}", e.id, ev.kind.as_str(), ev.summary)?;
-                writeln!(
-                    out,
-                    "    {}  {}  session {}",
-                    format_local(ev.at_ms),
-                    ev.agent,
-                    ev.session
-                )?;
-                if !ev.body.is_empty() {
-                    for line in ev.body.lines() {
-                        writeln!(out, "    {line}")?;
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
+    writeln!(io::stdout().lock(), "{}", recall::text::items(items).trim_end())
 }
 
-fn list_lines(out: &mut impl Write, label: &str, items: &[String]) -> io::Result<()> {
-    if items.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "  {label}")?;
-    for item in items {
-        writeln!(out, "    - {item}")?;
-    }
-    Ok(())
-}
-
-pub fn timeline(
-    items: &[TimelineItem],
-    anchor: Option<i64>,
-    anchor_at: i64,
-    as_json: bool,
-) -> io::Result<()> {
+pub fn timeline(timeline: &Timeline, as_json: bool) -> io::Result<()> {
     if as_json {
-        return json(&items);
+        return json(&timeline.items);
     }
     let mut out = io::stdout().lock();
-    if items.is_empty() {
+    if timeline.items.is_empty() {
         return writeln!(
             out,
             "no observations around {} yet; run `agent-memory work`",
-            format_local(anchor_at)
+            format_local(timeline.at_ms)
         );
     }
-    for item in items {
-        let mark = if Some(item.id) == anchor { "→" } else { " " };
+    let marked = match timeline.anchor {
+        ItemId::Observation(id) => Some(id),
+        _ => None,
+    };
+    for item in &timeline.items {
+        let mark = if Some(item.id) == marked { "→" } else { " " };
         writeln!(
             out,
             "{mark} {:<7} {}  {:<11} [{}] {}  (~{} tokens)",

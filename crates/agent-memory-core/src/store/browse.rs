@@ -361,6 +361,30 @@ impl Store {
         Ok(self.conn().query_row(sql, [id], |_| Ok(())).optional()?.is_some())
     }
 
+    /// Whether a project with this key, name or root is stored.
+    pub fn has_project(&self, key_name_or_root: &str) -> Result<bool> {
+        self.exists(
+            "SELECT 1 FROM projects WHERE key = ?1 OR name = ?1 OR root = ?1 LIMIT 1",
+            key_name_or_root,
+        )
+    }
+
+    /// Whether any session of this agent (its canonical name) is stored.
+    pub fn has_agent(&self, agent: &str) -> Result<bool> {
+        self.exists("SELECT 1 FROM sessions WHERE agent = ?1 LIMIT 1", agent)
+    }
+
+    /// Whether any observation of this type is stored. Not indexed: a fallback for types the
+    /// configured mode does not name, so it scans observations, never events.
+    pub fn has_observation_type(&self, item_type: &str) -> Result<bool> {
+        self.exists("SELECT 1 FROM observations WHERE type = ?1 LIMIT 1", item_type)
+    }
+
+    fn exists(&self, sql: &str, value: &str) -> Result<bool> {
+        let mut stmt = self.conn().prepare_cached(sql)?;
+        Ok(stmt.query_row([value], |_| Ok(())).optional()?.is_some())
+    }
+
     /// The row id of a session by its agent's own id, the form observations and summaries
     /// name it by.
     pub fn session_row_id(&self, agent: &str, source_id: &str) -> Result<Option<i64>> {

@@ -401,21 +401,6 @@ impl Store {
     }
 }
 
-/// Reads an item id as `agent-memory search` prints it: `o12` (or just `12`) an observation,
-/// `s3` a summary, `e45` an event, `m7` a memory; a leading `#` is fine. `None` when it is not
-/// an id.
-pub fn parse_item_id(raw: &str) -> Option<(char, i64)> {
-    let id = raw.trim().trim_start_matches('#');
-    let (kind, digits) = match id.chars().next() {
-        Some(c @ ('o' | 's' | 'e' | 'm' | 'O' | 'S' | 'E' | 'M')) => {
-            (c.to_ascii_lowercase(), &id[1..])
-        }
-        _ => ('o', id),
-    };
-    let number = digits.parse::<i64>().ok()?;
-    Some((kind, number))
-}
-
 /// One line of the session-start timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TimelineItem {

@@ -10,9 +10,9 @@ use std::collections::HashSet;
 use std::sync::PoisonError;
 
 use agent_memory_core::capture::spool;
+use agent_memory_core::recall::{self, ItemId, SearchRequest};
 use agent_memory_core::store::Store;
 use agent_memory_core::store::browse::Listing;
-use agent_memory_core::store::distilled::parse_item_id;
 use agent_memory_core::time;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -22,7 +22,6 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::{ApiError, Code, Shared};
-use crate::mcp::{SearchRequest, parse_time};
 
 /// The most rows one page returns.
 const MAX_PAGE: usize = 500;
@@ -121,7 +120,7 @@ impl Params {
     }
 
     fn time(&self, name: &str) -> Result<Option<i64>, ApiError> {
-        parse_time(name, self.get(name).as_deref()).map_err(|m| ApiError::new(Code::BadRequest, m))
+        Ok(recall::parse_time(name, self.get(name).as_deref())?)
     }
 
     /// The filters and page every listing shares.
@@ -143,8 +142,11 @@ impl Params {
 const LIST_PARAMS: &[&str] =
     &["agent", "project", "type", "since", "until", "after", "before", "limit"];
 
-fn id_of(raw: &str, what: &str) -> Result<i64, ApiError> {
-    let digits = raw.trim_start_matches(['o', 's', 'e', '#']);
+/// A row id from a path: a number, or the id search prints for this kind (`o12` on the
+/// observation route, never `e12`).
+fn id_of(raw: &str, what: &str, letter: Option<char>) -> Result<i64, ApiError> {
+    let digits = raw.trim_start_matches('#');
+    let digits = letter.and_then(|l| digits.strip_prefix(l)).unwrap_or(digits);
     digits.parse::<i64>().map_err(|_| {
         ApiError::new(
             Code::BadRequest,
@@ -221,7 +223,7 @@ async fn sessions(State(state): State<Shared>, query: Pairs) -> Response {
 
 async fn session(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
     let result = async {
-        let id = id_of(&raw, "a session")?;
+        let id = id_of(&raw, "a session", None)?;
         state.with_store(move |store| session_page(store, id)).await
     }
     .await;
@@ -273,7 +275,7 @@ async fn events(State(state): State<Shared>, query: Pairs) -> Response {
 
 async fn event(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
     let result = async {
-        let id = id_of(&raw, "an event")?;
+        let id = id_of(&raw, "an event", Some('e'))?;
         state.with_store(move |store| event_json(store, id)).await
     }
     .await;
@@ -317,7 +319,7 @@ async fn observations(State(state): State<Shared>, query: Pairs) -> Response {
 
 async fn observation(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
     let result = async {
-        let id = id_of(&raw, "an observation")?;
+        let id = id_of(&raw, "an observation", Some('o'))?;
         state.with_store(move |store| observation_json(store, id)).await
     }
     .await;
@@ -357,7 +359,7 @@ async fn summaries(State(state): State<Shared>, query: Pairs) -> Response {
 
 async fn summary(State(state): State<Shared>, Path(raw): Path<String>) -> Response {
     let result = async {
-        let id = id_of(&raw, "a summary")?;
+        let id = id_of(&raw, "a summary", Some('s'))?;
         state.with_store(move |store| summary_json(store, id)).await
     }
     .await;
@@ -372,6 +374,15 @@ fn summary_json(store: &Store, id: i64) -> Result<Value, ApiError> {
     Ok(value)
 }
 
+/// A memory in full: candidates, active and retired ones alike, as `agent-memory show` reads
+/// them.
+fn memory_json(store: &Store, id: i64) -> Result<Value, ApiError> {
+    let found = agent_memory_core::store::memories::get(store, id)
+        .map_err(|err| ApiError::from(recall::RecallError::Memory(err)))?;
+    let memory = found.ok_or_else(|| missing("memory", id))?;
+    Ok(serde_json::to_value(&memory).unwrap_or_default())
+}
+
 async fn search(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let params = Params::new(
@@ -383,7 +394,7 @@ async fn search(State(state): State<Shared>, query: Pairs) -> Response {
         )?;
         let request = SearchRequest {
             query: params.get("q").unwrap_or_default(),
-            limit: params.number("limit", u32::MAX as u64)?.map(|n| n as u32),
+            limit: params.number("limit", u32::MAX as u64)?.map(|n| n as usize),
             kinds: params.list("kind"),
             tiers: params.list("tier"),
             types: params.list("type"),
@@ -392,35 +403,27 @@ async fn search(State(state): State<Shared>, query: Pairs) -> Response {
             since: params.get("since"),
             until: params.get("until"),
         };
-        if request.query.is_empty() {
+        if request.query.trim().is_empty() {
             return Err(ApiError::new(
                 Code::BadRequest,
                 "`q` is empty; pass the words to look for",
             ));
-        }
-        for kind in &request.kinds {
-            if !matches!(kind.as_str(), "observation" | "summary" | "event" | "memory") {
-                return Err(ApiError::new(
-                    Code::BadRequest,
-                    format!("`kind` is `{kind}`; pass observation, summary, event or memory"),
-                ));
-            }
         }
         let explain = params.flag("explain");
         let shared = std::sync::Arc::clone(&state.settings);
         let hit_log = std::sync::Arc::clone(&state.hits);
         state
             .with_store(move |store| {
-                let (query, results) = crate::mcp::search(&shared, store, request)?;
+                let (query, results) = shared.recall.reader(store).search(request)?;
                 hit_log.add(results.hits.iter().map(|h| (h.kind, h.id)));
                 let mut hits = Vec::new();
                 for hit in &results.hits {
-                    let kind = hit.kind.chars().next().unwrap_or('e');
-                    if store.is_private(kind, hit.id)? {
+                    let Some(id) = ItemId::of_kind(hit.kind, hit.id) else { continue };
+                    if store.is_private(id.letter(), hit.id)? {
                         continue;
                     }
                     let mut value = serde_json::to_value(hit).unwrap_or_default();
-                    value["ref"] = json!(format!("{kind}{}", hit.id));
+                    value["ref"] = json!(id.to_string());
                     if !explain && let Some(map) = value.as_object_mut() {
                         map.remove("parts");
                     }
@@ -444,14 +447,16 @@ async fn timeline(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let params = Params::new(query, &["anchor", "before", "after"])?;
         let anchor = params.get("anchor").unwrap_or_default();
-        let before = params.number("before", 100)?.unwrap_or(5) as usize;
-        let after = params.number("after", 100)?.unwrap_or(5) as usize;
+        let span = |name| -> Result<usize, ApiError> {
+            let n = params.number(name, recall::MAX_LIMIT as u64)?;
+            Ok(n.map_or(recall::TIMELINE_SPAN, |n| n as usize))
+        };
+        let (before, after) = (span("before")?, span("after")?);
         let shared = std::sync::Arc::clone(&state.settings);
         state
             .with_store(move |store| {
-                let (kind, id, items) =
-                    crate::mcp::timeline(&shared, store, &anchor, before, after)?;
-                Ok(json!({ "anchor": format!("{kind}{id}"), "items": items }))
+                let timeline = shared.recall.reader(store).timeline(&anchor, before, after)?;
+                Ok(json!({ "anchor": timeline.anchor.to_string(), "items": timeline.items }))
             })
             .await
     }
@@ -475,26 +480,23 @@ async fn items(State(state): State<Shared>, query: Pairs) -> Response {
                 let mut missing = Vec::new();
                 let mut seen = HashSet::new();
                 for raw in ids {
-                    let Some((kind, id)) = parse_item_id(&raw) else {
+                    let Ok(id) = raw.parse::<ItemId>() else {
                         missing.push(json!({ "id": raw, "code": "bad_request" }));
                         continue;
                     };
-                    if !seen.insert((kind, id)) {
+                    if !seen.insert(id) {
                         continue;
                     }
-                    let item = match kind {
-                        'o' => observation_json(store, id),
-                        's' => summary_json(store, id),
-                        _ => event_json(store, id),
+                    let item = match id {
+                        ItemId::Observation(n) => observation_json(store, n),
+                        ItemId::Summary(n) => summary_json(store, n),
+                        ItemId::Memory(n) => memory_json(store, n),
+                        ItemId::Event(n) => event_json(store, n),
                     };
                     match item {
-                        Ok(item) => {
-                            found.push(json!({ "id": format!("{kind}{id}"), "item": item }))
-                        }
+                        Ok(item) => found.push(json!({ "id": id.to_string(), "item": item })),
                         Err(err) if err.code == Code::StoreUnavailable => return Err(err),
-                        Err(err) => {
-                            missing.push(json!({ "id": format!("{kind}{id}"), "code": err.code }))
-                        }
+                        Err(err) => missing.push(json!({ "id": id.to_string(), "code": err.code })),
                     }
                 }
                 Ok(json!({ "items": found, "missing": missing }))

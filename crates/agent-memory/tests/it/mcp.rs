@@ -28,7 +28,7 @@ pub(crate) fn seeded() -> (TestHome, String) {
 }
 
 /// A running `agent-memory mcp` and the JSON-RPC lines it wrote.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -83,7 +83,7 @@ impl Server {
     }
 
     /// Calls a tool; returns whether it was a tool error and its text.
-    fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
         let response = self.request("tools/call", json!({ "name": tool, "arguments": arguments }));
         let result = response
             .get("result")
@@ -99,7 +99,7 @@ impl Server {
     }
 
     /// Closes stdin and waits: the server must exit 0 and have written nothing but JSON-RPC.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         drop(self.stdin.take());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.stdout, &mut rest).expect("read the rest");
@@ -117,7 +117,7 @@ impl Server {
     }
 }
 
-fn initialized(home: &TestHome) -> Server {
+pub(crate) fn initialized(home: &TestHome) -> Server {
     let mut server = Server::start(home);
     let response = server.request(
         "initialize",
@@ -323,7 +323,7 @@ fn bad_arguments_are_explained_and_the_server_keeps_serving() {
     // Unparseable ids in a list are reported per id; the good ones still come back.
     let (error, text) = server.call("get_observations", json!({ "ids": ["x1", "e1"] }));
     assert!(!error, "{text}");
-    assert!(text.contains("- x1: not an id") && text.contains("## e1 ["), "{text}");
+    assert!(text.contains("- x1: `x1` is not an id") && text.contains("## e1 ["), "{text}");
     // An unknown tool is a protocol error, and the server goes on.
     let response = server.request("tools/call", json!({ "name": "memorize", "arguments": {} }));
     assert!(response.get("error").is_some(), "{response}");

@@ -724,3 +724,109 @@ fn the_worker_screens_what_it_distils_into_memory_candidates() {
     );
     server.stop(&home);
 }
+
+/// The ids every front end prints (`o1`, `s1`, `m1`, `e1`) each read their own kind, on the
+/// command line, over MCP and over HTTP; and one search answers the same items on all three.
+#[test]
+fn every_front_end_reads_the_same_items_by_the_same_ids() {
+    let _turn = turn();
+    let (home, _app) = seeded();
+    home.ok(&["remember", "The parser keeps a depth limit of 64 levels"]);
+    for table in ["observations", "summaries", "memories", "events"] {
+        assert!(crate::count(&home, &format!("SELECT count(*) FROM {table} WHERE id = 1")) == 1);
+    }
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
+
+    // HTTP: each id its own kind, a missing one reported as such.
+    let items = server.json("/api/items?ids=m1,o1,e1,s1,m999999");
+    let found: Vec<(String, bool)> = items["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| {
+            let item = &i["item"];
+            let own_kind = match i["id"].as_str().unwrap_or_default() {
+                "m1" => item["tier"].is_string() && item["text"].is_string(),
+                "o1" => item["facts"].is_array() && item["source_events"].is_array(),
+                "e1" => item["body"].is_string() && item["session_id"].is_i64(),
+                "s1" => item["request"].is_string(),
+                _ => false,
+            };
+            (i["id"].as_str().unwrap_or_default().to_owned(), own_kind)
+        })
+        .collect();
+    assert_eq!(found, ["m1", "o1", "e1", "s1"].map(|id| (id.to_owned(), true)).to_vec(), "{items}");
+    assert_eq!(items["missing"], json!([{ "id": "m999999", "code": "not_found" }]));
+
+    // The command line: the same ids, and a clear not-found.
+    let shown = home.json(&["show", "m1", "o1", "e1", "s1"]);
+    let kinds: Vec<&str> =
+        shown.as_array().expect("list").iter().filter_map(|i| i["kind"].as_str()).collect();
+    assert_eq!(kinds, ["memory", "observation", "event", "summary"], "{shown}");
+    assert_eq!(shown[0]["item"]["id"], 1);
+    let missing = home.run(&["show", "m999999"], b"");
+    assert!(!missing.status.success());
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert!(said.contains("nothing is stored under m999999"), "{said}");
+
+    // MCP: the same ids, each in its own text form.
+    let mut mcp = crate::mcp::initialized(&home);
+    let (error, text) =
+        mcp.call("get_observations", json!({ "ids": ["m1", "o1", "e1", "m999999"] }));
+    assert!(!error, "{text}");
+    for head in ["## m1 [", "## o1 [", "## e1 ["] {
+        assert!(text.contains(head), "`{head}` missing from: {text}");
+    }
+    assert!(text.contains("m999999"), "{text}");
+
+    // One search, three front ends, the same items. Hit counts move the order between calls,
+    // so the comparison is over every match (the limit is above what the store holds).
+    let query = "parser depth";
+    let cli = home.json(&["search", query, "--limit", "100"]);
+    let mut from_cli: Vec<String> = cli["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| format!("{}{}", &h["kind"].as_str().unwrap_or("?")[..1], h["id"]))
+        .collect();
+    let http = server.json("/api/search?q=parser%20depth&limit=100");
+    let mut from_http: Vec<String> = http["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["ref"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let (error, text) = mcp.call("search", json!({ "query": query, "limit": 100 }));
+    assert!(!error, "{text}");
+    let mut from_mcp: Vec<String> = text
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split(" | ").next())
+        .filter(|id| {
+            let mut chars = id.chars();
+            chars.next().is_some_and(|c| "osme".contains(c))
+                && !chars.as_str().is_empty()
+                && chars.all(|c| c.is_ascii_digit())
+        })
+        .map(str::to_owned)
+        .collect();
+    for list in [&mut from_cli, &mut from_http, &mut from_mcp] {
+        list.sort();
+    }
+    assert!(!from_cli.is_empty(), "{cli}");
+    assert_eq!(from_cli, from_http, "CLI and HTTP");
+    assert_eq!(from_cli, from_mcp, "CLI and MCP: {text}");
+
+    // Unknown filter values are the same mistake everywhere.
+    let bad = home.run(&["search", "parser", "--agent", "nosuch"], b"");
+    assert!(!bad.status.success());
+    let said = String::from_utf8_lossy(&bad.stderr).into_owned();
+    assert!(said.contains("`agent` is `nosuch`"), "{said}");
+    let http = server.get("/api/search?q=parser&agent=nosuch");
+    assert_eq!(http.status, 400);
+    assert!(http.body.contains("`agent` is `nosuch`"), "{}", http.body);
+    let (error, text) = mcp.call("search", json!({ "query": "parser", "agent": "nosuch" }));
+    assert!(error && text.contains("`agent` is `nosuch`"), "{text}");
+    mcp.finish();
+    server.stop(&home);
+}
