@@ -1,13 +1,17 @@
 //! agent-memory-core: the synchronous stages of agent-memory.
 //!
 //! Data flows one way, top to bottom, as in DESIGN.md §2:
-//! [`adapter`] turns each agent's hook payload into a neutral [`event::Event`]; [`capture`]
-//! sanitizes (redaction, `<private>` spans, injected context), filters and writes it, falling back
-//! to a spool; [`store`] owns the SQLite file, its migrations and full-text search; [`project`]
-//! says which project a directory belongs to; [`promote`] turns observations and summaries
-//! into long-term memory candidates; [`inject`] owns what goes back to agents;
-//! [`install`] wires agents' configs to the hook and the MCP server; [`vault`] keeps reviewed
-//! memories as notes in an Obsidian vault, in both directions.
+//! [`adapter`] turns each agent's hook payload into a neutral [`event::Event`] and is the one
+//! registry of agents; [`capture`] sanitizes (redaction, `<private>` spans, injected context),
+//! filters and writes it, falling back to a spool; [`store`] owns the SQLite file, its
+//! migrations and full-text search; [`project`] says which project a directory belongs to;
+//! [`distil`] turns a session's events into observations and a summary, offline or with a
+//! model; [`promote`] turns observations and summaries into long-term memory candidates;
+//! [`embed`] is the seam to embedding models; [`work`] runs the pass that does all of that
+//! after the hook; [`recall`] is the one read API (search, timeline, get) of every front end;
+//! [`inject`] owns what goes back to agents unasked; [`install`] wires agents' configs to the
+//! hook and the MCP server; [`vault`] keeps reviewed memories as notes in an Obsidian vault, in
+//! both directions.
 //!
 //! Architecture invariant: this crate starts no async runtime, opens no sockets and prints
 //! nothing. The hook path runs entirely inside it, and a test checks its dependency tree.

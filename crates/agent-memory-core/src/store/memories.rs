@@ -3,8 +3,8 @@
 //!
 //! Here is a memory to keep, a candidate to approve, reject or edit, a memory to forget: change
 //! its row, keep its id, move its `updated_at`. This is the one API every front end uses (the
-//! CLI's `review`, `remember`, `forget` and `memories`, the MCP tools, and later the HTTP API and
-//! a vault sync): [`insert`], [`approve`], [`reject`], [`edit`], [`forget`], [`restore`],
+//! CLI's `review`, `remember`, `forget` and `memories`, the MCP tools, the HTTP review queue and
+//! the vault sync): [`insert`], [`approve`], [`reject`], [`edit`], [`forget`], [`restore`],
 //! [`get`], [`list`]. Nothing is ever deleted: a forgotten or rejected memory keeps its row, so
 //! a change can be undone and a sync can tell a deletion from an unknown id.
 //!
