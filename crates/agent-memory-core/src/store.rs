@@ -1005,4 +1005,61 @@ mod tests {
         let hits = store.search(&query("回调 quoted")).expect("search").hits;
         assert_eq!(hits.len(), 2, "both are indexed: {hits:?}");
     }
+
+    /// A table larger than BM25 may score in full: rare terms are scored exactly, common ones
+    /// weighed from an estimate, and a query of common words only gets the newest rows holding
+    /// them; filters hold on every path.
+    #[test]
+    fn a_large_table_is_searched_within_a_bounded_cost() {
+        let mut store = Store::open_in_memory().expect("store");
+        let rows = 4_000;
+        let items: Vec<_> = (0..rows)
+            .map(|i| {
+                let rare = if i % 777 == 7 { " zebra" } else { "" };
+                // Two rows in five common: more than BM25 may score, and not so many that
+                // it weighs nothing. Every row has as many words.
+                let common = if i % 5 < 2 { "common " } else { "other " };
+                let mut e = event(&format!("u{i}"), "s", &format!("{common}filler {i}{rare}"));
+                if i % 2 == 1 {
+                    e.agent = "gemini".into();
+                }
+                (e, format!("h{i}"), project())
+            })
+            .collect();
+        assert_eq!(store.write_recovered(&items, &[]).expect("write"), rows);
+        let ids = |q: &SearchQuery| -> Vec<i64> {
+            store.search(q).expect("search").hits.iter().map(|h| h.id).collect()
+        };
+        let zebras: Vec<i64> = (0..rows as i64).filter(|i| i % 777 == 7).map(|i| i + 1).collect();
+
+        // The rare term decides; its rows come first, each found, and of those the ones that
+        // also hold the common term first.
+        let found = ids(&query("zebra common"));
+        let mut top: Vec<i64> = found[..zebras.len()].to_vec();
+        top.sort_unstable();
+        assert_eq!(top, zebras, "{found:?}");
+        assert_eq!(found.len(), 10, "common rows fill the rest: {found:?}");
+        let with_common = zebras.iter().filter(|id| (*id - 1) % 5 < 2).count();
+        assert!(with_common > 0 && with_common < zebras.len());
+        assert!(found[..with_common].iter().all(|id| (id - 1) % 5 < 2), "{found:?}");
+
+        // Common words only: the newest rows holding them.
+        let found = ids(&query("common filler"));
+        let newest: Vec<i64> =
+            (1..=rows as i64).rev().filter(|id| (id - 1) % 5 < 2).take(10).collect();
+        assert_eq!(found, newest);
+
+        // A filter holds on both paths.
+        let mut q = query("zebra common");
+        q.agent = Some("gemini".into());
+        let hits = store.search(&q).expect("search").hits;
+        assert!(hits.iter().all(|h| h.agent == "gemini"), "{hits:?}");
+        let gemini_zebras = zebras.iter().filter(|id| *id % 2 == 0).count();
+        assert!(hits.iter().take(gemini_zebras).all(|h| zebras.contains(&h.id)), "{hits:?}");
+        let mut q = query("common");
+        q.agent = Some("codex".into());
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(hits.len(), 10);
+        assert!(hits.iter().all(|h| h.agent == "codex"), "{hits:?}");
+    }
 }

@@ -114,17 +114,26 @@ pub fn to_match_all_query(query: &str, max_terms: usize) -> Option<String> {
     (parts.len() > 1).then(|| parts.join(" AND "))
 }
 
-fn quoted_terms(query: &str, max_terms: usize) -> Vec<String> {
-    search_terms(query)
-        .into_iter()
-        .take(max_terms.max(1))
-        .map(|term| {
-            let shadow = shadow_text(&term);
-            format!(
-                "\"{}\"",
-                shadow.split_whitespace().collect::<Vec<_>>().join(" ").replace('"', "\"\"")
-            )
-        })
+/// The [`search_terms`] (at most `max_terms`), each quoted as one FTS5 phrase: CJK terms as
+/// phrases of their bigrams, quotes doubled.
+pub fn quoted_terms(query: &str, max_terms: usize) -> Vec<String> {
+    search_terms(query).into_iter().take(max_terms.max(1)).map(|term| quote(&term)).collect()
+}
+
+/// One term quoted as an FTS5 phrase.
+pub fn quote(term: &str) -> String {
+    let shadow = shadow_text(term);
+    format!("\"{}\"", shadow.split_whitespace().collect::<Vec<_>>().join(" ").replace('"', "\"\""))
+}
+
+/// The tokens FTS5 indexes for `text` (shadow text, split as the `unicode61` tokenizer splits,
+/// lowercased), for checking in memory which terms a row holds. Diacritics are kept, which
+/// only ever makes a check miss, never invent a match.
+pub fn index_tokens(text: &str) -> Vec<String> {
+    shadow_text(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_lowercase)
         .collect()
 }
 

@@ -3,7 +3,13 @@
 //! and filters, give me ranked hits, and say why each one ranks where it does.
 //!
 //! Two channels (DESIGN.md §4 recall). Full text: FTS5 BM25 over the CJK-bigram shadow text
-//! (see [`super::fts`]), each kind from its own index, top candidates each. Vectors, when the
+//! (see [`super::fts`]), each kind from its own index, top candidates each. Its cost is bounded
+//! by what it returns, not by the size of the table: FTS5's BM25 reads every row holding a term
+//! to weigh it, so in a table larger than `SCORED_ROWS` (1,500 rows) each term's share is
+//! estimated from its newest rows, only the rarest terms (together under that many rows) are
+//! scored by BM25, and the common ones add their estimated weight to the rows that hold them,
+//! read from those rows' own text. A query of common words only takes the newest rows holding
+//! them. A small table is scored exactly, as before. Vectors, when the
 //! caller brings a query vector and a [`VectorIndex`]: cosine similarity over observations and
 //! summaries, top candidates, and a hit found by vectors alone must reach a similarity floor.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
@@ -148,6 +154,8 @@ struct Source {
     type_column: &'static str,
     agent_column: &'static str,
     at_column: &'static str,
+    /// The text its full-text trigger indexes, for checking in memory which terms a row holds.
+    text: &'static str,
 }
 
 const SESSION_JOINS: &str =
@@ -163,6 +171,8 @@ const SOURCES: &[Source] = &[
         type_column: "x.kind",
         agent_column: "x.agent",
         at_column: "x.at",
+        text: "x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative || ' ' ||
+               x.concepts || ' ' || x.files_read || ' ' || x.files_modified",
     },
     Source {
         kind: "summary",
@@ -174,6 +184,8 @@ const SOURCES: &[Source] = &[
         type_column: "'summary'",
         agent_column: "x.agent",
         at_column: "x.at",
+        text: "x.request || ' ' || x.investigated || ' ' || x.learned || ' ' || x.completed ||
+               ' ' || x.next_steps",
     },
     Source {
         kind: "event",
@@ -185,6 +197,7 @@ const SOURCES: &[Source] = &[
         type_column: "x.kind",
         agent_column: "x.agent",
         at_column: "x.at",
+        text: "x.summary || ' ' || x.body",
     },
     Source {
         kind: "memory",
@@ -196,6 +209,7 @@ const SOURCES: &[Source] = &[
         type_column: "x.kind",
         agent_column: "x.origin",
         at_column: "x.updated_at",
+        text: "x.text",
     },
 ];
 
@@ -235,14 +249,25 @@ impl Store {
             .collect();
         let candidates = query.ranking.candidates.max(query.limit).max(1);
         let mut found: Vec<(SearchHit, Option<f64>, Option<f32>)> = Vec::new();
+        let terms: Vec<Term> = fts::search_terms(&query.text)
+            .into_iter()
+            .take(query.max_terms.max(1))
+            .map(|term| Term::new(&term))
+            .collect();
+        let mut plans: Vec<Option<Plan>> = sources.iter().map(|_| None).collect();
         // Rows holding every term first: a short list to score, and what a person typing
         // several words expects at the top. When that is fewer than asked for, any term.
-        let all = fts::to_match_all_query(&query.text, query.max_terms);
-        let any = fts::to_match_query(&query.text, query.max_terms);
-        for fts_query in [all, any].into_iter().flatten() {
+        for join in [" AND ", " OR "] {
+            if join == " AND " && terms.len() < 2 {
+                continue;
+            }
             found.clear();
-            for source in &sources {
-                match self.search_fts(source, &fts_query, query, candidates) {
+            for (source, plan) in sources.iter().zip(plans.iter_mut()) {
+                let plan = match plan {
+                    Some(plan) => plan,
+                    None => plan.insert(self.plan(source, &terms)?),
+                };
+                match self.search_text(source, plan, join, query, candidates) {
                     Ok(hits) => found.extend(hits.into_iter().map(|(h, s)| (h, Some(s), None))),
                     Err(err) => {
                         tracing::warn!(%err, "full-text query failed; falling back to LIKE");
@@ -373,6 +398,196 @@ impl Store {
             table = source.table,
         );
         self.collect_hits(source.kind, &sql, &args)
+    }
+
+    /// Decides how `source`'s full text is asked for `terms`: in a small table every term is
+    /// scored exactly; in a large one each term's rows are counted from its newest few, and only
+    /// the rarest terms, whose rows together stay under [`SCORED_ROWS`], go to BM25.
+    fn plan(&self, source: &Source, terms: &[Term]) -> Result<Plan> {
+        let rows: i64 = self.conn().query_row(
+            &format!("SELECT coalesce(max(id), 0) FROM {}", source.table),
+            [],
+            |r| r.get(0),
+        )?;
+        let mut terms = terms.to_vec();
+        if rows <= SCORED_ROWS {
+            return Ok(Plan { rare: terms.len(), terms, bounded: false });
+        }
+        let probe = format!(
+            "SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 ORDER BY rowid DESC LIMIT {PROBE_ROWS}",
+            fts = source.fts
+        );
+        let mut stmt = self.conn().prepare_cached(&probe)?;
+        for term in &mut terms {
+            let newest: Vec<i64> =
+                stmt.query_map([&term.phrase], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let found = newest.len() as f64;
+            term.docs = match newest.last() {
+                // The newest rows holding it spread over this many of the table's ids: the
+                // same share of the whole table holds it.
+                Some(&oldest) if newest.len() as i64 >= PROBE_ROWS => {
+                    let span = (rows - oldest + 1).max(1) as f64;
+                    (found * rows as f64 / span).max(found)
+                }
+                _ => found,
+            };
+            // BM25's inverse document frequency, as FTS5 computes it, so that estimated and
+            // exact scores add up on one scale.
+            let n = rows as f64;
+            term.idf = ((n - term.docs + 0.5) / (term.docs + 0.5)).ln().max(1e-6);
+        }
+        terms.sort_by(|a, b| a.docs.total_cmp(&b.docs));
+        let mut rare = 0;
+        let mut scored = 0.0;
+        for term in &terms {
+            scored += term.docs;
+            if scored > SCORED_ROWS as f64 {
+                break;
+            }
+            rare += 1;
+        }
+        Ok(Plan { terms, rare, bounded: true })
+    }
+
+    /// One full-text channel for one round: its terms `join`ed (` AND ` or ` OR `), ranked.
+    fn search_text(
+        &self,
+        source: &Source,
+        plan: &Plan,
+        join: &str,
+        query: &SearchQuery,
+        limit: usize,
+    ) -> Result<Vec<(SearchHit, f64)>> {
+        let phrase =
+            |terms: &[Term]| terms.iter().map(|t| t.phrase.as_str()).collect::<Vec<_>>().join(join);
+        if plan.terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        if !plan.bounded {
+            return self.search_fts(source, &phrase(&plan.terms), query, limit);
+        }
+        let (rare, common) = plan.terms.split_at(plan.rare);
+        let mut args = Vec::new();
+        let filters = filter_sql(query, source, &mut args);
+        let mut scored = Vec::new();
+        if !rare.is_empty() {
+            // BM25 over every row holding the rare terms, in the index alone; the rows that
+            // pass the filters and the common terms' share are found after.
+            let wide = if filters.is_empty() && common.is_empty() {
+                limit as i64
+            } else {
+                SCORED_ROWS * 2
+            };
+            let sql = format!(
+                "SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ?1
+                 ORDER BY 2 DESC, rowid DESC LIMIT {wide}",
+                fts = source.fts,
+            );
+            scored = self.id_scores(&sql, &[Value::Text(phrase(rare))])?;
+            if !filters.is_empty() && !scored.is_empty() {
+                let kept = self.passing(source, &scored, &filters, &args)?;
+                scored.retain(|(id, _)| kept.contains(id));
+            }
+            scored.truncate(limit * 4);
+            if !common.is_empty() && !scored.is_empty() {
+                self.add_terms(source, &mut scored, common)?;
+            }
+        }
+        // Every term is common, or the rare ones leave room: the newest rows holding the
+        // common ones, weighed by the terms they hold.
+        let fill = rare.is_empty() || (join == " OR " && scored.len() < limit);
+        if fill && !common.is_empty() {
+            let mut with_args = vec![Value::Text(phrase(common))];
+            with_args.extend(args.iter().cloned());
+            let sql = format!(
+                "SELECT {fts}.rowid, 0.0 FROM {fts} JOIN {table} x ON x.id = {fts}.rowid {joins}
+                 WHERE {fts} MATCH ?1 {filters} ORDER BY {fts}.rowid DESC LIMIT {wide}",
+                fts = source.fts,
+                table = source.table,
+                joins = source.joins,
+                filters = renumber(&filters, 1),
+                wide = limit * 4,
+            );
+            let mut newest = self.id_scores(&sql, &with_args)?;
+            newest.retain(|(id, _)| !scored.iter().any(|(seen, _)| seen == id));
+            if !newest.is_empty() {
+                self.add_terms(source, &mut newest, &plan.terms)?;
+            }
+            scored.extend(newest);
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        scored.truncate(limit);
+        self.hits_by_id(source, &scored)
+    }
+
+    fn id_scores(&self, sql: &str, args: &[Value]) -> Result<Vec<(i64, f64)>> {
+        let mut stmt = self.conn().prepare(sql)?;
+        let rows =
+            stmt.query_map(rusqlite::params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Which of `scored`'s rows pass the filters.
+    fn passing(
+        &self,
+        source: &Source,
+        scored: &[(i64, f64)],
+        filters: &str,
+        args: &[Value],
+    ) -> Result<std::collections::HashSet<i64>> {
+        let sql = format!(
+            "SELECT x.id FROM {table} x {joins} WHERE x.id IN ({ids}) {filters}",
+            table = source.table,
+            joins = source.joins,
+            ids = id_list(scored),
+        );
+        let mut stmt = self.conn().prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Adds to each row's score the inverse document frequency of each of `terms` it holds,
+    /// read from the row's own text: BM25's share of a term seen once in a row of usual length.
+    fn add_terms(&self, source: &Source, scored: &mut [(i64, f64)], terms: &[Term]) -> Result<()> {
+        let sql = format!(
+            "SELECT x.id, {text} FROM {table} x WHERE x.id IN ({ids})",
+            text = source.text,
+            table = source.table,
+            ids = id_list(scored),
+        );
+        let mut stmt = self.conn().prepare(&sql)?;
+        let mut texts: HashMap<i64, Vec<String>> = HashMap::new();
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let text: String = row.get::<_, Option<String>>(1)?.unwrap_or_default();
+            texts.insert(row.get(0)?, fts::index_tokens(&text));
+        }
+        for (id, score) in scored.iter_mut() {
+            let Some(tokens) = texts.get(id) else { continue };
+            *score += terms.iter().filter(|t| t.is_in(tokens)).map(|t| t.idf).sum::<f64>();
+        }
+        Ok(())
+    }
+
+    /// The hits for these row ids, with their scores, best first.
+    fn hits_by_id(&self, source: &Source, scored: &[(i64, f64)]) -> Result<Vec<(SearchHit, f64)>> {
+        if scored.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {columns}, 0.0 FROM {table} x {joins} WHERE x.id IN ({ids})",
+            columns = source.columns,
+            table = source.table,
+            joins = source.joins,
+            ids = id_list(scored),
+        );
+        let scores: HashMap<i64, f64> = scored.iter().copied().collect();
+        let mut hits = self.collect_hits(source.kind, &sql, &[])?;
+        for (hit, score) in &mut hits {
+            *score = scores.get(&hit.id).copied().unwrap_or_default();
+        }
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.id.cmp(&a.0.id)));
+        Ok(hits)
     }
 
     /// The vector channel: the most similar observations and summaries that pass the filters.
@@ -533,6 +748,75 @@ fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> St
         sql.push_str(&format!(" AND {} IN ({})", source.type_column, list.join(", ")));
     }
     sql
+}
+
+/// Rows one full-text channel scores with BM25 at most. FTS5's BM25 reads every row holding a
+/// term to weigh it, so a term in a large share of a large table would make a search as slow as
+/// the table is large; such terms are weighed from an estimate instead.
+const SCORED_ROWS: i64 = 1_500;
+
+/// The newest rows one term is looked up in to estimate how many rows hold it.
+const PROBE_ROWS: i64 = 256;
+
+/// One term of a query as a full-text channel weighs it.
+#[derive(Debug, Clone)]
+struct Term {
+    /// The FTS5 phrase.
+    phrase: String,
+    /// The tokens the index holds for it, to find it in a row's text in memory.
+    tokens: Vec<String>,
+    /// Rows holding it: counted when few, estimated from the newest ones when many.
+    docs: f64,
+    /// BM25's inverse document frequency.
+    idf: f64,
+}
+
+impl Term {
+    fn new(term: &str) -> Term {
+        Term { phrase: fts::quote(term), tokens: fts::index_tokens(term), docs: 0.0, idf: 0.0 }
+    }
+
+    /// Whether `tokens` hold this term's tokens in a row.
+    fn is_in(&self, tokens: &[String]) -> bool {
+        match self.tokens.len() {
+            0 => false,
+            1 => tokens.contains(&self.tokens[0]),
+            n => tokens.windows(n).any(|w| w == self.tokens.as_slice()),
+        }
+    }
+}
+
+/// How one source's full text is asked for a query's terms.
+#[derive(Debug)]
+struct Plan {
+    /// The terms, rarest first when `bounded`.
+    terms: Vec<Term>,
+    /// How many of the first terms BM25 scores; the rest are weighed from their estimate.
+    rare: usize,
+    /// Whether the table is large enough to need it; a small one is scored exactly.
+    bounded: bool,
+}
+
+fn id_list(scored: &[(i64, f64)]) -> String {
+    scored.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// `filters` with each `?N` moved up by `by`, for a statement with that many parameters before.
+fn renumber(filters: &str, by: usize) -> String {
+    let mut out = String::with_capacity(filters.len());
+    let mut rest = filters;
+    while let Some(at) = rest.find('?') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        match rest[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + by).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn escape_like(term: &str) -> String {
