@@ -5,8 +5,9 @@
 //! which is what the hook path uses so that it never parses the embedded file.
 //!
 //! It also owns the one way the CLI changes that file ([`set_in_file`], for `agent-memory mode
-//! use`): a text edit of a single key that keeps the user's comments, order and other sections
-//! byte for byte, checked by parsing the result before it is written.
+//! use` and `agent-memory model install`/`remove`): an edit of single keys through `toml_edit`
+//! that keeps the user's comments, order and other sections byte for byte, checked by parsing
+//! the result (as TOML and as configuration) before it is written.
 //!
 //! Must not: read or write anything but the one config file and the environment.
 
@@ -488,7 +489,7 @@ fn set_nested(table: &mut toml::Table, parts: &[String], value: toml::Value) {
     }
 }
 
-/// Why a key cannot be set by a text edit.
+/// Why a key cannot be set in the user's file.
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
     #[error(
@@ -496,20 +497,22 @@ pub enum EditError {
     )]
     Unparsable { message: String },
     #[error(
-        "cannot set `{section}.{key}` without rewriting your formatting (it is written as an \
-         inline table, a dotted key or a multi-line value); set `{key} = {value}` under \
-         `[{section}]` by hand"
+        "cannot set `{section}.{key}`: {reason}; set `{key} = {value}` under `[{section}]` by hand"
     )]
-    Unsupported { section: String, key: String, value: String },
+    Unsupported { section: String, key: String, value: String, reason: String },
 }
 
-/// Sets `key` in `[section]` of a TOML file's text to `value`, changing nothing else.
+/// Sets `key` in the table `section` (dotted for a sub-table: `inject.weights`) of a TOML
+/// file's text to `value`, changing nothing else.
 ///
-/// It replaces the value of an existing `key = …` line inside `[section]` (keeping its
-/// indentation and any trailing comment), or adds `key = value` after the last setting of an
-/// existing `[section]` (right under its header if it has none), or appends a new `[section]` at the end. The file's line ending (LF or
-/// CRLF) is kept. The result is parsed and compared with the original plus this one change; any
-/// layout the edit does not understand is refused rather than guessed at.
+/// The file goes through `toml_edit`, which keeps comments, blank lines, key order, quoting and
+/// the spelling of every other value. An existing value is replaced in place with its
+/// surrounding spaces and trailing comment; a new key goes after the table's last setting,
+/// whether the table is a `[section]`, an inline table or dotted keys; a missing table is
+/// appended at the end after a blank line. A value that already means `value` is left as the
+/// user spelled it. A file whose lines all end in CRLF stays CRLF. The result is parsed and
+/// compared with the original plus this one change, so an edit that would mean anything else
+/// is refused rather than written.
 pub fn set_key(
     text: &str,
     section: &str,
@@ -520,145 +523,130 @@ pub fn set_key(
         .parse::<toml::Table>()
         .map_err(|e| EditError::Unparsable { message: e.message().to_owned() })?;
     let value_text = value.to_string();
-    let unsupported = || EditError::Unsupported {
+    let unsupported = |reason: String| EditError::Unsupported {
         section: section.to_owned(),
         key: key.to_owned(),
         value: value_text.clone(),
+        reason,
     };
-    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let path: Vec<&str> = section.split('.').collect();
+    let mut expected = before.clone();
+    let slot = expected_table(&mut expected, &path).map_err(&unsupported)?;
+    if slot.get(key) == Some(value) {
+        // Already so: keep the user's spelling (`'quiet'` stays single-quoted).
+        return Ok(text.to_owned());
+    }
+    slot.insert(key.to_owned(), value.clone());
 
-    // Where `[section]` starts and ends (as line indices), and the key's line inside it.
-    // `last` is the section's last line that is neither blank nor a comment: a new key goes
-    // after it, so keys keep the order they were set in and comments before the next header
-    // stay with that header.
-    let mut last = None;
-    let mut key_line = None;
-    let mut current: Option<String> = None;
-    for (i, line) in lines.iter().enumerate() {
-        let content = line.trim_end_matches(['\n', '\r']);
-        if let Some(name) = header_name(content) {
-            if name == section && last.is_none() {
-                last = Some(i);
+    // toml_edit ends every line it writes with `\n`; a CRLF file is edited as LF and turned
+    // back. A file that mixes both is edited as it is, so its LF lines are not rewritten.
+    let crlf = text.contains("\r\n") && !text.replace("\r\n", "").contains('\n');
+    let source = if crlf { text.replace("\r\n", "\n") } else { text.to_owned() };
+    let mut doc = source
+        .parse::<toml_edit::DocumentMut>()
+        .map_err(|e| EditError::Unparsable { message: e.message().to_owned() })?;
+    let new_value = value_text
+        .parse::<toml_edit::Value>()
+        .map_err(|e| unsupported(format!("{value_text} is not a TOML value ({})", e.message())))?;
+    let table = edit_table(doc.as_table_mut(), &path).map_err(&unsupported)?;
+    if let Some(inline) = table.as_inline_table_mut()
+        && !inline.contains_key(key)
+    {
+        // The space before `}` is the last value's suffix: it moves to the new last value, so
+        // `{ a = 1 }` becomes `{ a = 1, b = 2 }` and not `{ a = 1 , b = 2}`.
+        let mut new_value = new_value;
+        if let Some((_, last)) = inline.iter_mut().last() {
+            let suffix = last.decor().suffix().cloned();
+            last.decor_mut().set_suffix("");
+            if let Some(suffix) = suffix {
+                new_value.decor_mut().set_suffix(suffix);
             }
-            current = Some(name);
-            continue;
         }
-        if current.as_deref() != Some(section) {
-            continue;
-        }
-        let trimmed = content.trim();
-        if !trimmed.is_empty() && !trimmed.starts_with('#') {
-            last = Some(i);
-        }
-        if key_line.is_none() && line_key(content) == Some(key) {
-            key_line = Some(i);
+        inline.insert(key, new_value);
+    } else if let Some(table) = table.as_table_like_mut() {
+        match table.get_mut(key) {
+            Some(toml_edit::Item::Value(old)) if !old.is_inline_table() => {
+                // The old value's spaces and trailing comment belong to the line, not the value.
+                let decor = old.decor().clone();
+                *old = new_value;
+                *old.decor_mut() = decor;
+            }
+            None | Some(toml_edit::Item::None) => {
+                table.insert(key, toml_edit::Item::Value(new_value));
+            }
+            Some(_) => {
+                return Err(unsupported(format!("`{section}.{key}` is a table, not a value")));
+            }
         }
     }
-
-    let mut out = String::with_capacity(text.len() + value_text.len() + 32);
-    match (last, key_line) {
-        (_, Some(i)) => {
-            let content = lines[i].trim_end_matches(['\n', '\r']);
-            let ending = &lines[i][content.len()..];
-            let (head, rest) = content.split_once('=').ok_or_else(unsupported)?;
-            let value_start = rest.len() - rest.trim_start().len();
-            let tail = value_tail(&rest[value_start..]).ok_or_else(unsupported)?;
-            lines[..i].iter().for_each(|l| out.push_str(l));
-            out.push_str(head);
-            out.push('=');
-            out.push_str(&rest[..value_start]);
-            out.push_str(&value_text);
-            out.push_str(tail);
-            out.push_str(ending);
-            lines[i + 1..].iter().for_each(|l| out.push_str(l));
-        }
-        (Some(h), None) => {
-            lines[..=h].iter().for_each(|l| out.push_str(l));
-            if !lines[h].ends_with('\n') {
-                out.push_str(eol);
-            }
-            out.push_str(&format!("{key} = {value_text}{eol}"));
-            lines[h + 1..].iter().for_each(|l| out.push_str(l));
-        }
-        (None, None) => {
-            out.push_str(text);
-            if !text.is_empty() {
-                if !text.ends_with('\n') {
-                    out.push_str(eol);
-                }
-                out.push_str(eol);
-            }
-            out.push_str(&format!("[{section}]{eol}{key} = {value_text}{eol}"));
-        }
+    let mut out = doc.to_string();
+    if crlf {
+        out = out.replace('\n', "\r\n");
     }
 
-    // The check that makes a line-based edit safe: the new file must mean exactly the old one
-    // with this key set. Multi-line strings, inline tables and dotted keys fail it and are refused.
-    let mut expected = before;
-    let table = expected
-        .entry(section.to_owned())
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    let toml::Value::Table(table) = table else { return Err(unsupported()) };
-    table.insert(key.to_owned(), value.clone());
+    // The check that makes the edit safe: the new file must mean exactly the old one with this
+    // key set.
     match out.parse::<toml::Table>() {
         Ok(after) if after == expected => Ok(out),
-        _ => Err(unsupported()),
+        _ => Err(unsupported("the edited file would change more than this key".to_owned())),
     }
 }
 
-/// The table name of a `[name]` header line (with an optional comment), or `None` for any other
-/// line. `[[array]]` headers count too: they end the section before them.
-fn header_name(line: &str) -> Option<String> {
-    let line = line.trim();
-    let inner = line.strip_prefix('[')?;
-    let (inner, rest) = match inner.strip_prefix('[') {
-        Some(array) => array.split_once("]]")?,
-        None => inner.split_once(']')?,
-    };
-    let rest = rest.trim_start();
-    if !(rest.is_empty() || rest.starts_with('#')) {
-        return None;
+/// The table at `path` in a parsed file, created when missing; the reason when a part of the
+/// path is not a table.
+fn expected_table<'t>(
+    mut table: &'t mut toml::Table,
+    path: &[&str],
+) -> Result<&'t mut toml::Table, String> {
+    for (depth, part) in path.iter().enumerate() {
+        let entry = table
+            .entry((*part).to_owned())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        table = match entry {
+            toml::Value::Table(inner) => inner,
+            toml::Value::Array(_) => {
+                return Err(format!("`{}` is an array of tables", path[..=depth].join(".")));
+            }
+            _ => return Err(format!("`{}` holds a value, not a table", path[..=depth].join("."))),
+        };
     }
-    // A header's name is dotted keys; quoted parts are unquoted so `["distil"]` matches too.
-    let parts: Vec<String> = inner
-        .split('.')
-        .map(|p| p.trim().trim_matches(|c| c == '"' || c == '\'').to_owned())
-        .collect();
-    let valid = |p: &String| {
-        !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    };
-    parts.iter().all(valid).then(|| parts.join("."))
+    Ok(table)
 }
 
-/// The bare or quoted key of a `key = value` line, or `None`.
-fn line_key(line: &str) -> Option<&str> {
-    let (key, _) = line.split_once('=')?;
-    let key = key.trim();
-    let unquoted = key
-        .strip_prefix('"')
-        .and_then(|k| k.strip_suffix('"'))
-        .or_else(|| key.strip_prefix('\'').and_then(|k| k.strip_suffix('\'')))
-        .unwrap_or(key);
-    Some(unquoted)
-}
-
-/// What follows a one-line value (white space and a comment, or nothing); `None` when the
-/// value does not end on this line.
-fn value_tail(rest: &str) -> Option<&str> {
-    let parses = |value: &str| format!("v = {value}").parse::<toml::Table>().is_ok();
-    if !parses(rest) {
-        return None;
-    }
-    // The first `#` that is not inside the value starts the comment: before it, the value parses.
-    for (at, _) in rest.match_indices('#') {
-        let value = rest[..at].trim_end();
-        if !value.is_empty() && parses(value) {
-            return Some(&rest[value.len()..]);
+/// The table at `path` in the document being edited (a `[table]`, an inline table or dotted
+/// keys), created when missing: only the last part gets a header of its own, the parts above
+/// it stay implicit as a person would write them (`[a.b]`, not `[a]` then `[a.b]`).
+fn edit_table<'d>(
+    root: &'d mut toml_edit::Table,
+    path: &[&str],
+) -> Result<&'d mut toml_edit::Item, String> {
+    let mut table: &mut dyn toml_edit::TableLike = root;
+    for (depth, part) in path.iter().enumerate() {
+        let leaf = depth + 1 == path.len();
+        if table.get(part).is_none_or(toml_edit::Item::is_none) {
+            let mut new = toml_edit::Table::new();
+            new.set_implicit(!leaf);
+            table.insert(part, toml_edit::Item::Table(new));
         }
+        let name = || path[..=depth].join(".");
+        let Some(item) = table.get_mut(part) else {
+            return Err(format!("`{}` cannot be created", name()));
+        };
+        if item.is_array_of_tables() {
+            return Err(format!("`{}` is an array of tables", name()));
+        }
+        if !item.is_table_like() {
+            return Err(format!("`{}` holds a value, not a table", name()));
+        }
+        if leaf {
+            return Ok(item);
+        }
+        table = match item.as_table_like_mut() {
+            Some(inner) => inner,
+            None => return Err(format!("`{}` holds a value, not a table", name())),
+        };
     }
-    let value = rest.trim_end();
-    Some(&rest[value.len()..])
+    Err("the table has no name".to_owned())
 }
 
 /// Sets each `(section, key, value)` in the configuration file at `path` with [`set_key`] and
@@ -837,12 +825,37 @@ mod tests {
             (
                 "a sub-table is another section",
                 "[distil.extra]\nmode = \"x\"\n",
-                "[distil.extra]\nmode = \"x\"\n\n[distil]\nmode = \"quiet\"\n",
+                "[distil]\nmode = \"quiet\"\n[distil.extra]\nmode = \"x\"\n",
             ),
             (
                 "a header with a comment and a quoted name",
                 "[ \"distil\" ] # mine\nmode = \"code\"\n",
                 "[ \"distil\" ] # mine\nmode = \"quiet\"\n",
+            ),
+            (
+                "a multi-line value is replaced whole",
+                "[distil]\nmode = \"\"\"\ncode\"\"\" # old\nlanguage = \"en\"\n",
+                "[distil]\nmode = \"quiet\" # old\nlanguage = \"en\"\n",
+            ),
+            (
+                "an inline table takes the key inline",
+                "distil = { language = \"en\" } # mine\n",
+                "distil = { language = \"en\", mode = \"quiet\" } # mine\n",
+            ),
+            (
+                "a key inside an inline table is replaced there",
+                "distil = { mode = \"code\", language = \"en\" }\n",
+                "distil = { mode = \"quiet\", language = \"en\" }\n",
+            ),
+            (
+                "dotted keys take the key as another dotted key",
+                "distil.language = \"en\"\n[log]\nlevel = \"info\"\n",
+                "distil.language = \"en\"\ndistil.mode = \"quiet\"\n[log]\nlevel = \"info\"\n",
+            ),
+            (
+                "a value already set is left as the user spelled it",
+                "[distil]\nmode = 'quiet'   # mine\n",
+                "[distil]\nmode = 'quiet'   # mine\n",
             ),
             (
                 "CRLF files stay CRLF",
@@ -871,21 +884,51 @@ mod tests {
     }
 
     #[test]
-    fn set_key_refuses_layouts_it_cannot_edit_faithfully() {
-        let cases: &[(&str, &str)] = &[
-            ("inline table", "distil = { language = \"en\" }\n"),
-            ("dotted key at the top", "distil.language = \"en\"\n"),
-            ("multi-line value", "[distil]\nmode = \"\"\"\ncode\"\"\"\n"),
-            ("not a table", "distil = 3\n"),
+    fn set_key_reaches_sub_tables() {
+        let weight = toml::Value::Float(0.5);
+        // (what the case shows, file before, file after setting `[inject.weights] recency`)
+        let cases: &[(&str, &str, &str)] = &[
+            ("empty file: one header", "", "[inject.weights]\nrecency = 0.5\n"),
+            (
+                "under its parent, before the next table",
+                "[inject]\nbudget = 1\n\n[log]\nlevel = \"info\"\n",
+                "[inject]\nbudget = 1\n\n[inject.weights]\nrecency = 0.5\n\n[log]\nlevel = \"info\"\n",
+            ),
+            (
+                "an existing sub-table",
+                "[inject.weights]\nrecency = 1.0 # most\n",
+                "[inject.weights]\nrecency = 0.5 # most\n",
+            ),
         ];
-        for (what, before) in cases {
-            let err = set_key(before, "distil", "mode", &mode_value("quiet")).expect_err(what);
-            assert!(matches!(err, EditError::Unsupported { .. }), "{what}: {err}");
+        for (what, before, after) in cases {
+            let edited = set_key(before, "inject.weights", "recency", &weight)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(edited, *after, "{what}");
         }
-        let err =
-            set_key("[distil]\nmode = \"\"\"\ncode\"\"\"\n", "distil", "mode", &mode_value("q"))
-                .expect_err("multi-line");
-        expect_test::expect![[r#"cannot set `distil.mode` without rewriting your formatting (it is written as an inline table, a dotted key or a multi-line value); set `mode = "q"` under `[distil]` by hand"#]]
+    }
+
+    #[test]
+    fn set_key_refuses_layouts_it_cannot_edit_faithfully() {
+        // What toml_edit cannot do without losing what the user wrote: turn a value or an
+        // array of tables into a table, or a table into a value.
+        let cases: &[(&str, &str, &str)] = &[
+            ("not a table", "distil = 3\n", "`distil` holds a value, not a table"),
+            ("an array of tables", "[[distil]]\nmode = \"x\"\n", "`distil` is an array of tables"),
+            (
+                "the key is a table",
+                "[distil.mode]\nname = \"x\"\n",
+                "`distil.mode` is a table, not a value",
+            ),
+        ];
+        for (what, before, reason) in cases {
+            let err = set_key(before, "distil", "mode", &mode_value("quiet")).expect_err(what);
+            assert!(
+                matches!(&err, EditError::Unsupported { reason: r, .. } if r == reason),
+                "{what}: {err}"
+            );
+        }
+        let err = set_key("distil = 3\n", "distil", "mode", &mode_value("q")).expect_err("value");
+        expect_test::expect![[r#"cannot set `distil.mode`: `distil` holds a value, not a table; set `mode = "q"` under `[distil]` by hand"#]]
             .assert_eq(&err.to_string());
         let err = set_key("[distil\n", "distil", "mode", &mode_value("q")).expect_err("bad toml");
         assert!(matches!(err, EditError::Unparsable { .. }), "{err}");

@@ -7,6 +7,7 @@ mod cli;
 mod cmd;
 mod logging;
 mod output;
+mod report;
 
 use std::process::ExitCode;
 use std::time::Instant;

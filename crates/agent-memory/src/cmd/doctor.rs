@@ -22,12 +22,12 @@ use agent_memory_core::event::EventKind;
 use agent_memory_core::install::{self, Agent, Scope, Wiring};
 use agent_memory_core::store::Store;
 use agent_memory_core::{fsutil, time};
-use serde::Serialize;
 
 use super::Context;
 use super::install::{Locations, is_present, read};
 use crate::cli::DoctorArgs;
 use crate::output;
+use crate::report::{AgentReport, DoctorReport, Finding};
 
 /// How long a child (the hook, `--version`, the MCP server) may take before it counts as hung.
 const CHILD_DEADLINE: Duration = Duration::from_secs(10);
@@ -35,68 +35,6 @@ const CHILD_DEADLINE: Duration = Duration::from_secs(10);
 const ERROR_WINDOW_MS: i64 = 86_400_000;
 /// The tools every agent-memory MCP server offers; doctor checks they are listed.
 const MCP_TOOLS: &[&str] = &["search", "timeline", "get_observations", "briefing"];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    Ok,
-    Info,
-    Warn,
-    Fail,
-}
-
-/// One thing doctor looked at.
-#[derive(Debug, Serialize)]
-pub struct Finding {
-    pub check: &'static str,
-    pub level: Level,
-    pub message: String,
-    /// What to do about it, when it is not fine.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
-}
-
-impl Finding {
-    fn ok(check: &'static str, message: impl Into<String>) -> Finding {
-        Finding { check, level: Level::Ok, message: message.into(), fix: None }
-    }
-
-    fn info(check: &'static str, message: impl Into<String>) -> Finding {
-        Finding { check, level: Level::Info, message: message.into(), fix: None }
-    }
-
-    fn warn(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Finding {
-        Finding { check, level: Level::Warn, message: message.into(), fix: Some(fix.into()) }
-    }
-
-    fn fail(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Finding {
-        Finding { check, level: Level::Fail, message: message.into(), fix: Some(fix.into()) }
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub struct AgentReport {
-    pub agent: &'static str,
-    pub findings: Vec<Finding>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Report {
-    pub binary: String,
-    pub version: &'static str,
-    pub store: Vec<Finding>,
-    pub agents: Vec<AgentReport>,
-}
-
-impl Report {
-    pub fn failures(&self) -> usize {
-        self.store
-            .iter()
-            .chain(self.agents.iter().flat_map(|a| &a.findings))
-            .filter(|f| f.level == Level::Fail)
-            .count()
-    }
-}
 
 pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
     let loc = Locations::from_env(args.scope.project.as_deref())?;
@@ -135,7 +73,7 @@ pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
         });
         agents.push(AgentReport { agent: agent.name(), findings });
     }
-    let report = Report {
+    let report = DoctorReport {
         binary: loc.bin.clone(),
         version: env!("CARGO_PKG_VERSION"),
         store: store_findings,

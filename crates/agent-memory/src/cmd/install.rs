@@ -11,7 +11,8 @@ use agent_memory_core::install::{self, Agent, ConfigError, FilePlan, Op, Scope};
 use anyhow::Context as _;
 
 use crate::cli::InstallArgs;
-use crate::output::{self, InstallStatus};
+use crate::output;
+use crate::report::InstallStatus;
 
 /// Where agents keep their config, and the binary their hooks run.
 pub struct Locations {

@@ -15,7 +15,8 @@ use agent_memory_core::time;
 use super::Context;
 use super::memories::{parse_kind, parse_memory_id};
 use crate::cli::ReviewArgs;
-use crate::output::{self, ReviewTally};
+use crate::output;
+use crate::report::ReviewTally;
 
 pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;

@@ -1,0 +1,117 @@
+//! `agent-memory model` and `reindex`: installed embedding models, what installing or removing
+//! one changed, and the progress and result of embedding a backlog.
+
+use std::io::{self, Write};
+
+use agent_memory_core::embed::{Manifest, ModelKind};
+use agent_memory_core::store::vectors::EmbedPass;
+
+use super::json;
+
+/// Installed embedding models; `*` marks the one search uses.
+pub fn model_list(models: &[Manifest], current: Option<&str>, as_json: bool) -> io::Result<()> {
+    write_model_list(&mut io::stdout().lock(), models, current, as_json)
+}
+
+pub fn write_model_list(
+    out: &mut impl Write,
+    models: &[Manifest],
+    current: Option<&str>,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(out, &models);
+    }
+    if models.is_empty() {
+        return writeln!(
+            out,
+            "no embedding model installed: search uses full text only. \
+             `agent-memory model install all-minilm-l6-v2` adds search by meaning."
+        );
+    }
+    for m in models {
+        let mark = if current == Some(m.name.as_str()) { "*" } else { " " };
+        let kind = match m.kind {
+            ModelKind::Bert => "sentence encoder",
+            ModelKind::Static => "static",
+        };
+        writeln!(out, "{mark} {:<24} {kind:<16} {:>5} dims  {}", m.name, m.dimensions, m.source)?;
+    }
+    Ok(())
+}
+
+pub fn model_installed(m: &Manifest, used: bool, pending: i64) -> io::Result<()> {
+    write_model_installed(&mut io::stdout().lock(), m, used, pending)
+}
+
+pub fn write_model_installed(
+    out: &mut impl Write,
+    m: &Manifest,
+    used: bool,
+    pending: i64,
+) -> io::Result<()> {
+    writeln!(out, "installed {} ({} dimensions) from {}", m.name, m.dimensions, m.source)?;
+    if used {
+        writeln!(out, "search uses it now ([search] model = \"{}\")", m.name)?;
+    }
+    if pending > 0 {
+        writeln!(out, "{pending} stored items have no vector yet: run `agent-memory reindex`")?;
+    }
+    Ok(())
+}
+
+pub fn model_removed(name: &str, was_used: bool) -> io::Result<()> {
+    write_model_removed(&mut io::stdout().lock(), name, was_used)
+}
+
+pub fn write_model_removed(out: &mut impl Write, name: &str, was_used: bool) -> io::Result<()> {
+    writeln!(out, "removed {name}")?;
+    if was_used {
+        writeln!(out, "search uses full text only until another model is installed")?;
+    }
+    Ok(())
+}
+
+/// A progress bar on standard error for long work; hidden for `--json` and when standard
+/// error is not a terminal.
+pub fn progress(total: u64, what: &'static str, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{msg} {bar:40} {pos}/{len} ({per_sec}, {eta} left)",
+    ) {
+        bar.set_style(style);
+    }
+    bar.set_message(what);
+    bar
+}
+
+/// `agent-memory reindex`: what was embedded, and whether a backlog is left.
+pub fn reindex(model: &str, pass: &EmbedPass, as_json: bool) -> io::Result<()> {
+    write_reindex(&mut io::stdout().lock(), model, pass, as_json)
+}
+
+pub fn write_reindex(
+    out: &mut impl Write,
+    model: &str,
+    pass: &EmbedPass,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(out, pass);
+    }
+    writeln!(out, "embedded {} items with {model}", pass.embedded)?;
+    if pass.left > 0 {
+        writeln!(
+            out,
+            "{} items still have no vector; run `agent-memory reindex` again",
+            pass.left
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! `agent-memory status` and `project list`: the store, its agents and projects, the hooks'
+//! health over recent windows, LLM spend and what waits in the spool.
+
+use std::io::{self, Write};
+
+use agent_memory_core::capture::spool::SpoolDepth;
+use agent_memory_core::store::status::{ProjectCount, StoreStatus};
+use agent_memory_core::time::format_local;
+use serde::Serialize;
+
+use super::{clip, json};
+
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    #[serde(flatten)]
+    store: &'a StoreStatus,
+    spool: &'a SpoolDepth,
+}
+
+pub fn status(status: &StoreStatus, spool: &SpoolDepth, as_json: bool) -> io::Result<()> {
+    write_status(&mut io::stdout().lock(), status, spool, as_json)
+}
+
+pub fn write_status(
+    out: &mut impl Write,
+    status: &StoreStatus,
+    spool: &SpoolDepth,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(out, &StatusJson { store: status, spool });
+    }
+    writeln!(
+        out,
+        "store      {}  ({}, schema {})",
+        status.path,
+        human_bytes(status.bytes),
+        status.schema_version
+    )?;
+    writeln!(
+        out,
+        "events     {} in {} sessions ({} open)",
+        status.events, status.sessions, status.open_sessions
+    )?;
+    for (i, a) in status.agents.iter().enumerate() {
+        let last = a.last_event_at.map(format_local).unwrap_or_default();
+        let label = if i == 0 { "agents" } else { "" };
+        writeln!(
+            out,
+            "{label:<10} {:<12} {:>7} events {:>5} sessions  last {last}",
+            a.agent, a.events, a.sessions
+        )?;
+    }
+    for (i, p) in status.projects.iter().enumerate() {
+        let label = if i == 0 { "projects" } else { "" };
+        writeln!(
+            out,
+            "{label:<10} {:<20} {:>7} events {:>5} sessions  {}",
+            clip(&p.name, 20),
+            p.events,
+            p.sessions,
+            p.key
+        )?;
+    }
+    for w in &status.hooks {
+        let outcomes: Vec<String> = w.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        writeln!(
+            out,
+            "hooks {:<4} {} runs, {:.1}% errors, p50 {:.1} ms, p99 {:.1} ms  ({})",
+            w.window,
+            w.runs,
+            w.error_rate * 100.0,
+            w.p50_ms,
+            w.p99_ms,
+            outcomes.join(", ")
+        )?;
+    }
+    for w in &status.hooks {
+        let layers: Vec<String> = ["too_short", "low_value", "near_duplicate"]
+            .iter()
+            .map(|layer| format!("{layer} {}", w.filtered.get(*layer).copied().unwrap_or(0)))
+            .collect();
+        writeln!(out, "filtered {:<4} {}", w.window, layers.join(", "))?;
+    }
+    for (i, spend) in status.llm_spend.iter().enumerate() {
+        let label = if i == 0 { "llm" } else { "" };
+        writeln!(
+            out,
+            "{label:<10} {}  {:<18} {:>9} tokens in {} calls",
+            spend.day, spend.provider, spend.tokens, spend.calls
+        )?;
+    }
+    writeln!(
+        out,
+        "spool      {} events waiting in {} files{}",
+        spool.records,
+        spool.files,
+        if spool.quarantined > 0 {
+            format!(", {} files set aside (.bad)", spool.quarantined)
+        } else {
+            String::new()
+        }
+    )?;
+    if spool.records > 0 {
+        writeln!(out, "           run `agent-memory recover` to store them now")?;
+    }
+    if status.events == 0 && status.hooks.iter().all(|w| w.runs == 0) {
+        writeln!(
+            out,
+            "\nnothing captured yet: point your agents' hooks at `agent-memory hook` (README: \"Wiring an agent's hooks\")"
+        )?;
+    }
+    Ok(())
+}
+
+/// A size as a person reads it: `1.5 MiB`.
+fn human_bytes(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+/// `agent-memory project list`: each project's name, events, key and root.
+pub fn projects(projects: &[ProjectCount], as_json: bool) -> io::Result<()> {
+    write_projects(&mut io::stdout().lock(), projects, as_json)
+}
+
+pub fn write_projects(
+    out: &mut impl Write,
+    projects: &[ProjectCount],
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(out, &projects);
+    }
+    for p in projects {
+        writeln!(out, "{:<20} {:>7} events  {}  {}", clip(&p.name, 20), p.events, p.key, p.root)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use agent_memory_core::store::status::{AgentCount, HookWindow, LlmSpend};
+    use expect_test::expect;
+
+    use super::*;
+    use crate::output::tests::{AT, rendered};
+
+    fn store_status() -> StoreStatus {
+        StoreStatus {
+            path: "/home/u/.agent-memory/memory.db".to_owned(),
+            bytes: 3 * 1024 * 1024 / 2,
+            schema_version: 9,
+            events: 120,
+            sessions: 4,
+            open_sessions: 1,
+            agents: vec![
+                AgentCount {
+                    agent: "claude-code".to_owned(),
+                    sessions: 3,
+                    events: 100,
+                    last_event_at: Some(AT),
+                },
+                AgentCount {
+                    agent: "codex".to_owned(),
+                    sessions: 1,
+                    events: 20,
+                    last_event_at: None,
+                },
+            ],
+            projects: vec![ProjectCount {
+                name: "agent-memory".to_owned(),
+                key: "github.com/u/agent-memory".to_owned(),
+                root: "/src/agent-memory".to_owned(),
+                sessions: 4,
+                events: 120,
+            }],
+            hooks: vec![HookWindow {
+                window: "24h".to_owned(),
+                runs: 130,
+                outcomes: BTreeMap::from([("stored".to_owned(), 120), ("skipped".to_owned(), 10)]),
+                filtered: BTreeMap::from([("low_value".to_owned(), 6)]),
+                error_rate: 0.0,
+                p50_ms: 4.25,
+                p99_ms: 31.0,
+            }],
+            llm_spend: vec![LlmSpend {
+                day: "2026-01-02".to_owned(),
+                provider: "anthropic".to_owned(),
+                tokens: 12_345,
+                calls: 7,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_busy_store() {
+        let spool = SpoolDepth { files: 2, records: 3, quarantined: 1 };
+        expect![[r#"
+            store      /home/u/.agent-memory/memory.db  (1.5 MiB, schema 9)
+            events     120 in 4 sessions (1 open)
+            agents     claude-code      100 events     3 sessions  last <time>
+                       codex             20 events     1 sessions  last 
+            projects   agent-memory             120 events     4 sessions  github.com/u/agent-memory
+            hooks 24h  130 runs, 0.0% errors, p50 4.2 ms, p99 31.0 ms  (skipped 10, stored 120)
+            filtered 24h  too_short 0, low_value 6, near_duplicate 0
+            llm        2026-01-02  anthropic              12345 tokens in 7 calls
+            spool      3 events waiting in 2 files, 1 files set aside (.bad)
+                       run `agent-memory recover` to store them now
+        "#]]
+        .assert_eq(&rendered(|out| write_status(out, &store_status(), &spool, false)));
+    }
+
+    #[test]
+    fn an_empty_store_says_how_to_start() {
+        let empty = StoreStatus {
+            bytes: 4096,
+            events: 0,
+            sessions: 0,
+            open_sessions: 0,
+            agents: Vec::new(),
+            projects: Vec::new(),
+            hooks: Vec::new(),
+            llm_spend: Vec::new(),
+            ..store_status()
+        };
+        expect![[r#"
+            store      /home/u/.agent-memory/memory.db  (4.0 KiB, schema 9)
+            events     0 in 0 sessions (0 open)
+            spool      0 events waiting in 0 files
+
+            nothing captured yet: point your agents' hooks at `agent-memory hook` (README: "Wiring an agent's hooks")
+        "#]]
+        .assert_eq(&rendered(|out| write_status(out, &empty, &SpoolDepth::default(), false)));
+    }
+}

@@ -1,0 +1,106 @@
+//! What a command found or did that is none of core's types: doctor's findings, what install
+//! did to one file, what a review walk did.
+//!
+//! Data only. `cmd/` builds these and `output/` renders them, so neither depends on the other's
+//! logic: `output` never reaches into a command, and a command never defines what is printed.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// How bad a doctor finding is; the order is severity, so the worst of a list is its `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Ok,
+    Info,
+    Warn,
+    Fail,
+}
+
+/// One thing doctor looked at.
+#[derive(Debug, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub level: Level,
+    pub message: String,
+    /// What to do about it, when it is not fine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    pub fn ok(check: &'static str, message: impl Into<String>) -> Finding {
+        Finding { check, level: Level::Ok, message: message.into(), fix: None }
+    }
+
+    pub fn info(check: &'static str, message: impl Into<String>) -> Finding {
+        Finding { check, level: Level::Info, message: message.into(), fix: None }
+    }
+
+    pub fn warn(
+        check: &'static str,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding { check, level: Level::Warn, message: message.into(), fix: Some(fix.into()) }
+    }
+
+    pub fn fail(
+        check: &'static str,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding { check, level: Level::Fail, message: message.into(), fix: Some(fix.into()) }
+    }
+}
+
+/// Doctor's findings for one agent.
+#[derive(Debug, Serialize)]
+pub struct AgentReport {
+    pub agent: &'static str,
+    pub findings: Vec<Finding>,
+}
+
+/// Everything `agent-memory doctor` found: the store first, then each agent.
+#[derive(Debug, Serialize)]
+pub struct DoctorReport {
+    pub binary: String,
+    pub version: &'static str,
+    pub store: Vec<Finding>,
+    pub agents: Vec<AgentReport>,
+}
+
+impl DoctorReport {
+    /// How many findings failed; any makes `doctor` fail.
+    pub fn failures(&self) -> usize {
+        self.store
+            .iter()
+            .chain(self.agents.iter().flat_map(|a| &a.findings))
+            .filter(|f| f.level == Level::Fail)
+            .count()
+    }
+}
+
+/// What `install`/`uninstall` did to one file.
+#[derive(Debug)]
+pub enum InstallStatus {
+    UpToDate,
+    WouldChange,
+    Created,
+    /// Changed; `backup` is where the original went, when this run kept it.
+    Updated {
+        backup: Option<PathBuf>,
+    },
+    /// Uninstall left nothing in a file install created, so it is gone.
+    Removed,
+}
+
+/// What one review walk did.
+#[derive(Debug, Default)]
+pub struct ReviewTally {
+    pub approved: usize,
+    pub rejected: usize,
+    pub skipped: usize,
+    pub left: usize,
+}
