@@ -56,7 +56,7 @@ pub struct ServeOptions {
     pub settings: Settings,
     /// Bound already, so that port 0 works and the caller knows the address first.
     pub listener: std::net::TcpListener,
-    /// The bearer token mutating routes and `/mcp` require.
+    /// The bearer token every route but the health probe and the viewer's files requires.
     pub token: String,
     /// One `work` pass; `None` runs no worker.
     pub pass: Option<worker::Pass>,
@@ -406,9 +406,16 @@ async fn gate(State(state): State<Shared>, request: Request, next: Next) -> Resp
             .into_response();
         }
     }
+    let path = request.uri().path();
+    // Reads need the token as much as changes do: the store is 0600, and a server that any
+    // local user may read would undo that. Only the health probe and the viewer's own files
+    // are open; the viewer takes the token from the address `serve` prints.
     let needs_token = !matches!(*request.method(), Method::GET | Method::HEAD)
-        || request.uri().path().starts_with("/mcp");
-    if needs_token && !authorized(headers, &state.token) {
+        || path.starts_with("/mcp")
+        || (path.starts_with("/api") && path != "/api/health");
+    // EventSource cannot send a header, so the live feed may carry the token in its query.
+    let in_query = path == "/api/live" && query_token(request.uri().query(), &state.token);
+    if needs_token && !in_query && !authorized(headers, &state.token) {
         return ApiError::new(
             Code::Unauthorized,
             "this route needs `Authorization: Bearer <token>`; the token is in serve.token in \
@@ -419,16 +426,27 @@ async fn gate(State(state): State<Shared>, request: Request, next: Next) -> Resp
     next.run(request).await
 }
 
-/// Whether the request carries the token, compared in constant time.
+/// Whether the request carries the token.
 fn authorized(headers: &HeaderMap, token: &str) -> bool {
-    let Some(given) = headers
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
+        .is_some_and(|given| same_secret(given.trim(), token))
+}
+
+/// Whether a query string carries `token=<the token>`.
+fn query_token(query: Option<&str>, token: &str) -> bool {
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|pair| pair.strip_prefix("token="))
+        .any(|given| same_secret(given, token))
+}
+
+/// Compares in constant time, so the time an answer takes tells nothing of the token.
+fn same_secret(given: &str, token: &str) -> bool {
+    let (a, b) = (given.as_bytes(), token.as_bytes());
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

@@ -92,7 +92,7 @@ struct Client {
 /// `event`, `observation` and `summary` events as rows land (each the row's JSON, as the
 /// listing routes return it).
 pub(super) async fn feed(State(state): State<Shared>, query: Pairs) -> Response {
-    let params = match Params::new(query, &["project", "agent", "type", "kind"]) {
+    let params = match Params::new(query, &["project", "agent", "type", "kind", "token"]) {
         Ok(params) => params,
         Err(err) => return err.into_response(),
     };

@@ -125,10 +125,16 @@ fn status(instance: &Instance, as_json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     match (running, health) {
-        (true, Some((state, _))) => output::line(&format!(
-            "agent-memory serve is running at {} (pid {})",
-            state.url, state.pid
-        ))?,
+        (true, Some((state, _))) => {
+            output::line(&format!(
+                "agent-memory serve is running at {} (pid {})",
+                state.url, state.pid
+            ))?;
+            // The viewer reads nothing without the token, so its address comes with it.
+            if let Ok(token) = instance.token() {
+                output::line(&format!("viewer, with review: {}/?token={token}", state.url))?;
+            }
+        }
         (true, None) => output::line("agent-memory serve is running but does not answer yet")?,
         (false, _) => output::line("agent-memory serve is not running")?,
     }

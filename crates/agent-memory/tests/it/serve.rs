@@ -64,8 +64,9 @@ impl Server {
         Server { child, url, port, token: token.trim().to_owned() }
     }
 
+    /// A GET with the token, as the viewer and the CLI send it.
     fn get(&self, path: &str) -> Response {
-        request(self.port, "GET", path, &[], "")
+        request(self.port, "GET", path, &[("Authorization", &format!("Bearer {}", self.token))], "")
     }
 
     fn json(&self, path: &str) -> Value {
@@ -344,6 +345,22 @@ fn the_gate_wants_the_token_the_own_host_and_the_own_origin() {
     assert_eq!((r.status, code(&r)), (401, "unauthorized".into()));
     let r = request(port, "GET", "/mcp", &[], "");
     assert_eq!(r.status, 401, "every method of /mcp needs the token");
+    // Reads need it too: the store is the user's alone. Only the health probe and the
+    // viewer's own files are open; the live feed may carry the token in its query, since a
+    // browser's EventSource sends no header.
+    for path in ["/api/events", "/api/search?q=x", "/api/review", "/api/items?ids=e1", "/api/live"]
+    {
+        let r = request(port, "GET", path, &[], "");
+        assert_eq!((r.status, code(&r)), (401, "unauthorized".into()), "{path}");
+    }
+    let r = request(port, "GET", "/api/live?token=not-the-token", &[], "");
+    assert_eq!(r.status, 401);
+    let r = request(port, "GET", "/api/events?token=not-the-token", &[], "");
+    assert_eq!(r.status, 401, "only the feed takes the token in its query");
+    assert_eq!(request(port, "GET", "/api/events", &[("Authorization", &auth)], "").status, 200);
+    for path in ["/api/health", "/", "/assets/app.js"] {
+        assert_eq!(request(port, "GET", path, &[], "").status, 200, "{path}");
+    }
 
     // DNS rebinding: a name that resolves here but is not this server's.
     let r = request(port, "GET", "/api/health", &[("Host", &format!("evil.example:{port}"))], "");
@@ -450,8 +467,8 @@ fn the_live_feed_shows_hooks_of_other_processes_and_the_workers_distillations() 
     stream.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
     write!(
         stream,
-        "GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\n\r\n",
-        server.port
+        "GET /api/live?token={} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\n\r\n",
+        server.token, server.port
     )
     .expect("subscribe");
     let mut reader = BufReader::new(stream);

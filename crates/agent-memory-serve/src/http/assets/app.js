@@ -26,6 +26,7 @@ const STRINGS = {
     'review.approve': 'Approve', 'review.global': 'Approve as global', 'review.reject': 'Reject',
     'review.edit': 'Save edit', 'review.replaces': 'Replaces', 'review.done': 'Done',
     'review.token': 'To approve or reject, open the viewer from the address `agent-memory serve` prints (it carries the local token).',
+    'token.missing': 'This viewer needs the local token: open it from the address `agent-memory serve` prints (or run `agent-memory serve --status`).',
     'error': 'Error', 'tokens': 'tokens', 'back': 'back',
   },
   zh: {
@@ -50,6 +51,7 @@ const STRINGS = {
     'review.approve': '批准', 'review.global': '批准为全局记忆', 'review.reject': '拒绝',
     'review.edit': '保存修改', 'review.replaces': '将取代', 'review.done': '已处理',
     'review.token': '要批准或拒绝，请从 `agent-memory serve` 打印的地址打开查看器（其中带有本地令牌）。',
+    'token.missing': '查看器需要本地令牌：请从 `agent-memory serve` 打印的地址打开（或运行 `agent-memory serve --status`）。',
     'error': '错误', 'tokens': '词元', 'back': '返回',
   },
 };
@@ -73,7 +75,7 @@ function h(tag, attrs, ...children) {
 }
 
 // The local token, from the address `agent-memory serve` prints (`/?token=…`): kept for this
-// tab only and taken out of the address bar, sent only to this server, only on changes.
+// tab only and taken out of the address bar, sent only to this server, with every request.
 const token = (() => {
   const given = new URLSearchParams(location.search).get('token');
   if (given) {
@@ -85,14 +87,15 @@ const token = (() => {
 
 async function api(path, payload) {
   const init = { headers: { Accept: 'application/json' } };
+  if (token) init.headers.Authorization = `Bearer ${token}`;
   if (payload !== undefined) {
     init.method = 'POST';
     init.headers['Content-Type'] = 'application/json';
-    if (token) init.headers.Authorization = `Bearer ${token}`;
     init.body = JSON.stringify(payload);
   }
   const res = await fetch(path, init);
   const body = await res.json().catch(() => ({ message: res.statusText, code: 'internal' }));
+  if (res.status === 401) throw new Error(t('token.missing'));
   if (!res.ok) throw new Error(`${body.message} (${body.code})`);
   return body;
 }
@@ -168,6 +171,8 @@ async function renderFeed() {
 
   closeFeed();
   query.set('kind', kinds.join(','));
+  // EventSource sends no headers: the feed takes the token in its query.
+  if (token) query.set('token', token);
   feedSource = new EventSource(`/api/live?${query}`);
   const status = document.getElementById('feed-status');
   feedSource.addEventListener('hello', () => { status.className = 'status on'; status.textContent = t('feed.live'); });

@@ -34,7 +34,8 @@ function nextLine() {
   const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
   const result = {};
   try {
-    await page.goto(`${url}/#/`);
+    // The address serve prints: the viewer keeps the token for the tab and every read sends it.
+    await page.goto(`${url}/?token=${process.env.VIEWER_TOKEN}#/`);
     await page.waitForSelector('#feed-status.on', WAIT);
     const loadsBefore = loads;
     console.log('waiting-for-hook');
