@@ -53,6 +53,10 @@ pub enum VaultError {
     Missing(PathBuf),
     #[error("cannot read or write {path}: {source}; check its permissions")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{0} is reached through a symbolic link or lies outside the vault; a vault sync writes only inside the vault, so replace the link with a folder"
+    )]
+    Outside(PathBuf),
     #[error(transparent)]
     Memory(#[from] MemoryError),
 }
@@ -127,7 +131,7 @@ pub fn sync(store: &mut Store, root: &Path, state_path: &Path, now_ms: i64) -> R
     let mut report = SyncReport::default();
     inbox(store, root, now_ms, &mut report)?;
 
-    let (by_id, fresh) = scan(root)?;
+    let (by_id, fresh) = scan(root, &mut report.problems)?;
     let active = memories::list(
         store,
         &Filter {
@@ -184,7 +188,10 @@ pub fn sync(store: &mut Store, root: &Path, state_path: &Path, now_ms: i64) -> R
         state.notes.keys().copied().filter(|id| !active_ids.contains_key(id)).collect();
     for id in gone {
         let Some(linked) = state.notes.remove(&id) else { continue };
-        let path = root.join(&linked.path);
+        let Some(path) = inside(root, &linked.path) else {
+            report.problems.push((root.join(&linked.path), LINK_LEFT_ALONE.into()));
+            continue;
+        };
         match std::fs::read(&path) {
             Ok(bytes) if hash(&bytes) == linked.hash => {
                 std::fs::remove_file(&path).map_err(io(&path))?;
@@ -208,10 +215,18 @@ pub fn sync(store: &mut Store, root: &Path, state_path: &Path, now_ms: i64) -> R
 /// waiting from that day; today's note is made when there are candidates today.
 fn inbox(store: &mut Store, root: &Path, now_ms: i64, report: &mut SyncReport) -> Result<()> {
     let dir = root.join(INBOX);
+    if inside(root, Path::new(INBOX)).is_none() {
+        report.problems.push((dir, LINK_LEFT_ALONE.into()));
+        return Ok(());
+    }
     let mut days: Vec<String> = Vec::new();
     if let Ok(entries) = std::fs::read_dir(&dir) {
         for entry in entries.flatten() {
             let path = entry.path();
+            if entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+                report.problems.push((path, LINK_LEFT_ALONE.into()));
+                continue;
+            }
             let Some(day) = path.file_stem().and_then(|s| s.to_str()) else { continue };
             if path.extension().and_then(|e| e.to_str()) != Some("md") || !is_day(day) {
                 continue;
@@ -266,6 +281,25 @@ fn inbox(store: &mut Store, root: &Path, now_ms: i64, report: &mut SyncReport) -
     Ok(())
 }
 
+/// What a sync says of a link in the vault.
+const LINK_LEFT_ALONE: &str =
+    "a symbolic link: left alone, because a vault sync reads and writes only inside the vault";
+
+/// `root/rel`, when `rel` stays inside the vault: relative, no `..`, and no part of it a
+/// symbolic link. Anything else could make a sync write or delete a file outside the vault.
+fn inside(root: &Path, rel: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut path = root.to_owned();
+    for part in rel.components() {
+        let Component::Normal(part) = part else { return None };
+        path.push(part);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return None;
+        }
+    }
+    (path != root).then_some(path)
+}
+
 fn is_day(s: &str) -> bool {
     s.len() == 10
         && s.bytes()
@@ -286,29 +320,56 @@ fn ticked(text: &str) -> Vec<i64> {
 }
 
 /// Every note under the folder but the inbox and conflict copies: those with an `id` by it,
-/// and those without one.
-fn scan(root: &Path) -> Result<(HashMap<i64, Note>, Vec<Note>)> {
+/// and those without one. Links and unreadable folders or notes are left alone and named in
+/// `problems`.
+fn scan(
+    root: &Path,
+    problems: &mut Vec<(PathBuf, String)>,
+) -> Result<(HashMap<i64, Note>, Vec<Note>)> {
     let mut by_id = HashMap::new();
     let mut fresh = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(io(&dir))?;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if dir == root => return Err(io(root)(err)),
+            // One unreadable folder must not stop the rest of the vault from syncing.
+            Err(err) => {
+                problems.push((dir.clone(), format!("cannot be read ({err}); skipped")));
+                continue;
+            }
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;
             }
-            if path.is_dir() {
+            // The entry itself, never what a link points at: a link could bring any file of
+            // the machine into memory, and a later sync would rewrite or delete it.
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_symlink() {
+                if name.ends_with(".md") || path.is_dir() {
+                    problems.push((path, LINK_LEFT_ALONE.into()));
+                }
+                continue;
+            }
+            if kind.is_dir() {
                 if path != root.join(INBOX) {
                     stack.push(path);
                 }
                 continue;
             }
-            if !name.ends_with(".md") || name.contains(".conflict-") {
+            if !kind.is_file() || !name.ends_with(".md") || name.contains(".conflict-") {
                 continue;
             }
-            let bytes = std::fs::read(&path).map_err(io(&path))?;
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(err) => {
+                    problems.push((path, format!("cannot be read ({err}); skipped")));
+                    continue;
+                }
+            };
             let text = String::from_utf8_lossy(&bytes);
             let (front, body) = parse(&text);
             let rel = path.strip_prefix(root).unwrap_or(&path).to_owned();
@@ -423,7 +484,7 @@ fn write_note(
     report: &mut SyncReport,
 ) -> Result<Linked> {
     let rel = at.map_or_else(|| note_path(memory), Path::to_owned);
-    let path = root.join(&rel);
+    let path = inside(root, &rel).ok_or_else(|| VaultError::Outside(root.join(&rel)))?;
     let text = render(memory, conflict);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -500,7 +561,8 @@ fn conflict(
     let stem = note.rel.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let stamp = time::format_rfc3339(now_ms).replace([':', '-'], "").replace('T', "-");
     let copy_name = format!("{stem}.conflict-{}.md", stamp.trim_end_matches('Z'));
-    let copy = root.join(&note.rel).with_file_name(&copy_name);
+    let copy = note.rel.with_file_name(&copy_name);
+    let copy = inside(root, &copy).ok_or_else(|| VaultError::Outside(root.join(&copy)))?;
     fsutil::write_atomic(&copy, &note.bytes).map_err(io(&copy))?;
     let linked = write_note(root, memory, Some(&note.rel), Some(&copy_name), report)?;
     report.conflicts.push(root.join(&note.rel));

@@ -179,3 +179,43 @@ fn a_ticked_inbox_box_approves_its_candidate() {
     let text = std::fs::read_to_string(&inbox[0]).expect("inbox");
     assert!(!text.contains(&line) && text.contains("Nothing waits from this day."), "{text}");
 }
+
+/// A symbolic link in the vault is never followed: a linked folder or note brings nothing in,
+/// and a note whose folder is a link is never written through it.
+#[test]
+fn links_in_the_vault_are_left_alone() {
+    use std::os::unix::fs::symlink;
+    let home = home();
+    let vault = home.user_home().join("Vault");
+    std::fs::create_dir_all(&vault).expect("mkdir vault");
+    let outside = home.user_home().join("outside");
+    let secret = "---\nkind: fact\n---\nThe outside file must stay outside\n";
+    put(&outside.join("secret.md"), secret);
+    put(&outside.join("deep/other.md"), secret);
+    symlink(&outside, vault.join("Linked")).expect("link a folder");
+    std::fs::create_dir_all(vault.join("Global/facts")).expect("mkdir");
+    symlink(outside.join("secret.md"), vault.join("Global/facts/linked.md")).expect("link a note");
+
+    let report = sync(&home, &vault);
+    let problems = report["problems"].to_string();
+    assert!(problems.contains("Linked") && problems.contains("linked.md"), "{report:#}");
+    assert!(problems.contains("symbolic link"), "{report:#}");
+    assert_eq!(report["created_from_vault"], 0, "{report:#}");
+    let all = home.ok(&["memories", "--all"]);
+    assert!(!all.contains("outside file"), "{all}");
+
+    // A global memory whose folder is a link to elsewhere: the sync refuses to write there.
+    let elsewhere = home.user_home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    std::fs::remove_file(vault.join("Global/facts/linked.md")).expect("unlink");
+    std::fs::remove_dir(vault.join("Global/facts")).expect("rmdir");
+    std::fs::remove_dir(vault.join("Global")).expect("rmdir");
+    symlink(&elsewhere, vault.join("Global")).expect("link Global");
+    remember(&home, &["Always answer in British English", "--global", "--kind", "preference"]);
+    let out = home.run(&["vault", "sync", "--vault", vault.to_str().expect("utf-8")], b"");
+    assert!(!out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("symbolic link"), "{said}");
+    assert_eq!(std::fs::read_dir(&elsewhere).expect("read").count(), 0, "nothing written there");
+    assert_eq!(std::fs::read_to_string(outside.join("secret.md")).expect("read"), secret);
+}
