@@ -12,9 +12,14 @@
 //! observation in six Chinese; five projects, four agents), drawn from a Zipf-like vocabulary so
 //! that the query terms match roughly 0.1–5% of rows.
 //!
+//! Last, `BENCH_EVENTS` raw events are imported beside the observations (tool uses drawn from
+//! the same vocabulary, so common words match most of them), and search over every kind is
+//! timed with common, mid-frequency and rare words.
+//!
 //! `cargo bench -p agent-memory-core --bench recall` (release profile). Knobs:
 //! `BENCH_OBSERVATIONS` (default 100000), `BENCH_OBSERVATIONS_LARGE` (default 1000000; `0`
-//! skips the large store), `BENCH_QUERIES` (default 200).
+//! skips the large store), `BENCH_EVENTS` (default 1000000; `0` skips them), `BENCH_QUERIES`
+//! (default 200).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -114,6 +119,31 @@ fn main() {
         filler.fill(&mut store, &vocab, large, true);
         built("bulk insert", &filler, filler.rows - before, started.elapsed(), &path);
         rows.extend(at_size(&store, &home, &path, &queries, filler.rows, ""));
+    }
+
+    // Raw events beside what was distilled, as a store that keeps every event holds them:
+    // search must cost what it returns, however many rows a common word matches.
+    let events: usize = env_or("BENCH_EVENTS", 1_000_000);
+    if events > 0 {
+        let started = Instant::now();
+        import_events(&mut store, &vocab, events, dir.path());
+        println!(
+            "events: {} imported in {:.1} s; store {:.0} MB",
+            count(events),
+            started.elapsed().as_secs_f64(),
+            db_size(&path) as f64 / 1e6
+        );
+        let mut rng = Rng(0xe7e7);
+        let bands = [
+            ("common words", 0, 40, "p50 < 10 ms"),
+            ("mid-frequency words", 100, 6_000, "p50 < 10 ms"),
+            ("rare words", 6_000, 19_000, "p50 < 10 ms"),
+        ];
+        for (name, low, high, target) in bands {
+            let queries = band_queries(&mut rng, &vocab, queries_n, low, high);
+            let label = format!("search, every kind, {name}, + {} events", count(events));
+            rows.push(Row::time(label, &bm25(&store, &queries), target));
+        }
     }
 
     println!();
@@ -498,6 +528,7 @@ fn session_event(s: usize, at_ms: i64) -> (Event, String, ProjectIdentity) {
         files: vec![],
         sensitivity: Sensitivity::Normal,
         transcript_path: None,
+        facts: Default::default(),
     };
     (event, format!("{s:032x}"), identity)
 }
@@ -630,6 +661,80 @@ fn make_queries(rng: &mut Rng, vocab: &Vocabulary, n: usize) -> Vec<SearchQuery>
                 text: words.join(" "),
                 project: (i % 4 == 3)
                     .then(|| format!("path:/bench/{}", PROJECTS[i % PROJECTS.len()].0)),
+                limit: 10,
+                max_terms: 12,
+                ranking: Ranking::default(),
+                ..SearchQuery::default()
+            }
+        })
+        .collect()
+}
+
+/// Imports `n` raw events through `Store::import`, as `agent-memory import` does: tool uses
+/// whose bodies are thirty words drawn from the same Zipf curve, 150 to a session, so the most
+/// common words are in most events.
+fn import_events(store: &mut Store, vocab: &Vocabulary, n: usize, dir: &std::path::Path) {
+    use std::io::Write as _;
+    let path = dir.join("events.jsonl");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("create export"));
+    let mut line = |value: serde_json::Value| {
+        serde_json::to_writer(&mut out, &value).expect("write");
+        out.write_all(b"\n").expect("newline");
+    };
+    let epoch = 1_730_000_000_000i64;
+    line(
+        serde_json::json!({"type": "header", "data": {"format": "agent-memory-export", "version": 1, "exported_at": epoch}}),
+    );
+    for (project, _) in PROJECTS {
+        line(
+            serde_json::json!({"type": "project", "data": {"key": format!("path:/bench/{project}"), "name": project, "root": format!("/bench/{project}"), "origin": null}}),
+        );
+    }
+    let mut rng = Rng(0xe7);
+    for i in 0..n {
+        let session = i / 150;
+        let project = PROJECTS[session % PROJECTS.len()].0;
+        let words: Vec<&str> = (0..30)
+            .map(|k| {
+                let id =
+                    if k % 10 == 9 { vocab.sample_zh(&mut rng) } else { vocab.sample(&mut rng) };
+                vocab.words[id].as_str()
+            })
+            .collect();
+        let command = words[..4].join(" ");
+        line(
+            serde_json::json!({"type": "event", "data": {"project": format!("path:/bench/{project}"), "content_hash": format!("{i:032x}"), "event": {
+            "uid": format!("bench-event-{i}"), "agent": AGENTS[session % AGENTS.len()], "kind": "tool_use",
+            "source_event": "PostToolUse", "session": format!("bench-events-{session}"), "cwd": format!("/bench/{project}"),
+            "at_ms": epoch + i as i64 * 1_000, "tool": "Bash", "tool_kind": "shell",
+            "summary": format!("Bash: {command}"), "body": words.join(" "),
+            "payload": {"input": {"command": command}, "output": words.join(" "), "is_error": false},
+            "files": [], "sensitivity": "normal", "transcript_path": null}}}),
+        );
+    }
+    drop(line);
+    out.flush().expect("flush");
+    drop(out);
+    let mut input = std::io::BufReader::new(std::fs::File::open(&path).expect("open export"));
+    let report = store.import(&mut input, &|_| {}, &|text| text.to_owned()).expect("import");
+    assert_eq!(report.events, n, "every event imported");
+}
+
+/// Queries of one to three words whose ranks lie in `low..high` of the Zipf curve.
+fn band_queries(
+    rng: &mut Rng,
+    vocab: &Vocabulary,
+    n: usize,
+    low: usize,
+    high: usize,
+) -> Vec<SearchQuery> {
+    (0..n)
+        .map(|_| {
+            let words: Vec<&str> = (0..1 + rng.below(3))
+                .map(|_| vocab.words[low + rng.below(high - low)].as_str())
+                .collect();
+            SearchQuery {
+                text: words.join(" "),
                 limit: 10,
                 max_terms: 12,
                 ranking: Ranking::default(),

@@ -22,8 +22,9 @@ pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
         since: args.filters.since,
         until: args.filters.until,
     };
+    // A person's own searches are not hits: counting them would move the next ranking, so the
+    // same search would answer in another order each time. What agents are handed counts.
     let (_, results) = reader.search(request)?;
-    reader.record_hits(results.hits.iter().map(|h| (h.kind, h.id)));
     output::search(&results, &settings.ranking, args.explain, args.json)?;
     Ok(())
 }

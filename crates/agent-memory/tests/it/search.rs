@@ -143,15 +143,24 @@ fn explain_prints_every_part_of_each_score() {
                   + 0.05×hits 0.000 (0 before)
         (channels: full text only)"#]]
     .assert_eq(&masked(&text));
-    // Each search counts as a hit for what it returned; the next one shows it.
+    let counts = |results: &serde_json::Value| -> Vec<i64> {
+        results["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .filter_map(|h| h["parts"]["hit_count"].as_i64())
+            .collect()
+    };
+    // A person's own searches are not hits, so the same search answers the same way again.
     let again = home.json(&["search", "支付"]);
-    let counts: Vec<i64> = again["hits"]
-        .as_array()
-        .expect("hits")
-        .iter()
-        .filter_map(|h| h["parts"]["hit_count"].as_i64())
-        .collect();
-    assert_eq!(counts, vec![1, 1], "{again}");
+    assert_eq!(counts(&again), vec![0, 0], "{again}");
+    // What an agent is handed is: after an MCP search, the next search shows it.
+    let mut mcp = crate::mcp::initialized(&home);
+    let (error, text) = mcp.call("search", serde_json::json!({ "query": "支付" }));
+    assert!(!error, "{text}");
+    mcp.finish();
+    let after = home.json(&["search", "支付"]);
+    assert_eq!(counts(&after), vec![1, 1], "{after}");
 }
 
 #[test]
