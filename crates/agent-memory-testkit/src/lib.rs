@@ -1,5 +1,7 @@
 //! Test helpers for agent-memory: a private home per test, the real binary run under it, the
-//! payloads captured from real agents in `shared/agents/samples`, and the workspace's lockfile.
+//! agent payloads recorded from the real CLIs (`fixtures/agents/`, written by
+//! `scripts/record-fixtures`), the harness that runs those CLIs offline (`harness/`), and the
+//! workspace's lockfile.
 //!
 //! Tests never touch the real HOME: every child process gets a temp `HOME` and
 //! `AGENT_MEMORY_HOME`, and no inherited `AGENT_MEMORY_*` variable.
@@ -127,15 +129,20 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
 }
 
-/// The shared material beside the repository (`AGENT_MEMORY_SHARED_DIR` overrides).
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("AGENT_MEMORY_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => workspace_root().join("../shared"),
-    }
+/// The committed fixtures: `agents/<agent>/` holds the payloads `scripts/record-fixtures`
+/// recorded from each real agent, `agents/versions.txt` the versions they came from.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-/// A captured hook payload: the agent's directory name, the file name, and the event it is.
+/// The harness that runs the real agent CLIs offline: `run_agent.py` (one session of an agent
+/// against `fake_model.py` on 127.0.0.1), `fake_model.py` itself, `codex_trust.py`, and
+/// `pins.txt`, the versions `scripts/agent-test-clients` installs.
+pub fn harness_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("harness")
+}
+
+/// A recorded hook payload: the agent's directory name, the file name, and the event it is.
 #[derive(Debug, Clone)]
 pub struct Sample {
     pub agent_dir: String,
@@ -145,9 +152,9 @@ pub struct Sample {
     pub bytes: Vec<u8>,
 }
 
-/// Every `*.json` file in `samples/<agent_dir>/`, sorted by name.
+/// Every `*.json` file in `fixtures/agents/<agent_dir>/`, sorted by name.
 pub fn samples(agent_dir: &str) -> Vec<Sample> {
-    let dir = shared_dir().join("agents/samples").join(agent_dir);
+    let dir = fixtures_dir().join("agents").join(agent_dir);
     let mut out: Vec<Sample> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .flatten()
@@ -155,7 +162,7 @@ pub fn samples(agent_dir: &str) -> Vec<Sample> {
         .map(|e| {
             let file = e.file_name().to_string_lossy().into_owned();
             let event = file.split('.').next().unwrap_or_default().to_owned();
-            let bytes = std::fs::read(e.path()).expect("read sample");
+            let bytes = std::fs::read(e.path()).expect("read the fixture");
             Sample { agent_dir: agent_dir.to_owned(), file, event, bytes }
         })
         .collect();

@@ -13,13 +13,16 @@
 //! Freshness would favour the last sessions of old dialogue, and every turn has the same type.
 //! Questions go in as written: the query becomes an OR of up to 16 quoted terms.
 //!
-//! The data set is evaluation data only and is read where it lies, never copied:
-//! `AGENT_MEMORY_LOCOMO_DIR`, else `../shared/bench/locomo` beside the repository. With
-//! `BENCH_MODEL_DIR=<installed model dir>` every turn and question is also embedded and
-//! `search_hybrid` is measured beside BM25; [`recall`] takes the loader of that model as a
-//! parameter (`BENCH_SIMILARITY_FLOOR` overrides the floor).
+//! The data set is evaluation data only: it is never shipped or committed, and is read where
+//! it lies, from the directory given as the first argument or in `AGENT_MEMORY_LOCOMO_DIR`. That
+//! directory holds the public `locomo10.json` (from the snap-research/locomo repository's
+//! `data/` folder; all ten conversations in one array) or one `NN.json` per conversation (one
+//! element of that array, its `conversation` fields and `qa` side by side). Without it the bench
+//! says where the data comes from and fails. With `BENCH_MODEL_DIR=<installed model dir>` every
+//! turn and question is also embedded and `search_hybrid` is measured beside BM25; [`recall`]
+//! takes the loader of that model as a parameter (`BENCH_SIMILARITY_FLOOR` overrides the floor).
 //!
-//! `cargo bench -p agent-memory --bench locomo` (release profile).
+//! `cargo bench -p agent-memory --bench locomo -- DIR` (release profile).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -44,11 +47,22 @@ type Loader = fn(&Path) -> Result<Box<dyn Embedder>, String>;
 const CATEGORIES: [(u8, &str); 4] =
     [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")];
 
+/// What to do when no data directory was given.
+const WHERE_THE_DATA_IS: &str = "\
+locomo: no LoCoMo data; give its directory as the first argument or in AGENT_MEMORY_LOCOMO_DIR:
+  cargo bench -p agent-memory --bench locomo -- /path/to/locomo
+LoCoMo (Maharana et al., ACL 2024) is public evaluation data: put `data/locomo10.json` from the
+snap-research/locomo repository on GitHub in that directory. It is only read there; never copy
+it into this repository, its fixtures or its binaries.";
+
 fn main() -> ExitCode {
-    let data = std::env::var_os("AGENT_MEMORY_LOCOMO_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/locomo"),
-        PathBuf::from,
-    );
+    // `cargo bench` adds flags of its own (`--bench`); the data directory is the one that is not.
+    let arg = std::env::args_os().skip(1).find(|a| !a.to_string_lossy().starts_with('-'));
+    let from_env = std::env::var_os("AGENT_MEMORY_LOCOMO_DIR").filter(|v| !v.is_empty());
+    let Some(data) = arg.or(from_env).map(PathBuf::from) else {
+        eprintln!("{WHERE_THE_DATA_IS}");
+        return ExitCode::from(2);
+    };
     let model_dir = std::env::var_os("BENCH_MODEL_DIR").map(PathBuf::from);
     let loader: Loader = |dir| agent_memory_embed::load(dir).map_err(|e| e.to_string());
     match recall(&data, model_dir.as_deref().map(|dir| (dir, loader))) {
@@ -193,6 +207,7 @@ fn ingest(store: &mut Store, conv: &Conversation) -> Result<HashMap<i64, TurnId>
                 files: Vec::new(),
                 sensitivity: Sensitivity::Normal,
                 transcript_path: None,
+                facts: Default::default(),
             };
             let hash = format!("{}/{}", conv.name, turn.raw_id);
             events.push((event, hash, project.clone()));
@@ -315,8 +330,7 @@ impl Conversation {
 fn read_conversations(dir: &Path) -> Result<Vec<Conversation>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         format!(
-            "cannot read the LoCoMo data in {}: {e}; set AGENT_MEMORY_LOCOMO_DIR to the directory \
-             holding its NN.json files",
+            "cannot read the LoCoMo data in {}: {e}; give the directory holding locomo10.json",
             dir.display()
         )
     })?;
@@ -326,17 +340,49 @@ fn read_conversations(dir: &Path) -> Result<Vec<Conversation>, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!("no LoCoMo NN.json files in {}", dir.display()));
+        return Err(format!("no LoCoMo locomo10.json (or NN.json files) in {}", dir.display()));
     }
-    files.iter().map(|path| read_conversation(path)).collect()
+    let mut conversations = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+        match json.as_array() {
+            // locomo10.json: `{sample_id: "conv-26", conversation: {...}, qa: [...]}` each.
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let id =
+                        item["sample_id"].as_str().map_or_else(|| i.to_string(), str::to_owned);
+                    let name = id.strip_prefix("conv-").unwrap_or(&id).to_owned();
+                    let origin = format!("{} ({id})", path.display());
+                    conversations.push(read_conversation(
+                        &name,
+                        &item["conversation"],
+                        &item["qa"],
+                        &origin,
+                    )?);
+                }
+            }
+            None => {
+                let name =
+                    path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+                let origin = path.display().to_string();
+                conversations.push(read_conversation(&name, &json, &json["qa"], &origin)?);
+            }
+        }
+    }
+    Ok(conversations)
 }
 
-fn read_conversation(path: &Path) -> Result<Conversation, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
-    let name = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+/// One conversation: `json` holds its `session_N` turns and times, `qa` its questions.
+fn read_conversation(
+    name: &str,
+    json: &serde_json::Value,
+    qa: &serde_json::Value,
+    origin: &str,
+) -> Result<Conversation, String> {
+    let name = name.to_owned();
     let str_of = |v: &serde_json::Value, key: &str| v[key].as_str().unwrap_or_default().to_owned();
     let mut sessions = Vec::new();
     for number in 1.. {
@@ -347,9 +393,9 @@ fn read_conversation(path: &Path) -> Result<Conversation, String> {
             }
             break;
         };
-        let when = str_of(&json, &format!("session_{number}_date_time"));
+        let when = str_of(json, &format!("session_{number}_date_time"));
         let at_ms = parse_time(&when)
-            .ok_or_else(|| format!("{}: session {number} has no readable time", path.display()))?;
+            .ok_or_else(|| format!("{origin}: session {number} has no readable time"))?;
         let turns = turns
             .iter()
             .filter_map(|t| {
@@ -366,7 +412,7 @@ fn read_conversation(path: &Path) -> Result<Conversation, String> {
     }
     let mut questions = Vec::new();
     let mut without_evidence = 0;
-    for qa in json["qa"].as_array().into_iter().flatten() {
+    for qa in qa.as_array().into_iter().flatten() {
         let category = qa["category"].as_u64().unwrap_or(0) as u8;
         if !(1..=4).contains(&category) {
             continue;
@@ -414,7 +460,7 @@ fn parse_time(text: &str) -> Option<i64> {
         "december",
     ];
     let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as i8 + 1;
-    let at = jiff::civil::date(year, month, day).at(h, m, 0, 0);
+    let at = jiff::civil::DateTime::new(year, month, day, h, m, 0, 0).ok()?;
     Some(jiff::tz::TimeZone::UTC.to_timestamp(at).ok()?.as_millisecond())
 }
 

@@ -1,8 +1,8 @@
-//! The real agents: Claude Code, Codex CLI and Gemini CLI, at the versions the shared harness
-//! pins (`../shared/agents/harness`, installed by `scripts/agent-test-clients`), each run as a
-//! non-interactive session against the harness's fake model server on 127.0.0.1, with
-//! `agent-memory hook` as every hook and `agent-memory mcp` as an MCP server. The harness logs
-//! every model request, so these tests see exactly what reached the model.
+//! The real agents: Claude Code, Codex CLI and Gemini CLI, at the versions pinned in the
+//! testkit's `harness/pins.txt` (installed by `scripts/agent-test-clients`), each run by the
+//! testkit's `harness/run_agent.py` as a non-interactive session against its fake model on
+//! 127.0.0.1, with `agent-memory hook` as every hook and `agent-memory mcp` as an MCP server.
+//! The fake model logs every request, so these tests see exactly what reached the model.
 //!
 //! All runs of one test share one store and one project directory (the harness's `proj/` under
 //! one run path, rebuilt per run), as sessions of different agents in one checkout do.
@@ -40,17 +40,15 @@ fn require_clients(test: &str) -> Option<PathBuf> {
 /// The client directory holding `bins`, or `None` (with a notice) when one is missing outside CI.
 pub(crate) fn require(test: &str, bins: &[&str]) -> Option<PathBuf> {
     let dir = env_or_cache(CLIENTS_ENV, "");
-    let harness = harness_dir();
-    if bins.iter().all(|bin| dir.join(bin).is_file()) && harness.join("common.sh").is_file() {
+    if bins.iter().all(|bin| dir.join(bin).is_file()) {
         return Some(dir);
     }
     skip(
         test,
         &format!(
-            "the agent CLIs are not installed in {} (or the harness is missing at {}); run \
+            "the agent CLIs are not installed in {}; run \
              `export {CLIENTS_ENV}=\"$(scripts/agent-test-clients | tail -n 1)\"`",
             dir.display(),
-            harness.display()
         ),
     )
 }
@@ -102,7 +100,7 @@ pub(crate) fn after_search(log: &[Value]) -> Option<&Value> {
 }
 
 pub(crate) fn harness_dir() -> PathBuf {
-    agent_memory_testkit::shared_dir().join("agents/harness")
+    agent_memory_testkit::harness_dir()
 }
 
 /// One store and one run path that every session of a test shares.
@@ -154,7 +152,7 @@ impl Memory {
         )
     }
 
-    /// Runs one session of `agent` through the harness's `run_<agent>.sh`, with agent-memory's
+    /// Runs one session of `agent` through the harness's `run_agent.py`, with agent-memory's
     /// hooks as the harness wires them.
     fn run(&self, agent: &'static str, prompt: &str, env: &[(&str, &str)]) -> Run {
         self.run_with(agent, &self.with_store("hook --agent {agent} --event {event}"), prompt, env)
@@ -176,15 +174,15 @@ impl Memory {
         env: &[(&str, &str)],
     ) -> Run {
         let run_dir = self.run_dir();
-        let mut cmd = Command::new("bash");
+        let mut cmd = Command::new("python3");
         strip_settings(&mut cmd);
-        cmd.arg(harness_dir().join(format!("run_{agent}.sh")))
+        cmd.arg(harness_dir().join("run_agent.py"))
+            .arg(agent)
             .arg(hook)
             .env("AGENT_MEMORY_HOME", self.store())
             .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
             .env("CLIENTS", &self.clients)
             .env("RUN", &run_dir)
-            .env("NO_CHECK", "1")
             .env("PROMPT", prompt)
             .env("HOOK_TIMEOUT_S", "10")
             .envs(env.iter().copied())
@@ -406,8 +404,8 @@ fn mcp_search_results_reach_the_model() {
         return;
     };
 
-    // Claude Code in `-p` mode refuses tools it was not told to allow; the harness allows its
-    // own fake server's tool, so a wrapper adds ours, as a user's settings would.
+    // Claude Code in `-p` mode refuses tools it was not told to allow; the harness allows the
+    // fake MCP server's tool, so a wrapper adds ours, as a user's settings would.
     let real_claude = memory.clients.join("claude-code/node_modules/.bin/claude");
     let wrapper = memory.dir.path().join("claude");
     std::io::Write::write_all(

@@ -1,5 +1,5 @@
-//! The real Hermes Agent, at the version the shared harness pins (installed by
-//! `scripts/hermes-test-client`), wired by `agent-memory install hermes` into a temp
+//! The real Hermes Agent, at the version pinned in the testkit's `harness/pins.txt` (installed
+//! by `scripts/hermes-test-client`), wired by `agent-memory install hermes` into a temp
 //! `HERMES_HOME` over the user's own `config.yaml`, run as `hermes chat -Q -q` sessions against
 //! the harness's fake model on 127.0.0.1. Our memory provider runs inside Hermes and our MCP
 //! server beside it; the fake model's request log shows what reached the model.
@@ -26,16 +26,15 @@ const MEMORY: &str = "The quartzite benchmark needs a warm cache";
 /// The `hermes` executable, or `None` (with a notice) when it is missing outside CI.
 fn require_hermes(test: &str) -> Option<PathBuf> {
     let hermes = env_or_cache(HERMES_ENV, "hermes/bin/hermes");
-    if hermes.is_file() && harness_dir().join("fake_model_server.py").is_file() {
+    if hermes.is_file() {
         return Some(hermes);
     }
     skip(
         test,
         &format!(
-            "Hermes Agent is not installed at {} (or the harness is missing at {}); run \
+            "Hermes Agent is not installed at {}; run \
              `export {HERMES_ENV}=\"$(scripts/hermes-test-client | tail -n 1)\"`",
             hermes.display(),
-            harness_dir().display()
         ),
     )
 }
@@ -109,7 +108,7 @@ impl User {
         let log = self.dir.path().join("model-requests.jsonl");
         let _ = std::fs::remove_file(&log);
         let child = Command::new("python3")
-            .arg(harness_dir().join("fake_model_server.py"))
+            .arg(harness_dir().join("fake_model.py"))
             .args(["--port", &self.port.to_string(), "--port-file"])
             .arg(&port_file)
             .arg("--log")

@@ -1,10 +1,10 @@
 //! OpenCode and Copilot CLI, wired by `agent-memory install` itself: each real program (at the
-//! harness's pinned version) is started through a small wrapper that first runs
-//! `agent-memory install <agent>` in the session's fresh HOME, so the agent loads exactly the
-//! files install wrote: OpenCode our plugin (run by OpenCode's own runtime) and our MCP entry in
-//! the `opencode.json` the harness made, Copilot CLI our user-level hooks file and
-//! `mcp-config.json`. The harness's own hooks are a no-op (`true`) and its OpenCode plugin only
-//! logs.
+//! version pinned in the testkit's `harness/pins.txt`) is started through a small wrapper that
+//! first runs `agent-memory install <agent>` in the session's fresh HOME, so the agent loads
+//! exactly the files install wrote: OpenCode our plugin (run by OpenCode's own runtime) and our
+//! MCP entry in the `opencode.json` the harness made, Copilot CLI our user-level hooks file and
+//! `mcp-config.json`. The harness's own hooks are a no-op (`true`), and OpenCode gets no plugin
+//! from it.
 //!
 //! Each test follows a Codex session (see `agents.rs`): one session of the agent must carry the
 //! Codex session's facts in its first model request (the session-start briefing), land its
@@ -84,8 +84,6 @@ fn briefed_captured_and_searching(test: &str, agent: &'static str, bin: &str, bi
             ("AGENT_MEMORY_HOME", &store),
             ("AGENT_MEMORY_DISTIL__AUTO_WORK", "false"),
             ("FAKE_SCRIPT", script.as_str()),
-            ("OC_BRIDGE", "0"),
-            ("OC_MARKERS", "0"),
         ],
     );
     let installed = std::fs::read_to_string(memory.dir.path().join(format!("install-{agent}.out")))
@@ -139,7 +137,7 @@ fn copilot_with_the_installed_hooks_is_briefed_captured_and_searches() {
     );
 }
 
-/// Drives a plugin file the way OpenCode calls it, hook by hook, with the captured payloads and
+/// Drives a plugin file the way OpenCode calls it, hook by hook, with the recorded payloads and
 /// some that are not (`undefined`, `null`): `BUN_BE_BUN=1` makes the OpenCode binary its own
 /// Bun. Prints one JSON line per plugin: what threw (nothing may), and the system prompt after
 /// the transform.
@@ -233,7 +231,7 @@ fn the_installed_plugin_records_through_opencodes_runtime_and_never_fails_openco
         .arg(&driver)
         .args(&files)
         .env("BUN_BE_BUN", "1")
-        .env("SAMPLES", agent_memory_testkit::shared_dir().join("agents/samples/opencode"))
+        .env("SAMPLES", agent_memory_testkit::fixtures_dir().join("agents/opencode"))
         .env("AGENT_MEMORY_HOME", memory.store())
         .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
         .current_dir(&project)

@@ -1,5 +1,6 @@
-//! Every payload captured from the real Claude Code, Codex CLI and Gemini CLI, through the real
-//! binary: each one becomes the right stored event or is deliberately skipped.
+//! Every payload recorded from the real Claude Code, Codex CLI and Gemini CLI (the testkit's
+//! fixtures, written by `scripts/record-fixtures`), through the real binary: each one becomes
+//! the right stored event or is deliberately skipped.
 
 use expect_test::expect;
 
@@ -63,15 +64,15 @@ fn claude_code_samples() {
         InstructionsLoaded.json -> skipped (event not captured)
         MessageDisplay.json -> skipped (event not captured)
         PostToolBatch.json -> skipped (duplicate of PostToolUse)
-        PostToolUse.json -> tool_use session=c6cf2cbb tool=Bash/shell files=[] project=proj | Bash: echo hello-from-tool
-        PostToolUse.mcp.json -> tool_use session=a6a8e5dc tool=mcp__mem__mem_search/mcp files=[] project=proj | MCP mem/mem_search: query=answer
+        PostToolUse.json -> tool_use session=00000001 tool=Bash/shell files=[] project=proj | Bash: echo hello-from-tool
+        PostToolUse.mcp.json -> tool_use session=00000005 tool=mcp__mem__mem_search/mcp files=[] project=proj | MCP mem/mem_search: query=answer
         PreToolUse.json -> skipped (pre-tool event: answered, not stored)
         PreToolUse.mcp.json -> skipped (pre-tool event: answered, not stored)
-        SessionEnd.json -> session_end session=c6cf2cbb tool=-/- files=[] project=proj | Session ended (other)
-        SessionStart.json -> session_start session=c6cf2cbb tool=-/- files=[] project=proj | Session started (startup)
-        SessionStart.plugin.json -> session_start session=3e450faf tool=-/- files=[] project=proj | Session started (startup)
-        Stop.json -> stop session=c6cf2cbb tool=-/- files=[] project=proj | Turn ended: DONE: final answer from fake model
-        UserPromptSubmit.json -> prompt session=c6cf2cbb tool=-/- files=[] project=proj | Prompt: Run echo hello in the shell, then say done.
+        SessionEnd.json -> session_end session=00000001 tool=-/- files=[] project=proj | Session ended (other)
+        SessionStart.json -> session_start session=00000001 tool=-/- files=[] project=proj | Session started (startup)
+        SessionStart.plugin.json -> session_start session=00000007 tool=-/- files=[] project=proj | Session started (startup)
+        Stop.json -> stop session=00000001 tool=-/- files=[] project=proj | Turn ended: FAKE_FINAL_ANSWER: done.
+        UserPromptSubmit.json -> prompt session=00000001 tool=-/- files=[] project=proj | Prompt: Run echo hello in the shell, then say done.
     "#]]
     .assert_eq(&replay("claude-code", "claude-code"));
 }
@@ -79,15 +80,15 @@ fn claude_code_samples() {
 #[test]
 fn codex_samples() {
     expect![[r#"
-        PostToolUse.json -> tool_use session=01a2373e tool=Bash/shell files=[] project=proj | Bash: echo hello-from-tool
-        PostToolUse.mcp.json -> tool_use session=01a23730 tool=mcp__mem__mem_search/mcp files=[] project=proj | MCP mem/mem_search: query=answer
+        PostToolUse.json -> tool_use session=00000001 tool=Bash/shell files=[] project=proj | Bash: echo hello-from-tool
+        PostToolUse.mcp.json -> tool_use session=00000004 tool=mcp__mem__mem_search/mcp files=[] project=proj | MCP mem/mem_search: query=answer
         PreModelRequest.json -> skipped (model-level event: not stored)
         PreToolUse.json -> skipped (pre-tool event: answered, not stored)
         PreToolUse.mcp.json -> skipped (pre-tool event: answered, not stored)
-        SessionEnd.json -> session_end session=01a2373e tool=-/- files=[] project=proj | Session ended (other)
-        SessionStart.json -> session_start session=01a2373e tool=-/- files=[] project=proj | Session started (startup)
-        Stop.json -> stop session=01a2373e tool=-/- files=[] project=proj | Turn ended: DONE: final answer from fake model
-        UserPromptSubmit.json -> prompt session=01a2373e tool=-/- files=[] project=proj | Prompt: Run echo hello in the shell, then say done.
+        SessionEnd.json -> session_end session=00000001 tool=-/- files=[] project=proj | Session ended (other)
+        SessionStart.json -> session_start session=00000001 tool=-/- files=[] project=proj | Session started (startup)
+        Stop.json -> stop session=00000001 tool=-/- files=[] project=proj | Turn ended: FAKE_FINAL_ANSWER: done.
+        UserPromptSubmit.json -> prompt session=00000001 tool=-/- files=[] project=proj | Prompt: Run echo hello in the shell, then say done.
     "#]]
     .assert_eq(&replay("codex", "codex"));
 }
@@ -95,20 +96,20 @@ fn codex_samples() {
 #[test]
 fn gemini_samples() {
     expect![[r#"
-        AfterAgent.json -> stop session=7d626e8c tool=-/- files=[] project=proj | Turn ended: FAKE_FINAL_ANSWER: the command printed FAKE_TOOL_OUTPUT_42.
+        AfterAgent.json -> stop session=00000001 tool=-/- files=[] project=proj | Turn ended: FAKE_FINAL_ANSWER: done.
         AfterModel.functionCall-chunk.json -> skipped (model-level event: not stored)
         AfterModel.json -> skipped (model-level event: not stored)
-        AfterTool.json -> tool_use session=7d626e8c tool=run_shell_command/shell files=[] project=proj | run_shell_command: echo FAKE_TOOL_OUTPUT_42
-        AfterTool.mcp.json -> tool_use session=db25161a tool=mcp_mem_mem_search/mcp files=[] project=proj | MCP mem/mem_search: query=answer
-        BeforeAgent.json -> prompt session=7d626e8c tool=-/- files=[] project=proj | Prompt: Run a shell command that prints a marker, then tell me what it printed.
+        AfterTool.json -> tool_use session=00000001 tool=run_shell_command/shell files=[] project=proj | run_shell_command: echo hello-from-tool
+        AfterTool.mcp.json -> tool_use session=00000002 tool=mcp_mem_mem_search/mcp files=[] project=proj | MCP mem/mem_search: query=answer
+        BeforeAgent.json -> prompt session=00000001 tool=-/- files=[] project=proj | Prompt: Run echo hello in the shell, then say done.
         BeforeModel.json -> skipped (model-level event: not stored)
         BeforeTool.json -> skipped (pre-tool event: answered, not stored)
         BeforeTool.mcp.json -> skipped (pre-tool event: answered, not stored)
         BeforeToolSelection.json -> skipped (model-level event: not stored)
         PreCompress.json -> skipped (model-level event: not stored)
-        SessionEnd.json -> session_end session=7d626e8c tool=-/- files=[] project=proj | Session ended (exit)
-        SessionStart.json -> session_start session=7d626e8c tool=-/- files=[] project=proj | Session started (startup)
-        SessionStart.resume.json -> session_start session=e1073a4d tool=-/- files=[] project=proj | Session started (resume)
+        SessionEnd.json -> session_end session=00000001 tool=-/- files=[] project=proj | Session ended (exit)
+        SessionStart.json -> session_start session=00000001 tool=-/- files=[] project=proj | Session started (startup)
+        SessionStart.resume.json -> session_start session=00000001 tool=-/- files=[] project=proj | Session started (resume)
     "#]]
     .assert_eq(&replay("gemini", "gemini"));
 }

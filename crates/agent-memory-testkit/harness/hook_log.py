@@ -1,0 +1,27 @@
+#!/usr/bin/env python3
+"""hook_log.py LOG AGENT EVENT: a hook that records its stdin and answers nothing.
+
+`scripts/record-fixtures` wires it as every hook of the agent it records: each call appends
+{"agent", "event", "stdin"} to LOG as one JSON line (stdin parsed when it is JSON, else kept as
+text), then exits 0 with empty stdout, so the agent carries on as if no hook were there.
+"""
+
+import json
+import sys
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit("usage: hook_log.py LOG AGENT EVENT")
+    log, agent, event = sys.argv[1:]
+    raw = sys.stdin.read()
+    try:
+        stdin = json.loads(raw)
+    except ValueError:
+        stdin = raw
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps({"agent": agent, "event": event, "stdin": stdin}, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
