@@ -712,7 +712,6 @@ fn import_events(store: &mut Store, vocab: &Vocabulary, n: usize, dir: &std::pat
             "files": [], "sensitivity": "normal", "transcript_path": null}}}),
         );
     }
-    drop(line);
     out.flush().expect("flush");
     drop(out);
     let mut input = std::io::BufReader::new(std::fs::File::open(&path).expect("open export"));

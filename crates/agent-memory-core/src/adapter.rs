@@ -1,11 +1,14 @@
-//! Adapters: one agent's hook payload in, one neutral [`Event`] out.
+//! Adapters: one agent's hook payload in, one neutral [`Event`] out; and the agent registry.
 //!
-//! Owns the agent registry ([`AGENTS`], a data table of names, hook events and tool families),
-//! dispatch on the agent name, and what every adapter shares: lenient field reading, the
-//! builders that write an event's summary, body and neutral payload, tool-output text, file
-//! paths and timestamps. Only this module and its children know agent wire formats; each agent
-//! with its own adapter keeps its serde structs in `adapter/<agent>/wire.rs`, and agents without
-//! one are read by `generic`.
+//! Owns the agent registry ([`AGENTS`]: one [`AgentSpec`] row per agent with everything
+//! agent-memory knows about it: names, hook events and their routes, tool families, where and in
+//! which shape it takes context, its program and config root, how it is installed, and whether
+//! its transcript is read), dispatch on the agent name, and what every adapter shares: lenient
+//! field reading, the builders that write an event's summary, body, neutral payload and
+//! [`ToolFacts`], tool-output text, file paths and timestamps. Only this module and its children
+//! know agent wire formats, and no module outside `adapter/` and `install/` names an agent: the
+//! rest of the code asks the registry. Each agent with its own adapter keeps its serde structs in
+//! `adapter/<agent>/wire.rs`; agents without one are read by `generic`.
 //!
 //! Adapters must not redact, filter, touch the disk or print: the caller sanitizes the payload
 //! before (secrets, injected context and `<private>` spans are already gone) and decides what to
@@ -16,10 +19,13 @@ mod codex;
 mod gemini;
 mod generic;
 
+use std::collections::HashSet;
+
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::{Map, Value, json};
 
-use crate::event::{CaptureContext, Event, EventKind, Sensitivity, ToolKind};
+use crate::event::{CaptureContext, Event, EventKind, Sensitivity, ToolFacts, ToolKind};
+use crate::install::{self, Installer};
 use crate::text::one_line;
 
 /// Longest event summary, in characters (the cut ends in `…`).
@@ -92,7 +98,8 @@ enum Route {
 }
 
 /// One agent agent-memory knows by name: how to call it, which hook events it sends and what
-/// becomes of each, and the families of its tools.
+/// becomes of each, the families of its tools, where and how it takes context, and how it is
+/// found and wired. Everything outside `adapter/` that depends on an agent reads it from here.
 #[derive(Debug)]
 pub struct AgentSpec {
     /// Canonical name, stored as [`Event::agent`].
@@ -101,13 +108,99 @@ pub struct AgentSpec {
     pub aliases: &'static [&'static str],
     /// The agent's name for people.
     pub display: &'static str,
+    /// The agent's program, looked for on `PATH` to tell whether it is installed.
+    pub program: &'static str,
+    /// Where the agent keeps its user-level configuration.
+    pub config_root: ConfigRoot,
     /// Tool name → family, compared case-insensitively; a trailing `*` matches a prefix.
     pub tools: &'static [(&'static str, ToolKind)],
     /// Hook events in the agent's own spelling (compared case-insensitively); others are skipped.
     events: &'static [(&'static str, Route)],
     /// Reads the session id, cwd, transcript and time that every event of the agent carries.
     head: HeadReader,
+    /// The hook events (in the agent's spelling) whose answer reaches the model, with what each
+    /// is answered with. Events not listed are never answered.
+    pub slots: &'static [(&'static str, Slot)],
+    /// The shape of the agent's answer on standard output.
+    pub answer: AnswerShape,
+    /// How `install` wires the agent, and what `doctor` checks beyond the common checks.
+    pub install: Option<Installer>,
+    /// Reads the agent's own transcript for tool calls its hooks never report, at a stop.
+    pub transcript: Option<TranscriptReader>,
 }
+
+/// What a hook event can be answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The session-start briefing.
+    SessionStart,
+    /// Prompt-time recall (and, for an agent without a session-start slot, the briefing with
+    /// the session's first prompt).
+    Prompt,
+    /// What earlier sessions did with a file being read.
+    FileRead,
+}
+
+/// The JSON line an agent reads context from; inject renders it, the registry says which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerShape {
+    /// `{"hookSpecificOutput": {"hookEventName": E, "additionalContext": C}}`: Claude Code's,
+    /// copied by Codex and Gemini CLI. Codex drops any output with a key outside its schema, so
+    /// nothing else may be added.
+    HookSpecificOutput,
+    /// `{"additionalContext": C}`.
+    AdditionalContext,
+    /// `{"context": C}`, as our own plugins and providers read it.
+    Context,
+}
+
+/// Where an agent's user-level configuration lives: `dir` under the home directory or under
+/// the XDG config directory, unless the agent's own environment variable names another place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigRoot {
+    /// The variable the agent reads for its directory (absolute or relative to the current
+    /// directory), if it reads one.
+    pub env: Option<&'static str>,
+    pub base: ConfigBase,
+    /// The directory under `base`.
+    pub dir: &'static str,
+}
+
+/// What a [`ConfigRoot`]'s `dir` is relative to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigBase {
+    /// `$HOME`.
+    Home,
+    /// `$XDG_CONFIG_HOME`, or `~/.config`.
+    ConfigHome,
+}
+
+impl ConfigRoot {
+    /// The root as people write it: `~/.codex`, `~/.config/opencode`.
+    pub fn display(&self) -> String {
+        match self.base {
+            ConfigBase::Home => format!("~/{}", self.dir),
+            ConfigBase::ConfigHome => format!("~/.config/{}", self.dir),
+        }
+    }
+}
+
+/// A tool call an agent's transcript records but its hooks never reported, as the hook payload
+/// the agent would have sent for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreported {
+    /// The hook event the payload is read as.
+    pub event_name: &'static str,
+    pub payload: Value,
+    pub at_ms: i64,
+    /// The agent's id of the call: what keeps it from being stored twice.
+    pub call_id: String,
+}
+
+/// Reads one transcript line as an [`Unreported`] call, given the stop that ended the turn and
+/// the call ids already stored for the session.
+pub type TranscriptReader =
+    fn(line: &[u8], stop: &Event, known: &HashSet<String>) -> Option<Unreported>;
 
 /// Reads the fields every event of an agent carries.
 type HeadReader = fn(&Hook<'_>) -> Result<Head, AdapterError>;
@@ -141,6 +234,25 @@ impl AgentSpec {
         self.name.eq_ignore_ascii_case(name)
             || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
     }
+
+    /// The slot of a hook event (compared case-insensitively), with the event's exact spelling.
+    pub fn slot(&self, event: &str) -> Option<(&'static str, Slot)> {
+        let event = event.trim();
+        self.slots.iter().find(|(e, _)| e.eq_ignore_ascii_case(event)).copied()
+    }
+
+    /// Whether any of the agent's events is answered with `slot`.
+    pub fn takes(&self, slot: Slot) -> bool {
+        self.slots.iter().any(|(_, s)| *s == slot)
+    }
+
+    /// The kind a hook event is stored as, if it is stored.
+    pub fn stores_as(&self, event: &str) -> Option<EventKind> {
+        match self.route(event.trim())? {
+            Route::Store(kind, _) => Some(kind),
+            Route::Answer(_) | Route::Skip(_) => None,
+        }
+    }
 }
 
 /// Every agent with a name of its own. Any other name is still a valid agent: it is read by the
@@ -150,61 +262,141 @@ pub static AGENTS: &[AgentSpec] = &[
         name: "claude-code",
         aliases: &["claude", "claude_code"],
         display: "Claude Code",
+        program: "claude",
+        config_root: ConfigRoot { env: None, base: ConfigBase::Home, dir: ".claude" },
         tools: claude_code::TOOLS,
         events: claude_code::EVENTS,
         head: claude_code::head,
+        slots: claude_code::SLOTS,
+        answer: AnswerShape::HookSpecificOutput,
+        install: Some(Installer {
+            kind: install::InstallKind::JsonHooks,
+            hooks: install::claude_code::HOOKS,
+            project_level: true,
+            plan: install::claude_code::plan,
+        }),
+        transcript: None,
     },
     AgentSpec {
         name: "codex",
         aliases: &["codex-cli"],
         display: "Codex CLI",
+        program: "codex",
+        config_root: ConfigRoot { env: Some("CODEX_HOME"), base: ConfigBase::Home, dir: ".codex" },
         tools: codex::TOOLS,
         events: codex::EVENTS,
         head: claude_code::head,
+        slots: codex::SLOTS,
+        answer: AnswerShape::HookSpecificOutput,
+        install: Some(Installer {
+            kind: install::InstallKind::TrustedHooks { untrusted: install::codex::untrusted_hooks },
+            hooks: install::codex::HOOKS,
+            project_level: false,
+            plan: install::codex::plan,
+        }),
+        transcript: Some(codex::rollout::unreported),
     },
     AgentSpec {
         name: "gemini",
         aliases: &["gemini-cli"],
         display: "Gemini CLI",
+        program: "gemini",
+        config_root: ConfigRoot { env: None, base: ConfigBase::Home, dir: ".gemini" },
         tools: gemini::TOOLS,
         events: gemini::EVENTS,
         head: gemini::head,
+        slots: gemini::SLOTS,
+        answer: AnswerShape::HookSpecificOutput,
+        install: Some(Installer {
+            kind: install::InstallKind::JsonHooks,
+            hooks: install::gemini::HOOKS,
+            project_level: true,
+            plan: install::gemini::plan,
+        }),
+        transcript: None,
     },
     AgentSpec {
         name: "opencode",
         aliases: &["opencode-ai"],
         display: "OpenCode",
+        program: "opencode",
+        config_root: ConfigRoot { env: None, base: ConfigBase::ConfigHome, dir: "opencode" },
         tools: generic::TOOLS,
         events: generic::OPENCODE_EVENTS,
         head: generic::head,
+        slots: generic::OPENCODE_SLOTS,
+        answer: AnswerShape::Context,
+        install: Some(Installer {
+            kind: install::InstallKind::JsPlugin,
+            hooks: &[],
+            project_level: true,
+            plan: install::opencode::plan,
+        }),
+        transcript: None,
     },
     AgentSpec {
         name: "copilot",
         aliases: &["copilot-cli", "github-copilot"],
         display: "GitHub Copilot CLI",
+        program: "copilot",
+        config_root: ConfigRoot {
+            env: Some("COPILOT_HOME"),
+            base: ConfigBase::Home,
+            dir: ".copilot",
+        },
         tools: generic::TOOLS,
         events: generic::COPILOT_EVENTS,
         head: generic::head,
+        slots: generic::COPILOT_SLOTS,
+        answer: AnswerShape::AdditionalContext,
+        install: Some(Installer {
+            kind: install::InstallKind::HooksFile { user_file: install::copilot::user_hooks_file },
+            hooks: install::copilot::HOOKS,
+            project_level: true,
+            plan: install::copilot::plan,
+        }),
+        transcript: None,
     },
     AgentSpec {
         name: "hermes",
         aliases: &["hermes-agent"],
         display: "Hermes Agent",
+        program: "hermes",
+        config_root: ConfigRoot {
+            env: Some("HERMES_HOME"),
+            base: ConfigBase::Home,
+            dir: ".hermes",
+        },
         tools: generic::TOOLS,
         events: generic::HERMES_EVENTS,
         head: generic::head,
+        slots: generic::HERMES_SLOTS,
+        answer: AnswerShape::Context,
+        install: Some(Installer {
+            kind: install::InstallKind::Provider { plugin_dir: install::hermes::plugin_dir },
+            hooks: &[],
+            project_level: false,
+            plan: install::hermes::plan,
+        }),
+        transcript: None,
     },
 ];
 
 /// The spec for an agent no table names: events are looked up in every table and read the
-/// generic way.
+/// generic way. It takes no context, is not installed, and has no config root of its own.
 static UNKNOWN: AgentSpec = AgentSpec {
     name: "generic",
     aliases: &[],
     display: "Any agent",
+    program: "",
+    config_root: ConfigRoot { env: None, base: ConfigBase::Home, dir: "" },
     tools: generic::TOOLS,
     events: &[],
     head: generic::head,
+    slots: &[],
+    answer: AnswerShape::Context,
+    install: None,
+    transcript: None,
 };
 
 /// The spec for a canonical name or an alias, case-insensitively.
@@ -218,6 +410,15 @@ pub fn find_agent(name: &str) -> Option<&'static AgentSpec> {
 pub fn canonical_agent(name: &str) -> String {
     let name = name.trim().to_lowercase();
     find_agent(&name).map_or(name, |spec| spec.name.to_owned())
+}
+
+/// The kind a hook event of `agent` is stored as, if it is stored; for an agent no table names,
+/// the kind any table gives the event name.
+pub fn stored_kind(agent: &str, event: &str) -> Option<EventKind> {
+    match find_agent(agent) {
+        Some(spec) => spec.stores_as(event),
+        None => AGENTS.iter().find_map(|spec| spec.stores_as(event)),
+    }
 }
 
 /// Maps one hook payload to the neutral event, or says why it is deliberately skipped.
@@ -385,6 +586,7 @@ impl Hook<'_> {
             files: draft.files,
             sensitivity: Sensitivity::Normal,
             transcript_path: head.transcript_path,
+            facts: draft.facts,
         }))
     }
 }
@@ -454,11 +656,21 @@ struct Draft {
     tool: Option<String>,
     tool_kind: Option<ToolKind>,
     files: Vec<String>,
+    facts: ToolFacts,
 }
 
 impl Draft {
     fn new(kind: EventKind, summary: String, body: String, payload: Value) -> Draft {
-        Draft { kind, summary, body, payload, tool: None, tool_kind: None, files: Vec::new() }
+        Draft {
+            kind,
+            summary,
+            body,
+            payload,
+            tool: None,
+            tool_kind: None,
+            files: Vec::new(),
+            facts: ToolFacts::default(),
+        }
     }
 
     fn session_start(source: Option<String>, model: Option<String>) -> Draft {
@@ -525,6 +737,7 @@ impl Draft {
         if let Some(id) = call.call_id {
             payload["call_id"] = id.into();
         }
+        let facts = facts_of(call.kind, &files, &call.input, is_error, call.exit_code);
         Draft {
             kind: EventKind::ToolUse,
             summary,
@@ -533,6 +746,7 @@ impl Draft {
             tool: Some(call.name),
             tool_kind: Some(call.kind),
             files,
+            facts,
         }
     }
 }
@@ -709,6 +923,136 @@ fn exit_code_in(text: &str) -> Option<i64> {
     })
 }
 
+/// The facts of a tool call of family `kind` that changed or read `files`, from its arguments
+/// (`input`) and outcome. The one place that reads a command, a query or a created file out of
+/// an agent's tool arguments.
+fn facts_of(
+    kind: ToolKind,
+    files: &[String],
+    input: &Value,
+    failed: bool,
+    exit_code: Option<i64>,
+) -> ToolFacts {
+    let mut facts = ToolFacts { failed, exit_code, ..ToolFacts::default() };
+    match kind {
+        ToolKind::Shell => facts.command = command_in(input),
+        ToolKind::Search => facts.query = query_in(input),
+        ToolKind::Write => {
+            facts.written = files.to_vec();
+            facts.created = files.to_vec();
+        }
+        ToolKind::Edit => {
+            facts.written = files.to_vec();
+            facts.created = added_files(input);
+        }
+        _ => {}
+    }
+    facts
+}
+
+/// The facts of a stored tool use, derived from its neutral payload (`input`, `is_error`,
+/// `exit_code`) as the adapter would have filled them: for events stored before the facts
+/// existed, and for imports from such versions. Empty for every other kind of event.
+pub fn tool_facts(
+    kind: EventKind,
+    tool_kind: Option<ToolKind>,
+    files: &[String],
+    payload: &Value,
+) -> ToolFacts {
+    let Some(tool_kind) = tool_kind.filter(|_| kind == EventKind::ToolUse) else {
+        return ToolFacts::default();
+    };
+    let exit_code = payload.get("exit_code").and_then(Value::as_i64);
+    let failed = payload.get("is_error").and_then(Value::as_bool) == Some(true)
+        || exit_code.is_some_and(|code| code != 0);
+    facts_of(tool_kind, files, payload.get("input").unwrap_or(&Value::Null), failed, exit_code)
+}
+
+/// The command of a shell call: its `command` or `cmd` argument (some agents send argv, joined
+/// here by spaces), or the whole input when the agent sends it as one string.
+fn command_in(input: &Value) -> Option<String> {
+    let text = match input {
+        Value::String(text) => text.clone(),
+        _ => match input.get("command").or_else(|| input.get("cmd"))? {
+            Value::String(text) => text.clone(),
+            Value::Array(words) => {
+                words.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")
+            }
+            _ => return None,
+        },
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
+/// What a search looked for, by the first of its arguments that says so.
+fn query_in(input: &Value) -> Option<String> {
+    ["pattern", "query", "glob", "regex"]
+        .iter()
+        .find_map(|key| input.get(key)?.as_str())
+        .filter(|query| !query.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// The files a patch in any string argument adds (`*** Add File: `), as the patch names them.
+fn added_files(input: &Value) -> Vec<String> {
+    let mut added: Vec<String> = Vec::new();
+    for line in string_args(input).iter().flat_map(|text| text.lines()) {
+        if let Some(file) = line.strip_prefix("*** Add File: ").map(str::trim)
+            && !file.is_empty()
+            && !added.iter().any(|known| known == file)
+        {
+            added.push(file.to_owned());
+        }
+    }
+    added
+}
+
+/// The string arguments of a tool call: the input itself when it is a string, else its
+/// top-level string fields.
+fn string_args(input: &Value) -> Vec<&str> {
+    match input {
+        Value::String(text) => vec![text],
+        Value::Object(fields) => fields.values().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Drops every argument from a tool use's payload but those that name the file it touched or
+/// the command it ran: all a sensitive event keeps of its call.
+pub fn keep_only_access(payload: &mut Value) {
+    let keep: Map<String, Value> = payload
+        .get("input")
+        .and_then(Value::as_object)
+        .map(|input| {
+            input
+                .iter()
+                .filter(|(key, _)| *key == "command" || PATH_KEYS.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Value::Object(payload) = payload {
+        payload.insert("input".into(), Value::Object(keep));
+    }
+}
+
+/// Top-level fields of a hook payload worth keeping when the payload was cut off at the stdin
+/// cap and is no longer JSON: ids, names and paths, in every agent's spelling.
+pub const SALVAGED_FIELDS: &[&str] = &[
+    "session_id",
+    "sessionId",
+    "sessionID",
+    "hook_event_name",
+    "cwd",
+    "transcript_path",
+    "tool_name",
+    "toolName",
+    "tool_use_id",
+    "model",
+    "source",
+    "reason",
+];
+
 /// Input fields that name the one file a tool works on, across agents.
 const PATH_KEYS: &[&str] = &["file_path", "path", "absolute_path", "notebook_path", "filePath"];
 /// Lines of Codex's patch format that name a file.
@@ -735,12 +1079,7 @@ fn files_in(kind: ToolKind, input: &Value) -> Vec<String> {
         let paths = input.get("paths").and_then(Value::as_array).into_iter().flatten();
         paths.filter_map(Value::as_str).for_each(&mut add);
     }
-    let texts: Vec<&str> = match input {
-        Value::String(text) => vec![text],
-        Value::Object(fields) => fields.values().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    for line in texts.iter().flat_map(|text| text.lines()) {
+    for line in string_args(input).iter().flat_map(|text| text.lines()) {
         PATCH_HEADERS.iter().filter_map(|header| line.strip_prefix(header)).for_each(&mut add);
     }
     files
@@ -780,6 +1119,9 @@ fn parse_iso_ms(text: &str) -> Option<i64> {
 }
 
 #[cfg(test)]
+mod boundary;
+
+#[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
     use std::fmt::Write as _;
@@ -796,16 +1138,14 @@ mod tests {
         CaptureContext { uid: "test-uid", agent, event_name: event, received_at_ms: RECEIVED_AT_MS }
     }
 
-    /// `shared/` sits beside the repository; `AGENT_MEMORY_SHARED_DIR` points elsewhere.
-    fn shared_dir() -> PathBuf {
-        match std::env::var_os("AGENT_MEMORY_SHARED_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")),
-        }
+    /// The payloads `scripts/record-fixtures` recorded from the real agents, one directory per
+    /// agent, committed in the testkit crate.
+    fn fixtures_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../agent-memory-testkit/fixtures/agents")
     }
 
     fn read_sample(dir: &str, file: &str) -> Value {
-        let path = shared_dir().join("agents/samples").join(dir).join(file);
+        let path = fixtures_dir().join(dir).join(file);
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -981,51 +1321,51 @@ mod tests {
             "claude-code",
             expect![[r#"
             SessionStart.json
-                session_start session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a at=received cwd=/home/dev/work/proj transcript
+                session_start session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 summary: Session started (startup)
                 body: ""
                 payload: source
             SessionStart.plugin.json
-                session_start session=3e450faf-e7af-49ec-b52a-f2fbb8fcf1cd at=received cwd=/home/dev/work/proj transcript
+                session_start session=00000007-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 summary: Session started (startup)
                 body: ""
                 payload: source
             InstructionsLoaded.json
                 skip: event not captured
             UserPromptSubmit.json
-                prompt session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a at=received cwd=/home/dev/work/proj transcript
+                prompt session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 summary: Prompt: Run echo hello in the shell, then say done.
                 body: "Run echo hello in the shell, then say done."
                 payload: prompt
             PreToolUse.json
-                pending session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a cwd=/home/dev/work/proj
+                pending session=00000001-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                 tool: Bash (shell) files=[]
             PreToolUse.mcp.json
-                pending session=a6a8e5dc-b0dc-48f4-9225-8d98f76d4568 cwd=/home/dev/work/proj
+                pending session=00000005-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                 tool: mcp__mem__mem_search (mcp) files=[]
             PostToolUse.json
-                tool_use session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a at=received cwd=/home/dev/work/proj transcript
+                tool_use session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 tool: Bash (shell) files=[]
                 summary: Bash: echo hello-from-tool
                 body: "echo hello-from-tool\nhello-from-tool"
-                payload: call_id duration_ms=85 input is_error=false output
+                payload: call_id duration_ms=100 input is_error=false output
             PostToolUse.mcp.json
-                tool_use session=a6a8e5dc-b0dc-48f4-9225-8d98f76d4568 at=received cwd=/home/dev/work/proj transcript
+                tool_use session=00000005-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 tool: mcp__mem__mem_search (mcp) files=[]
                 summary: MCP mem/mem_search: query=answer
                 body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
-                payload: call_id duration_ms=45 input is_error=false mcp_server output
+                payload: call_id duration_ms=100 input is_error=false mcp_server output
             PostToolBatch.json
                 skip: duplicate of PostToolUse
             MessageDisplay.json
                 skip: event not captured
             Stop.json
-                stop session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a at=received cwd=/home/dev/work/proj transcript
-                summary: Turn ended: DONE: final answer from fake model
-                body: "DONE: final answer from fake model"
+                stop session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
+                summary: Turn ended: FAKE_FINAL_ANSWER: done.
+                body: "FAKE_FINAL_ANSWER: done."
                 payload: last_message
             SessionEnd.json
-                session_end session=c6cf2cbb-a3eb-4c16-86a9-6bcd5f13477a at=received cwd=/home/dev/work/proj transcript
+                session_end session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 summary: Session ended (other)
                 body: ""
                 payload: reason
@@ -1039,42 +1379,42 @@ mod tests {
             "codex",
             expect![[r#"
             SessionStart.json
-                session_start session=01a2373e-1192-7ad3-a243-669ff4524037 at=received cwd=/home/dev/work/proj transcript
+                session_start session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 summary: Session started (startup)
                 body: ""
                 payload: model source
             UserPromptSubmit.json
-                prompt session=01a2373e-1192-7ad3-a243-669ff4524037 at=received cwd=/home/dev/work/proj transcript
+                prompt session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 summary: Prompt: Run echo hello in the shell, then say done.
                 body: "Run echo hello in the shell, then say done."
                 payload: prompt
             PreModelRequest.json
                 skip: model-level event: not stored
             PreToolUse.json
-                pending session=01a2373e-1192-7ad3-a243-669ff4524037 cwd=/home/dev/work/proj
+                pending session=00000001-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                 tool: Bash (shell) files=[]
             PreToolUse.mcp.json
-                pending session=01a23730-4e81-77a0-a3cb-36f782db8829 cwd=/home/dev/work/proj
+                pending session=00000004-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                 tool: mcp__mem__mem_search (mcp) files=[]
             PostToolUse.json
-                tool_use session=01a2373e-1192-7ad3-a243-669ff4524037 at=received cwd=/home/dev/work/proj transcript
+                tool_use session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 tool: Bash (shell) files=[]
                 summary: Bash: echo hello-from-tool
                 body: "echo hello-from-tool\nhello-from-tool"
                 payload: call_id input is_error=false output
             PostToolUse.mcp.json
-                tool_use session=01a23730-4e81-77a0-a3cb-36f782db8829 at=received cwd=/home/dev/work/proj transcript
+                tool_use session=00000004-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 tool: mcp__mem__mem_search (mcp) files=[]
                 summary: MCP mem/mem_search: query=answer
                 body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
                 payload: call_id input is_error=false mcp_server output
             Stop.json
-                stop session=01a2373e-1192-7ad3-a243-669ff4524037 at=received cwd=/home/dev/work/proj transcript
-                summary: Turn ended: DONE: final answer from fake model
-                body: "DONE: final answer from fake model"
+                stop session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
+                summary: Turn ended: FAKE_FINAL_ANSWER: done.
+                body: "FAKE_FINAL_ANSWER: done."
                 payload: last_message
             SessionEnd.json
-                session_end session=01a2373e-1192-7ad3-a243-669ff4524037 at=received cwd=/home/dev/work/proj transcript
+                session_end session=00000001-0000-4000-8000-000000000000 at=received cwd=/home/dev/work/proj transcript
                 summary: Session ended (other)
                 body: ""
                 payload: reason
@@ -1088,19 +1428,19 @@ mod tests {
             "gemini",
             expect![[r#"
                 SessionStart.json
-                    session_start session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222039561 cwd=/home/dev/work/proj transcript
+                    session_start session=00000001-0000-4000-8000-000000000000 at=1767225600000 cwd=/home/dev/work/proj transcript
                     summary: Session started (startup)
                     body: ""
                     payload: source
                 SessionStart.resume.json
-                    session_start session=e1073a4d-7365-4de7-a228-f4e1248c6450 at=1796222498046 cwd=/home/dev/work/proj transcript
+                    session_start session=00000001-0000-4000-8000-000000000000 at=1767225611000 cwd=/home/dev/work/proj transcript
                     summary: Session started (resume)
                     body: ""
                     payload: source
                 BeforeAgent.json
-                    prompt session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222039910 cwd=/home/dev/work/proj transcript
-                    summary: Prompt: Run a shell command that prints a marker, then tell me what it printed.
-                    body: "Run a shell command that prints a marker, then tell me what it printed."
+                    prompt session=00000001-0000-4000-8000-000000000000 at=1767225601000 cwd=/home/dev/work/proj transcript
+                    summary: Prompt: Run echo hello in the shell, then say done.
+                    body: "Run echo hello in the shell, then say done."
                     payload: prompt
                 PreCompress.json
                     skip: model-level event: not stored
@@ -1113,30 +1453,30 @@ mod tests {
                 AfterModel.functionCall-chunk.json
                     skip: model-level event: not stored
                 BeforeTool.json
-                    pending session=7d626e8c-50cf-4ea6-8758-3542e115fda3 cwd=/home/dev/work/proj
+                    pending session=00000001-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                     tool: run_shell_command (shell) files=[]
                 BeforeTool.mcp.json
-                    pending session=db25161a-ce35-491e-b1dc-63c6f56d0bf6 cwd=/home/dev/work/proj
+                    pending session=00000002-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                     tool: mcp_mem_mem_search (mcp) files=[]
                 AfterTool.json
-                    tool_use session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222042689 cwd=/home/dev/work/proj transcript
+                    tool_use session=00000001-0000-4000-8000-000000000000 at=1767225607000 cwd=/home/dev/work/proj transcript
                     tool: run_shell_command (shell) files=[]
-                    summary: run_shell_command: echo FAKE_TOOL_OUTPUT_42
-                    body: "echo FAKE_TOOL_OUTPUT_42\nFAKE_TOOL_OUTPUT_42"
+                    summary: run_shell_command: echo hello-from-tool
+                    body: "echo hello-from-tool\nhello-from-tool"
                     payload: input is_error=false output
                 AfterTool.mcp.json
-                    tool_use session=db25161a-ce35-491e-b1dc-63c6f56d0bf6 at=1796222260353 cwd=/home/dev/work/proj transcript
+                    tool_use session=00000002-0000-4000-8000-000000000000 at=1767225613000 cwd=/home/dev/work/proj transcript
                     tool: mcp_mem_mem_search (mcp) files=[]
                     summary: MCP mem/mem_search: query=answer
                     body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
                     payload: input is_error=false mcp_server output
                 AfterAgent.json
-                    stop session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222045751 cwd=/home/dev/work/proj transcript
-                    summary: Turn ended: FAKE_FINAL_ANSWER: the command printed FAKE_TOOL_OUTPUT_42.
-                    body: "FAKE_FINAL_ANSWER: the command printed FAKE_TOOL_OUTPUT_42."
+                    stop session=00000001-0000-4000-8000-000000000000 at=1767225609000 cwd=/home/dev/work/proj transcript
+                    summary: Turn ended: FAKE_FINAL_ANSWER: done.
+                    body: "FAKE_FINAL_ANSWER: done."
                     payload: last_message
                 SessionEnd.json
-                    session_end session=7d626e8c-50cf-4ea6-8758-3542e115fda3 at=1796222046386 cwd=/home/dev/work/proj transcript
+                    session_end session=00000001-0000-4000-8000-000000000000 at=1767225610000 cwd=/home/dev/work/proj transcript
                     summary: Session ended (exit)
                     body: ""
                     payload: reason
@@ -1150,12 +1490,12 @@ mod tests {
             "copilot",
             expect![[r#"
             sessionStart.json
-                session_start session=2d472d36-28ea-41ab-aea2-27423d832adf at=1796222094639 cwd=/home/dev/work/proj
+                session_start session=00000001-0000-4000-8000-000000000000 at=1767225600000 cwd=/home/dev/work/proj
                 summary: Session started (new)
                 body: ""
                 payload: source
             userPromptSubmitted.json
-                prompt session=2d472d36-28ea-41ab-aea2-27423d832adf at=1796222094905 cwd=/home/dev/work/proj
+                prompt session=00000001-0000-4000-8000-000000000000 at=1767225601000 cwd=/home/dev/work/proj
                 summary: Prompt: Run echo hello in the shell, then say done.
                 body: "Run echo hello in the shell, then say done."
                 payload: prompt
@@ -1164,30 +1504,30 @@ mod tests {
             permissionRequest.mcp.json
                 skip: event not captured
             preToolUse.json
-                pending session=2d472d36-28ea-41ab-aea2-27423d832adf cwd=/home/dev/work/proj
+                pending session=00000001-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                 tool: bash (shell) files=[]
             preToolUse.mcp.json
-                pending session=cb2a11a4-6879-4231-8e04-3b3131b2237c cwd=/home/dev/work/proj
+                pending session=00000002-0000-4000-8000-000000000000 cwd=/home/dev/work/proj
                 tool: mem-mem_search (other) files=[]
             postToolUse.json
-                tool_use session=2d472d36-28ea-41ab-aea2-27423d832adf at=1796222096168 cwd=/home/dev/work/proj
+                tool_use session=00000001-0000-4000-8000-000000000000 at=1767225604000 cwd=/home/dev/work/proj
                 tool: bash (shell) files=[]
                 summary: bash: echo hello-from-tool
                 body: "echo hello-from-tool\nhello-from-tool\n<shellId: 0 completed with exit code 0>"
                 payload: input is_error=false output
             postToolUse.mcp.json
-                tool_use session=cb2a11a4-6879-4231-8e04-3b3131b2237c at=1796222331218 cwd=/home/dev/work/proj
+                tool_use session=00000002-0000-4000-8000-000000000000 at=1767225609000 cwd=/home/dev/work/proj
                 tool: mem-mem_search (other) files=[]
                 summary: mem-mem_search: query=answer
                 body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
                 payload: input is_error=false output
             agentStop.json
-                stop session=2d472d36-28ea-41ab-aea2-27423d832adf at=1796222096729 cwd=/home/dev/work/proj transcript
+                stop session=00000001-0000-4000-8000-000000000000 at=1767225605000 cwd=/home/dev/work/proj transcript
                 summary: Turn ended
                 body: ""
                 payload: last_message=null
             sessionEnd.json
-                session_end session=2d472d36-28ea-41ab-aea2-27423d832adf at=1796222097051 cwd=/home/dev/work/proj
+                session_end session=00000001-0000-4000-8000-000000000000 at=1767225606000 cwd=/home/dev/work/proj
                 summary: Session ended (complete)
                 body: ""
                 payload: reason
@@ -1201,36 +1541,36 @@ mod tests {
             "hermes",
             expect![[r#"
             on_session_start.json
-                session_start session=20261202_144033_355dd2 at=received cwd=/home/dev/work/proj
+                session_start session=20260101_000000_000001 at=received cwd=/home/dev/work/proj
                 summary: Session started
                 body: ""
                 payload: model source=null
             pre_llm_call.json
-                prompt session=20261202_144033_355dd2 at=received cwd=/home/dev/work/proj
+                prompt session=20260101_000000_000001 at=received cwd=/home/dev/work/proj
                 summary: Prompt: Run echo hello in the shell, then say done.
                 body: "Run echo hello in the shell, then say done."
                 payload: prompt
             pre_tool_call.json
-                pending session=20261202_144033_355dd2 cwd=/home/dev/work/proj
+                pending session=20260101_000000_000001 cwd=/home/dev/work/proj
                 tool: terminal (shell) files=[]
             post_tool_call.json
-                tool_use session=20261202_144033_355dd2 at=received cwd=/home/dev/work/proj
+                tool_use session=20260101_000000_000001 at=received cwd=/home/dev/work/proj
                 tool: terminal (shell) files=[]
                 summary: terminal: echo hello-from-tool
                 body: "echo hello-from-tool\nhello-from-tool"
-                payload: duration_ms=76 exit_code=0 input is_error=false output
+                payload: duration_ms=100 exit_code=0 input is_error=false output
             post_llm_call.json
-                stop session=20261202_144033_355dd2 at=received cwd=/home/dev/work/proj
-                summary: Turn ended: DONE: final answer from fake model
-                body: "DONE: final answer from fake model"
+                stop session=20260101_000000_000001 at=received cwd=/home/dev/work/proj
+                summary: Turn ended: FAKE_FINAL_ANSWER: done.
+                body: "FAKE_FINAL_ANSWER: done."
                 payload: last_message
             on_session_end.json
-                session_end session=20261202_144033_355dd2 at=received cwd=/home/dev/work/proj
+                session_end session=20260101_000000_000001 at=received cwd=/home/dev/work/proj
                 summary: Session ended
                 body: ""
                 payload: reason=null
             on_session_finalize.json
-                session_end session=20261202_144033_355dd2 at=received cwd=/home/dev/work/proj
+                session_end session=20260101_000000_000001 at=received cwd=/home/dev/work/proj
                 summary: Session ended (shutdown)
                 body: ""
                 payload: reason
@@ -1242,7 +1582,7 @@ mod tests {
     #[test]
     fn every_sample_file_is_classified() {
         for samples in SAMPLES {
-            let dir = shared_dir().join("agents/samples").join(samples.dir);
+            let dir = fixtures_dir().join(samples.dir);
             let entries =
                 std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
             let on_disk: BTreeSet<String> = entries
@@ -1276,32 +1616,32 @@ mod tests {
         }
         expect![[r#"
             event.session.created.json
-                session_start session=ses_dc8ced86dffe1bYR4rxT21BS7q at=received cwd=/home/dev/work/proj
+                session_start session=ses_00000000000000000000000001 at=received cwd=/home/dev/work/proj
                 summary: Session started
                 body: ""
                 payload: source=null
             chat.message.json
-                prompt session=ses_dc8ced86dffe1bYR4rxT21BS7q at=received
-                summary: Prompt: "Run a shell command that prints a marker, then tell me what it printed."
-                body: "\"Run a shell command that prints a marker, then tell me what it printed.\""
+                prompt session=ses_00000000000000000000000001 at=received
+                summary: Prompt: "Run echo hello in the shell, then say done."
+                body: "\"Run echo hello in the shell, then say done.\""
                 payload: prompt
             tool.execute.before.json
-                pending session=ses_dc8ced86dffe1bYR4rxT21BS7q cwd=-
+                pending session=ses_00000000000000000000000001 cwd=-
                 tool: bash (shell) files=[]
             tool.execute.after.json
-                tool_use session=ses_dc8ced86dffe1bYR4rxT21BS7q at=received
+                tool_use session=ses_00000000000000000000000001 at=received
                 tool: bash (shell) files=[]
-                summary: bash: echo FAKE_TOOL_OUTPUT_42
-                body: "echo FAKE_TOOL_OUTPUT_42\nFAKE_TOOL_OUTPUT_42"
+                summary: bash: echo hello-from-tool
+                body: "echo hello-from-tool\nhello-from-tool"
                 payload: exit_code=0 input is_error=false output
             tool.execute.after.mcp.json
-                tool_use session=ses_dc8ceba92ffew3Cs6yeeOKuUhB at=received
+                tool_use session=ses_00000000000000000000000002 at=received
                 tool: mem_mem_search (other) files=[]
                 summary: mem_mem_search: query=answer
                 body: "query=answer\nMCPRESULT for 'answer': the answer is 42"
                 payload: input is_error=false output
             event.session.idle.json
-                stop session=ses_dc8ced86dffe1bYR4rxT21BS7q at=received
+                stop session=ses_00000000000000000000000001 at=received
                 summary: Turn ended
                 body: ""
                 payload: last_message=null

@@ -1,16 +1,17 @@
-//! Capture: one hook run, from the agent's stdin to a stored (or spooled) event.
+//! Capture: here are bytes an agent sent, give me a finished event ready for the store (or the
+//! reason there is none); and here is the spool, move what waits in it into the store.
 //!
-//! `read` → `parse` → `sanitize` (strip injected context, drop `<private>` spans, redact secrets
-//! in every string) → `adapter::normalize` → `finish` (sensitive files keep only the fact of
-//! access; size caps) → filter layers 1–2 → project → store (with layer 3 inside the write
-//! transaction). Whatever cannot reach the store goes to the spool, and later runs drain it.
+//! [`prepare`]: `parse` → `sanitize` (strip injected context, drop `<private>` spans, redact
+//! secrets in every string) → `adapter::normalize` → [`finish`] (sensitive files keep only the
+//! fact of access; size caps) → filter layers 1–2 → fingerprint; layer 3 runs inside the store's
+//! write transaction. [`drain`] stores what earlier runs spooled. The hook run that calls these,
+//! stores and answers is `hook.rs`; the sanitizer here is also what imports and edited memory
+//! text pass through.
 //!
-//! The hook must never hurt the agent: this module never panics on input, never blocks past the
-//! deadline it is given, and reports what happened instead of failing. [`InFlight`] lets the
-//! binary's watchdog spool an unfinished event when the deadline passes.
-//!
-//! Must not: print (the binary answers the agent), start threads or runtimes, open sockets.
+//! Must not: print, start threads or runtimes, open sockets, panic on any input, or read an
+//! agent's tool arguments (the adapter turns them into [`crate::event::ToolFacts`]).
 
+pub mod fence;
 pub mod filter;
 pub mod redact;
 pub mod spool;
@@ -19,22 +20,18 @@ pub mod transcript;
 use std::borrow::Cow;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
 use crate::adapter::{self, Normalized, PendingTool};
 use crate::config::Config;
-use crate::event::{CaptureContext, Event, EventKind, Sensitivity, ToolKind};
+use crate::event::{CaptureContext, Event, Sensitivity, ToolKind};
 use crate::paths::Home;
 use crate::project::{self, ProjectIdentity};
-use crate::store::{Dedupe, DedupeWindow, HookRun, Store, WAL_CHECKPOINT_BYTES, WriteOutcome};
-use crate::{fsutil, inject, time};
-use spool::{Prepared, SpoolRecord};
-
-/// How long hook-run records (which only feed `status`) are kept: 30 days.
-pub const HOOK_RUNS_KEPT_MS: i64 = 30 * 86_400_000;
+use crate::store::{HookRun, Store};
+use crate::{fsutil, time};
+use spool::SpoolRecord;
 
 /// Standard input as a hook read it.
 #[derive(Debug, Clone)]
@@ -57,83 +54,9 @@ pub fn read_capped(reader: &mut dyn Read, cap: usize) -> io::Result<Input> {
     Ok(Input { bytes, truncated_from })
 }
 
-/// What one hook run did; the binary turns it into the agent's answer and a log line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HookReport {
-    /// stored, duplicate, skipped, filtered, spooled, invalid.
-    pub outcome: &'static str,
-    pub detail: Option<String>,
-    pub event_uid: String,
-    /// Spooled events this run drained into the store.
-    pub drained: usize,
-    /// The stored event ended a turn or the session (a stop, a session end): distilling it
-    /// is due.
-    pub ends_turn: bool,
-    /// The answer to print for the agent, in its protocol: the session-start briefing, recall
-    /// for a prompt, or what is known about a file being read.
-    pub answer: Option<String>,
-}
-
-/// A hook run in progress, shared with the watchdog that spools it if the deadline passes.
-#[derive(Debug)]
-pub struct InFlight {
-    state: Mutex<Pending>,
-    spool_dirs: [PathBuf; 2],
-}
-
-#[derive(Debug)]
-enum Pending {
-    /// Input read but not yet turned into an event: the watchdog sanitizes and spools it raw.
-    Raw { meta: Box<SpoolRecord>, bytes: Arc<Vec<u8>> },
-    /// A finished event waiting for the store.
-    Ready(Box<SpoolRecord>),
-    /// Stored, deliberately dropped, or spooled already.
-    Done,
-}
-
-impl InFlight {
-    pub fn new(home: &Home) -> InFlight {
-        InFlight { state: Mutex::new(Pending::Done), spool_dirs: home.spool_dirs() }
-    }
-
-    fn set(&self, pending: Pending) {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = pending;
-    }
-
-    /// Spools the event unless the run finished, and marks the run over. Called by the
-    /// watchdog at the deadline; returns the spool file, if one was written.
-    pub fn spool_unfinished(&self, reason: &str) -> Option<io::Result<PathBuf>> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let mut record = match std::mem::replace(&mut *state, Pending::Done) {
-            Pending::Done => return None,
-            Pending::Ready(record) => record,
-            Pending::Raw { mut meta, bytes } => {
-                meta.raw = Some(sanitize_text(&String::from_utf8_lossy(&bytes)).into_owned());
-                meta
-            }
-        };
-        record.reason = reason.to_owned();
-        Some(spool::append(&self.spool_dirs, &record, time::now_ms()))
-    }
-}
-
-/// Everything one hook run needs.
-#[derive(Debug)]
-pub struct HookRequest<'a> {
-    pub home: &'a Home,
-    pub config: &'a Config,
-    pub agent: &'a str,
-    pub event_name: &'a str,
-    pub input: Input,
-    pub uid: String,
-    pub received_at_ms: i64,
-    /// When the process started; the deadline counts from here.
-    pub started: Instant,
-}
-
 /// How far an input got through the stages before the store.
 #[derive(Debug)]
-enum Stage {
+pub enum Stage {
     Invalid(String),
     Skipped(&'static str),
     /// A tool call about to run: answered, not stored.
@@ -145,205 +68,8 @@ enum Stage {
     },
 }
 
-/// Runs the capture pipeline for one hook call. Never fails: every problem becomes an outcome.
-pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
-    let deadline = req.started + Duration::from_millis(req.config.capture.deadline_ms);
-    let mut report = HookReport {
-        outcome: "stored",
-        detail: None,
-        event_uid: req.uid.clone(),
-        drained: 0,
-        ends_turn: false,
-        answer: None,
-    };
-    let mut record = SpoolRecord {
-        v: spool::RECORD_VERSION,
-        uid: req.uid.clone(),
-        agent: req.agent.to_owned(),
-        event_name: req.event_name.to_owned(),
-        received_at_ms: req.received_at_ms,
-        duration_us: 0,
-        reason: String::new(),
-        prepared: None,
-        raw: None,
-    };
-    let truncated_from = req.input.truncated_from;
-    let bytes = Arc::new(req.input.bytes);
-    in_flight.set(Pending::Raw { meta: Box::new(record.clone()), bytes: Arc::clone(&bytes) });
-    let stage = prepare(
-        req.agent,
-        req.event_name,
-        &req.uid,
-        req.received_at_ms,
-        &bytes,
-        truncated_from,
-        req.config,
-    );
-    if !matches!(stage, Stage::Ready { .. }) {
-        in_flight.set(Pending::Done);
-    }
-
-    // Every outcome is recorded as a hook run, so the store is opened whatever happened.
-    let store = open_store(req.home, req.config, deadline);
-    let run = |outcome: &'static str, detail: Option<&str>| -> HookRun<'_> {
-        HookRun {
-            at_ms: req.received_at_ms,
-            agent: req.agent,
-            event_name: req.event_name,
-            outcome,
-            detail: detail.map(str::to_owned),
-            duration_us: req.started.elapsed().as_micros() as i64,
-            event_uid: Some(&req.uid),
-        }
-    };
-    let (event, hash) = match stage {
-        Stage::Ready { event, hash } => (event, hash),
-        Stage::Invalid(message) => {
-            save_rejected(req.home, &req.uid, &bytes);
-            return end_without_event(store, run("invalid", Some(&message)), report);
-        }
-        Stage::Skipped(reason) => {
-            return end_without_event(store, run("skipped", Some(reason)), report);
-        }
-        Stage::Pending(tool) => {
-            // Not stored, but answered: what is known about the file it is about to read.
-            let responder = inject::Responder { home: req.home, config: req.config };
-            if let Ok(store) = &store
-                && responder.answers_pending(&tool)
-            {
-                let roots = store.registered_roots().unwrap_or_default();
-                let project = resolve_project(tool.cwd.as_deref(), &tool.agent, &roots);
-                report.answer = responder.pending(store, &tool, &project);
-            }
-            return end_without_event(store, run("skipped", Some(adapter::PRE_TOOL)), report);
-        }
-        Stage::Filtered(layer) => {
-            return end_without_event(store, run("filtered", Some(layer.as_str())), report);
-        }
-    };
-
-    let roots = store.as_ref().ok().and_then(|s| s.registered_roots().ok()).unwrap_or_default();
-    let project = resolve_project(event.cwd.as_deref(), &event.agent, &roots);
-    record.prepared = Some(Prepared {
-        event: (*event).clone(),
-        content_hash: hash.clone(),
-        project: (&project).into(),
-    });
-    in_flight.set(Pending::Ready(Box::new(record.clone())));
-
-    let written = store.and_then(|mut store| {
-        // What the agent's transcript holds that its hooks never sent goes in before the stop
-        // that ends the turn, so distilling sees it inside that turn.
-        if transcript::reads_transcript(&event)
-            && Instant::now() + Duration::from_millis(200) < deadline
-        {
-            match transcript::catch_up_codex(&mut store, req.config, &event) {
-                Ok(caught) if caught.stored > 0 => {
-                    tracing::debug!(stored = caught.stored, bytes = caught.bytes_read, "transcript read");
-                }
-                Ok(_) => {}
-                Err(err) => tracing::warn!(%err, "reading the transcript failed; its edits wait for the next stop"),
-            }
-        }
-        let window = DedupeWindow {
-            events: req.config.filter.dedupe_window,
-            since_ms: event.at_ms.saturating_sub(req.config.filter.dedupe_seconds as i64 * 1000),
-        };
-        let is_dup = |recent: &crate::store::RecentEvent| {
-            filter::is_near_duplicate(&event, &hash, recent, &req.config.filter)
-        };
-        let dedupe: Dedupe<'_> = (window, &is_dup);
-        let outcome = store.write_event(
-            &event,
-            &hash,
-            &project,
-            Some(dedupe),
-            &run("stored", None),
-            req.started,
-        )?;
-        Ok((store, outcome))
-    });
-    match written {
-        Ok((mut store, outcome)) => {
-            in_flight.set(Pending::Done);
-            match store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_millis(50)) {
-                // Now and then, with the log just emptied, old hook-run records go too.
-                Ok(true) => {
-                    if let Err(err) = store.prune_hook_runs(time::now_ms() - HOOK_RUNS_KEPT_MS) {
-                        tracing::debug!(%err, "pruning hook runs failed");
-                    }
-                }
-                Ok(false) => {}
-                Err(err) => tracing::debug!(%err, "checkpoint skipped"),
-            }
-            match outcome {
-                WriteOutcome::Stored { .. } => {
-                    report.ends_turn =
-                        matches!(event.kind, EventKind::Stop | EventKind::SessionEnd);
-                }
-                WriteOutcome::AlreadyStored => report.outcome = "duplicate",
-                WriteOutcome::NearDuplicate { of } => {
-                    report.outcome = "filtered";
-                    report.detail =
-                        Some(format!("{} of event {of}", filter::Layer::NearDuplicate.as_str()));
-                }
-            }
-            let responder = inject::Responder { home: req.home, config: req.config };
-            report.answer = responder.stored(&mut store, &event, &project);
-            // Drain what earlier runs spooled while there is time left.
-            if Instant::now() + Duration::from_millis(100) < deadline {
-                let limit = req.config.capture.drain_per_hook;
-                report.drained =
-                    drain(&mut store, req.home, req.config, Some(deadline), limit).stored;
-            }
-        }
-        Err(err) => {
-            in_flight.set(Pending::Done);
-            record.reason = err.to_string();
-            record.duration_us = req.started.elapsed().as_micros() as i64;
-            report.outcome = "spooled";
-            report.detail = Some(err.to_string());
-            if let Err(spool_err) = spool::append(&req.home.spool_dirs(), &record, time::now_ms()) {
-                report.outcome = "failed";
-                report.detail = Some(format!("{err}; spooling failed too: {spool_err}"));
-            }
-        }
-    }
-    report
-}
-
-/// Records the run of a hook that stores no event (unreadable, skipped or filtered input).
-fn end_without_event(
-    store: Result<Store, crate::store::StoreError>,
-    run: HookRun<'_>,
-    mut report: HookReport,
-) -> HookReport {
-    if let Ok(mut store) = store
-        && let Err(err) = store.record_hook_run(&run)
-    {
-        tracing::warn!(%err, "could not record the hook run");
-    }
-    report.outcome = run.outcome;
-    report.detail = run.detail;
-    report
-}
-
-/// Opens the store with a busy timeout that still leaves time to spool before `deadline`.
-fn open_store(
-    home: &Home,
-    config: &Config,
-    deadline: Instant,
-) -> Result<Store, crate::store::StoreError> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let reserve = Duration::from_millis(150);
-    let busy = Duration::from_millis(config.capture.busy_timeout_ms)
-        .min(left.saturating_sub(reserve))
-        .max(Duration::from_millis(10));
-    Store::open(&home.db_path(), busy)
-}
-
 /// Parses, sanitizes, normalizes, finishes and screens one input.
-fn prepare(
+pub fn prepare(
     agent: &str,
     event_name: &str,
     uid: &str,
@@ -410,23 +136,9 @@ fn json_type(v: &Value) -> &'static str {
 
 /// Top-level string fields found in the first part of a cut-off JSON object.
 fn salvage(bytes: &[u8]) -> Value {
-    const FIELDS: &[&str] = &[
-        "session_id",
-        "sessionId",
-        "sessionID",
-        "hook_event_name",
-        "cwd",
-        "transcript_path",
-        "tool_name",
-        "toolName",
-        "tool_use_id",
-        "model",
-        "source",
-        "reason",
-    ];
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]);
     let mut object = serde_json::Map::new();
-    for field in FIELDS {
+    for field in adapter::SALVAGED_FIELDS {
         let needle = format!("\"{field}\"");
         let Some(at) = head.find(&needle) else { continue };
         let rest = head[at + needle.len()..].trim_start();
@@ -450,7 +162,7 @@ fn mark_truncated(event: &mut Event, original: u64) {
 /// Strips injected context, drops `<private>` spans and redacts secrets, in that order (a
 /// secret inside a private span is dropped, not redacted).
 pub fn sanitize_text(text: &str) -> Cow<'_, str> {
-    match inject::strip_injected(text) {
+    match fence::strip_injected(text) {
         Cow::Borrowed(text) => redact::redactor().scrub(text).0,
         Cow::Owned(stripped) => Cow::Owned(redact::redactor().scrub(&stripped).0.into_owned()),
     }
@@ -466,7 +178,7 @@ pub fn sanitize_json(value: &mut Value) {
 fn strip_injected_json(value: &mut Value) {
     match value {
         Value::String(s) => {
-            if let Cow::Owned(clean) = inject::strip_injected(s) {
+            if let Cow::Owned(clean) = fence::strip_injected(s) {
                 *s = clean;
             }
         }
@@ -485,51 +197,45 @@ pub fn sanitize_event(event: &mut Event) {
         }
     }
     sanitize_json(&mut event.payload);
+    for text in event.facts.texts_mut() {
+        if let Cow::Owned(clean) = sanitize_text(text) {
+            *text = clean;
+        }
+    }
     protect_sensitive(event);
 }
 
 /// Keeps only the fact of access to sensitive files, and caps sizes.
-fn finish(event: &mut Event, config: &Config) {
+pub fn finish(event: &mut Event, config: &Config) {
     protect_sensitive(event);
     truncate_chars(&mut event.body, config.capture.max_body_chars);
     cap_strings(&mut event.payload, config.capture.max_field_chars);
+    // The facts repeat parts of the payload; they are capped alike.
+    for text in event.facts.texts_mut() {
+        truncate_chars(text, config.capture.max_field_chars);
+    }
 }
 
 /// For an event that read, wrote or ran a command on a sensitive file (`.env`, keys), keeps
 /// which tool and which path or command, drops everything else, and marks the event private.
 fn protect_sensitive(event: &mut Event) {
-    let command =
-        event.payload.pointer("/input/command").and_then(|c| c.as_str()).unwrap_or("").to_owned();
+    let command = event.facts.command.clone().unwrap_or_default();
     let sensitive = event.files.iter().any(|f| redact::is_sensitive_path(f))
         || (event.tool_kind == Some(ToolKind::Shell)
             && redact::command_touches_sensitive_path(&command));
     if !sensitive {
         return;
     }
-    let keep: serde_json::Map<String, Value> = event
-        .payload
-        .get("input")
-        .and_then(|i| i.as_object())
-        .map(|input| {
-            input
-                .iter()
-                .filter(|(k, _)| PATH_AND_COMMAND_KEYS.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
+    adapter::keep_only_access(&mut event.payload);
     if let Value::Object(payload) = &mut event.payload {
-        payload.insert("input".into(), Value::Object(keep));
         payload.insert("output".into(), Value::String(SENSITIVE_MARK.into()));
     }
+    // Only what names the access is kept: the command and the paths.
+    event.facts.query = None;
     let subject = if command.is_empty() { event.files.join(", ") } else { command };
     event.body = format!("{subject}\n{SENSITIVE_MARK}");
     event.sensitivity = Sensitivity::Private;
 }
-
-/// The input fields that name what was accessed, kept for sensitive files.
-const PATH_AND_COMMAND_KEYS: &[&str] =
-    &["file_path", "path", "absolute_path", "notebook_path", "filePath", "command"];
 
 /// What stands in for the content of a sensitive file.
 pub const SENSITIVE_MARK: &str = "[content not stored: sensitive file]";
@@ -552,7 +258,8 @@ fn truncate_chars(text: &mut String, max: usize) {
     }
 }
 
-fn resolve_project(cwd: Option<&str>, agent: &str, roots: &[PathBuf]) -> ProjectIdentity {
+/// The project of an event's working directory; without one, the agent is the grouping.
+pub fn resolve_project(cwd: Option<&str>, agent: &str, roots: &[PathBuf]) -> ProjectIdentity {
     match cwd.filter(|c| !c.is_empty()) {
         Some(cwd) => project::resolve(Path::new(cwd), roots),
         // Without a directory the agent is the best grouping there is.
@@ -566,7 +273,7 @@ fn resolve_project(cwd: Option<&str>, agent: &str, roots: &[PathBuf]) -> Project
 }
 
 /// Keeps an unreadable payload for inspection: sanitized, capped, private to the user.
-fn save_rejected(home: &Home, uid: &str, bytes: &[u8]) {
+pub fn save_rejected(home: &Home, uid: &str, bytes: &[u8]) {
     const KEEP: usize = 1024 * 1024;
     let dir = home.rejected_dir();
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(KEEP)]);
@@ -723,33 +430,5 @@ mod tests {
         assert_eq!(value["tool_name"], "Bash");
         assert!(value.get("tool_response").is_none());
         assert!(parse_payload(head, None).expect_err("not salvaged").contains("not valid JSON"));
-    }
-
-    #[test]
-    fn the_watchdog_spools_an_unfinished_run_once_and_sanitized() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let home = Home::at(dir.path().join("home"));
-        let in_flight = InFlight::new(&home);
-        assert!(in_flight.spool_unfinished("deadline").is_none(), "nothing in flight");
-        let meta = SpoolRecord {
-            v: spool::RECORD_VERSION,
-            uid: "u1".into(),
-            agent: "codex".into(),
-            event_name: "UserPromptSubmit".into(),
-            received_at_ms: 1,
-            duration_us: 0,
-            reason: String::new(),
-            prepared: None,
-            raw: None,
-        };
-        let raw = br#"{"prompt": "keep <private>drop this</private> rest"}"#.to_vec();
-        in_flight.set(Pending::Raw { meta: Box::new(meta), bytes: Arc::new(raw) });
-        let path = in_flight.spool_unfinished("deadline").expect("spooled").expect("written");
-        let (records, bad) = spool::read(&path).expect("read back");
-        assert!(bad.is_empty());
-        let raw = records[0].raw.as_deref().expect("raw kept");
-        assert!(raw.contains("keep") && !raw.contains("drop this"), "{raw}");
-        assert_eq!(records[0].reason, "deadline");
-        assert!(in_flight.spool_unfinished("deadline").is_none(), "spooled only once");
     }
 }

@@ -1,8 +1,11 @@
 //! The neutral event: one captured moment from any agent, in one shape.
 //!
 //! Owns the vocabulary of DESIGN.md §3 for raw material (agent, session, event kind, tool kind,
-//! sensitivity). Adapters build these from agent wire formats; capture redacts and filters them;
-//! the store persists them. Nothing here knows an agent's wire format or touches the disk.
+//! sensitivity) and the neutral facts of a tool call ([`ToolFacts`]: the command run, the query
+//! searched, the files changed and created, the outcome) that every later stage reads instead of
+//! an agent's tool input. Adapters build these from agent wire formats; capture redacts and
+//! filters them; the store persists them. Nothing here knows an agent's wire format or touches
+//! the disk.
 
 use serde::{Deserialize, Serialize};
 
@@ -108,10 +111,12 @@ impl Sensitivity {
 
 /// One captured moment, agent-neutral.
 ///
-/// `payload` is neutral JSON whose keys depend on `kind`:
+/// `payload` is JSON whose keys depend on `kind`:
 /// `session_start {source}`, `prompt {prompt}`, `tool_use {input, output, is_error}`,
 /// `stop {last_message}`, `session_end {reason}`, plus whatever small extras an adapter keeps
-/// (`model`, `duration_ms`, `mcp_server`).
+/// (`model`, `duration_ms`, `mcp_server`). A tool use's `input` is the agent's own arguments,
+/// kept for people and exports; only `adapter/` reads it. What later stages need from it is in
+/// [`Event::facts`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     /// Globally unique id, assigned once at capture; the key that makes spool recovery and
@@ -137,6 +142,51 @@ pub struct Event {
     pub files: Vec<String>,
     pub sensitivity: Sensitivity,
     pub transcript_path: Option<String>,
+    /// What a tool call did, in neutral terms; empty for every other kind. Events written
+    /// before these facts existed get them derived from their payload when read
+    /// (`adapter::tool_facts`).
+    #[serde(default, skip_serializing_if = "ToolFacts::is_empty")]
+    pub facts: ToolFacts,
+}
+
+/// What later stages need to know about a tool call, filled by the adapter from the agent's
+/// arguments, so that nothing after the adapter reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolFacts {
+    /// The command line a shell call ran (argv joined by spaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// What a search looked for: its pattern, query, glob or regex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// Files an edit or write tool changed (as in [`Event::files`]); never files only read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<String>,
+    /// Files the call created from scratch: every file of a write tool, and the files a patch
+    /// adds (as the patch names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<String>,
+    /// The call failed: the agent said so, or it exited with a non-zero code.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+}
+
+impl ToolFacts {
+    /// Nothing known: not a tool use, or one that said nothing of these.
+    pub fn is_empty(&self) -> bool {
+        *self == ToolFacts::default()
+    }
+
+    /// Every text of the facts, for sanitizing and capping them in place.
+    pub fn texts_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        self.command
+            .iter_mut()
+            .chain(self.query.iter_mut())
+            .chain(self.written.iter_mut())
+            .chain(self.created.iter_mut())
+    }
 }
 
 /// Facts every adapter needs that do not come from the payload.

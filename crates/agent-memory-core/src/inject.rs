@@ -3,15 +3,12 @@
 //! Three answers, each within its own token budget: the session-start briefing
 //! ([`briefing`]), prompt-time recall of the few earlier items that match a prompt strongly
 //! ([`prompt`]), and, when a file is read, what earlier sessions did with it ([`file`]). This
-//! module owns which agent takes which of them at which hook event ([`SLOTS`], from what each
-//! agent was seen to accept), the answer's shape in each agent's protocol ([`answer`]), the
+//! module owns what each slot is answered with, the rendering of each answer shape, the
 //! [`Responder`] the hook calls while its store connection is open, and the brief file
-//! ([`brief`]) for agents that cannot take injected context at all.
-//!
-//! It also owns the sentinel that wraps everything agent-memory injects, with the function that
-//! strips it again. Agents echo injected context back (Gemini copies it into later prompts,
-//! Claude and Codex write it into transcripts, Hermes replays it), so capture removes every
-//! sentinel span before storing anything: recalled memory is never re-captured as new.
+//! ([`brief`]) for agents that cannot take injected context at all. Which agent takes which
+//! slot at which hook event, and in which shape, is the agent registry's (`adapter::AGENTS`).
+//! Everything injected is wrapped in the sentinel of `capture::fence`, which capture strips
+//! from whatever agents echo back.
 //!
 //! Must not: print (the binary does), or fail a hook: every store error becomes no answer.
 
@@ -20,9 +17,9 @@ pub mod briefing;
 pub mod file;
 pub mod prompt;
 
-use std::borrow::Cow;
-
-use crate::adapter::PendingTool;
+pub use crate::adapter::Slot;
+use crate::adapter::{self, AnswerShape, PendingTool};
+use crate::capture::fence::wrap;
 use crate::config::Config;
 use crate::event::{Event, EventKind, ToolKind};
 use crate::paths::Home;
@@ -35,146 +32,23 @@ pub use briefing::{
     session_start_context,
 };
 
-/// Opens every block of context agent-memory injects.
-pub const SENTINEL_OPEN: &str = "<agent-memory-context>";
-/// Closes it.
-pub const SENTINEL_CLOSE: &str = "</agent-memory-context>";
-
-/// Wraps `text` in the sentinel.
-pub fn wrap(text: &str) -> String {
-    format!("{SENTINEL_OPEN}\n{text}\n{SENTINEL_CLOSE}")
-}
-
-/// Removes every sentinel span from `text`, with the agent wrappers it leaves empty.
-///
-/// An opening sentinel without a close drops the rest of the text: an agent that cut our block
-/// short still must not have it re-captured.
-pub fn strip_injected(text: &str) -> Cow<'_, str> {
-    if !text.contains(SENTINEL_OPEN) && !text.contains(SENTINEL_CLOSE) {
-        return Cow::Borrowed(text);
-    }
-    let out = drop_spans(text, SENTINEL_OPEN, SENTINEL_CLOSE);
-    // A stray close tag (the open was cut off by the agent) goes too.
-    let out = out.replace(SENTINEL_CLOSE, "");
-    Cow::Owned(remove_empty_wrappers(&out).trim().to_owned())
-}
-
-/// Removes every `open`…`close` span of `text`, tags included; an `open` without a `close`
-/// drops the rest of the text.
-pub(crate) fn drop_spans(text: &str, open: &str, close: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find(open) {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + open.len()..];
-        match after.find(close) {
-            Some(end) => rest = &after[end + close.len()..],
-            None => {
-                rest = "";
-                break;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The wrappers agents put around hook context; once our block is gone they are empty noise.
-const WRAPPERS: &[(&str, &str)] = &[
-    ("<hook_context>", "</hook_context>"),
-    ("<system-reminder>", "</system-reminder>"),
-    ("<system_reminder>", "</system_reminder>"),
-    ("<memory-context>", "</memory-context>"),
-];
-
-fn remove_empty_wrappers(text: &str) -> String {
-    let mut out = text.to_owned();
-    for (open, close) in WRAPPERS {
-        let mut search_from = 0;
-        while let Some(rel) = out[search_from..].find(open) {
-            let start = search_from + rel;
-            let inner_start = start + open.len();
-            let Some(close_rel) = out[inner_start..].find(close) else { break };
-            let inner = &out[inner_start..inner_start + close_rel];
-            if is_empty_wrapper_body(inner) {
-                out.replace_range(start..inner_start + close_rel + close.len(), "");
-                search_from = start;
-            } else {
-                search_from = inner_start;
-            }
-        }
-    }
-    out
-}
-
-/// A wrapper body is empty when only whitespace or an agent's label for hook output is left
-/// (Claude writes `SessionStart hook additional context:` before the text; Hermes a system note).
-fn is_empty_wrapper_body(inner: &str) -> bool {
-    let t = inner.trim();
-    t.is_empty()
-        || (t.ends_with("hook additional context:") && !t.contains('\n'))
-        || (t.starts_with("[System note:") && t.ends_with(']') && !t.contains('\n'))
-}
-
-/// What a hook event can be answered with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
-    /// The session-start briefing.
-    SessionStart,
-    /// Prompt-time recall (and, for an agent without a session-start slot, the briefing with
-    /// the session's first prompt).
-    Prompt,
-    /// What earlier sessions did with a file being read.
-    FileRead,
-}
-
-/// Where each agent takes context from a shell hook: (agent, event as the agent spells it, what
-/// it gets). Every pair here was seen to reach the model, or is documented by the agent (Claude
-/// Code's `PreToolUse`). Pairs not listed get no answer at all: Gemini CLI's `BeforeTool`,
-/// Copilot CLI's `preToolUse` and Hermes's `pre_tool_call` take no context, so those two agents
-/// hear about a file with the read's result; Codex has no file-reading tool; Hermes's
-/// `on_session_start` output is not read, so Hermes gets the briefing with its first prompt.
-/// OpenCode has no shell hooks: its plugin (`install/opencode_plugin.js`) runs the hook and
-/// puts the answer into the system prompt; it answers nothing about files yet.
-pub const SLOTS: &[(&str, &str, Slot)] = &[
-    ("claude-code", "SessionStart", Slot::SessionStart),
-    ("claude-code", "UserPromptSubmit", Slot::Prompt),
-    ("claude-code", "PreToolUse", Slot::FileRead),
-    ("codex", "SessionStart", Slot::SessionStart),
-    ("codex", "UserPromptSubmit", Slot::Prompt),
-    ("gemini", "SessionStart", Slot::SessionStart),
-    ("gemini", "BeforeAgent", Slot::Prompt),
-    ("gemini", "AfterTool", Slot::FileRead),
-    ("copilot", "sessionStart", Slot::SessionStart),
-    ("copilot", "userPromptSubmitted", Slot::Prompt),
-    ("copilot", "postToolUse", Slot::FileRead),
-    ("opencode", "session.created", Slot::SessionStart),
-    ("opencode", "chat.message", Slot::Prompt),
-    ("hermes", "pre_llm_call", Slot::Prompt),
-];
-
-/// The slot of an agent's event (compared case-insensitively), with the event's exact spelling.
+/// The slot of an agent's event (compared case-insensitively), with the event's exact spelling,
+/// as the agent's registry row lists it.
 pub fn slot(agent: &str, event: &str) -> Option<(&'static str, Slot)> {
-    SLOTS
-        .iter()
-        .find(|(a, e, _)| *a == agent && e.eq_ignore_ascii_case(event.trim()))
-        .map(|(_, e, slot)| (*e, *slot))
+    adapter::find_agent(agent)?.slot(event)
 }
 
 /// The hook's answer carrying `context`, in the agent's own protocol; `None` for an event that
 /// takes no context.
 pub fn answer(agent: &str, event: &str, context: &str) -> Option<String> {
-    let (event, _) = slot(agent, event)?;
-    let value = match agent {
-        // Claude Code, Gemini CLI and Codex take the same shape; Codex drops any output with a
-        // key outside its schema, so nothing else may be added.
-        "claude-code" | "gemini" | "codex" => serde_json::json!({
+    let spec = adapter::find_agent(agent)?;
+    let (event, _) = spec.slot(event)?;
+    let value = match spec.answer {
+        AnswerShape::HookSpecificOutput => serde_json::json!({
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": context }
         }),
-        "copilot" => serde_json::json!({ "additionalContext": context }),
-        // Hermes reads `context`; OpenCode's plugin (`install/opencode_plugin.js`) does too.
-        "hermes" | "opencode" => serde_json::json!({ "context": context }),
-        _ => return None,
+        AnswerShape::AdditionalContext => serde_json::json!({ "additionalContext": context }),
+        AnswerShape::Context => serde_json::json!({ "context": context }),
     };
     Some(value.to_string())
 }
@@ -269,7 +143,7 @@ impl Responder<'_> {
     /// Whether this agent, which has no session-start slot, is at its session's first prompt.
     fn opens_with_first_prompt(&self, store: &Store, asking: &Asking<'_>) -> bool {
         let has_start =
-            SLOTS.iter().any(|(a, _, s)| *a == asking.agent && *s == Slot::SessionStart);
+            adapter::find_agent(asking.agent).is_some_and(|spec| spec.takes(Slot::SessionStart));
         !has_start
             && self.config.inject.session_start
             && store.session_prompts(asking.agent, asking.session).is_ok_and(|n| n <= 1)
@@ -399,31 +273,6 @@ pub fn refresh_briefs(
 mod tests {
     use super::*;
 
-    #[test]
-    fn strips_gemini_echo_of_session_start_context() {
-        let prompt = format!(
-            "<hook_context>{}</hook_context>\n\nRun the tests.",
-            wrap("timeline: 3 observations")
-        );
-        assert_eq!(strip_injected(&prompt), "Run the tests.");
-    }
-
-    #[test]
-    fn strips_claude_system_reminder() {
-        let text = format!(
-            "<system-reminder>\nSessionStart hook additional context: {}\n</system-reminder>\nhello",
-            wrap("x")
-        );
-        assert_eq!(strip_injected(&text), "hello");
-    }
-
-    #[test]
-    fn keeps_wrappers_with_other_content_and_plain_text() {
-        assert_eq!(strip_injected("plain"), "plain");
-        let text = format!("<hook_context>other hook {}</hook_context> tail", wrap("x"));
-        assert_eq!(strip_injected(&text), "<hook_context>other hook </hook_context> tail");
-    }
-
     /// Every agent's answer at every hook event it registers: the shape of its protocol, or
     /// `-` for none; the context inside comes back byte for byte, in both languages.
     #[test]
@@ -504,10 +353,5 @@ mod tests {
             ),
             "the agent's own spelling, whatever the hook was given"
         );
-    }
-
-    #[test]
-    fn unclosed_sentinel_drops_the_rest() {
-        assert_eq!(strip_injected("keep <agent-memory-context> recalled text"), "keep");
     }
 }

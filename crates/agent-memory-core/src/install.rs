@@ -1,10 +1,13 @@
 //! Wiring agents to agent-memory: here is an agent's config file as text, give it back with
 //! our hooks and MCP server added (install) or with exactly those removed (uninstall).
 //!
-//! Owns which events each agent is wired for, the hook command line, how our entries are
-//! recognised (a command containing `agent-memory` and ` hook --agent `, the MCP server named
-//! `agent-memory`), the order-preserving JSON value the JSON configs go through, and the plan of
-//! which files an install touches. Each agent's files are in a child: `install/claude_code.rs`,
+//! Owns the hook command line, how our entries are recognised (a command containing
+//! `agent-memory` and ` hook --agent `, the MCP server named `agent-memory`), the
+//! order-preserving JSON value the JSON configs go through, the kinds of wiring
+//! ([`InstallKind`]), and the plan of which files an install touches. Which agents there are,
+//! where their configs live and which events and kind of wiring each has is the agent registry's
+//! (`adapter::AGENTS`, each row's [`Installer`]); this module reads it and never names an agent.
+//! Each agent's files are in a child: `install/claude_code.rs`,
 //! `install/codex.rs` (with Codex's hook trust hash), `install/gemini.rs`, `install/hermes.rs`
 //! (a memory provider rather than hooks, and a line-based `config.yaml` edit),
 //! `install/copilot.rs` (a hooks file of our own), `install/opencode.rs` (a plugin of our own,
@@ -26,6 +29,8 @@ use std::path::{Path, PathBuf};
 
 pub use json::Json;
 
+use crate::adapter::{self, AgentSpec, ConfigBase, ConfigRoot};
+
 /// The name our MCP server is registered under in every agent.
 pub const MCP_SERVER_NAME: &str = "agent-memory";
 
@@ -33,73 +38,119 @@ pub const MCP_SERVER_NAME: &str = "agent-memory";
 /// its own deadline (1 s by default) long before this.
 pub const HOOK_TIMEOUT_S: u64 = 5;
 
-/// The agents `install` knows how to wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    ClaudeCode,
-    Codex,
-    Gemini,
-    OpenCode,
-    Copilot,
-    Hermes,
+/// An agent `install` knows how to wire: a registry row with an [`Installer`].
+#[derive(Clone, Copy)]
+pub struct Agent {
+    spec: &'static AgentSpec,
+    installer: &'static Installer,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 6] = [
-        Agent::ClaudeCode,
-        Agent::Codex,
-        Agent::Gemini,
-        Agent::OpenCode,
-        Agent::Copilot,
-        Agent::Hermes,
-    ];
+    /// Every agent of the registry that can be installed, in the registry's order.
+    pub fn all() -> impl Iterator<Item = Agent> {
+        adapter::AGENTS.iter().filter_map(Agent::of)
+    }
+
+    fn of(spec: &'static AgentSpec) -> Option<Agent> {
+        spec.install.as_ref().map(|installer| Agent { spec, installer })
+    }
+
+    /// The agent by its name or an alias, if it can be installed.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        adapter::find_agent(name).and_then(Agent::of)
+    }
 
     /// The name on the command line and in `hook --agent`.
     pub fn name(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude-code",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::OpenCode => "opencode",
-            Agent::Copilot => "copilot",
-            Agent::Hermes => "hermes",
-        }
+        self.spec.name
     }
 
-    pub fn from_name(name: &str) -> Option<Agent> {
-        Agent::ALL
-            .into_iter()
-            .find(|a| a.name() == name || (name == "claude" && *a == Agent::ClaudeCode))
+    /// The agent's registry row.
+    pub fn spec(self) -> &'static AgentSpec {
+        self.spec
     }
 
     /// The agent's program, looked for on `PATH` to tell whether it is installed.
     pub fn program(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::OpenCode => "opencode",
-            Agent::Copilot => "copilot",
-            Agent::Hermes => "hermes",
-        }
+        self.spec.program
+    }
+
+    /// How the agent is wired.
+    pub fn kind(self) -> InstallKind {
+        self.installer.kind
     }
 
     /// Whether the agent reads hooks and MCP servers from a project directory.
     pub fn has_project_level(self) -> bool {
-        !matches!(self, Agent::Codex | Agent::Hermes)
+        self.installer.project_level
     }
 
-    /// The events wired as shell hooks, each with its matcher, if any; none for OpenCode,
-    /// whose plugin picks its own, nor Hermes, which gets a memory provider instead.
+    /// The events wired as shell hooks, each with its matcher, if any; none for an agent whose
+    /// plugin or provider runs the hook itself.
     pub fn hooks(self) -> &'static [HookSpec] {
-        match self {
-            Agent::ClaudeCode => claude_code::HOOKS,
-            Agent::Codex => codex::HOOKS,
-            Agent::Gemini => gemini::HOOKS,
-            Agent::OpenCode | Agent::Hermes => &[],
-            Agent::Copilot => copilot::HOOKS,
-        }
+        self.installer.hooks
     }
+}
+
+impl PartialEq for Agent {
+    fn eq(&self, other: &Agent) -> bool {
+        self.spec.name == other.spec.name
+    }
+}
+
+impl Eq for Agent {}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.spec.name)
+    }
+}
+
+/// One agent's wiring, in its registry row: what kind, which hooks, and its install module's
+/// plan.
+#[derive(Debug, Clone, Copy)]
+pub struct Installer {
+    pub kind: InstallKind,
+    /// The events wired as shell hooks (none for a plugin or a provider).
+    pub hooks: &'static [HookSpec],
+    /// Whether the agent reads hooks and MCP servers from a project directory.
+    pub project_level: bool,
+    /// The files an install or uninstall changes, from the agent's install module.
+    pub plan: PlanFn,
+}
+
+/// An install module's plan: the files `op` changes in `place`, with their new text.
+pub type PlanFn = fn(Op, &Place<'_>, &str, ReadFile<'_>) -> Result<Vec<FilePlan>, ConfigError>;
+
+/// How an agent is wired. Beyond the plan, `install`, `uninstall` and `doctor` dispatch on it.
+#[derive(Debug, Clone, Copy)]
+pub enum InstallKind {
+    /// Hooks in the agent's JSON settings, our MCP server in its JSON config.
+    JsonHooks,
+    /// Hooks in a JSON hooks file that the agent runs only once its TOML config trusts each by
+    /// hash; `doctor` checks the hashes with `untrusted`.
+    TrustedHooks { untrusted: UntrustedFn },
+    /// A JavaScript plugin of our own that the agent loads and that runs the hook itself.
+    JsPlugin,
+    /// A hooks file of our own, in the user's hooks directory (`user_file`, from the config
+    /// root) or a repository's; a repository takes only the hooks, not the MCP server.
+    HooksFile { user_file: fn(&Path) -> PathBuf },
+    /// A memory provider of ours that runs inside the agent and calls the hook; uninstall
+    /// removes its directory (`plugin_dir`, from the config root) once its files are gone.
+    Provider { plugin_dir: fn(&Path) -> PathBuf },
+}
+
+/// Our hooks the agent would skip because its config does not trust them, given its config
+/// root; `None` when it has no hooks file of ours to check.
+pub type UntrustedFn =
+    fn(root: &Path, bin: &str, read: ReadFile<'_>) -> Option<Result<Untrusted, ConfigError>>;
+
+/// Hooks of ours an agent does not trust yet, and the config file that should.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted {
+    pub config: PathBuf,
+    /// Each untrusted hook, as the config names it.
+    pub hooks: Vec<String>,
 }
 
 /// One hook to wire: the agent's event name and the matcher its group carries.
@@ -116,20 +167,59 @@ pub enum Op {
     Uninstall,
 }
 
-/// Where an agent's config lives: the user's own, or one project's.
+/// Where agents' configs live: the user's own, or one project's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
-    /// `home` is `$HOME`; `codex_home` is `$CODEX_HOME` or `~/.codex`; `copilot_home` is
-    /// `$COPILOT_HOME` or `~/.copilot`; `config_home` is `$XDG_CONFIG_HOME` or `~/.config`;
-    /// `hermes_home` is `$HERMES_HOME` or `~/.hermes`.
-    User {
-        home: PathBuf,
-        codex_home: PathBuf,
-        copilot_home: PathBuf,
-        config_home: PathBuf,
-        hermes_home: PathBuf,
-    },
+    User(UserDirs),
     Project(PathBuf),
+}
+
+/// The directories a user's agent configs are found from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserDirs {
+    /// `$HOME`.
+    pub home: PathBuf,
+    /// `$XDG_CONFIG_HOME` or `~/.config`.
+    pub config_home: PathBuf,
+    /// Directories agents' own environment variables name (`(variable, absolute dir)`), which
+    /// take the place of their default config roots.
+    pub env: Vec<(String, PathBuf)>,
+}
+
+impl UserDirs {
+    /// Home and config home, with no agent's variable set.
+    pub fn new(home: PathBuf, config_home: PathBuf) -> UserDirs {
+        UserDirs { home, config_home, env: Vec::new() }
+    }
+
+    /// The directory `root` stands for here.
+    pub fn root(&self, root: &ConfigRoot) -> PathBuf {
+        let named = root.env.and_then(|var| self.env.iter().find(|(v, _)| v == var));
+        match (named, root.base) {
+            (Some((_, dir)), _) => dir.clone(),
+            (None, ConfigBase::Home) => self.home.join(root.dir),
+            (None, ConfigBase::ConfigHome) => self.config_home.join(root.dir),
+        }
+    }
+}
+
+/// Where one agent's config is, as its install module plans for it: the user's (`home` and
+/// the agent's config root, its variable applied) or one project's directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place<'a> {
+    User { home: &'a Path, root: PathBuf },
+    Project(&'a Path),
+}
+
+impl Place<'_> {
+    fn of(agent: Agent, scope: &Scope) -> Place<'_> {
+        match scope {
+            Scope::User(dirs) => {
+                Place::User { home: &dirs.home, root: dirs.root(&agent.spec.config_root) }
+            }
+            Scope::Project(dir) => Place::Project(dir),
+        }
+    }
 }
 
 /// A config file that could not be changed.
@@ -190,20 +280,36 @@ pub fn plan(
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    match agent {
-        Agent::ClaudeCode => claude_code::plan(op, scope, bin, read),
-        Agent::Codex => codex::plan(op, scope, bin, read),
-        Agent::Gemini => gemini::plan(op, scope, bin, read),
-        Agent::OpenCode => opencode::plan(op, scope, bin, read),
-        Agent::Copilot => copilot::plan(op, scope, bin, read),
-        Agent::Hermes => hermes::plan(op, scope, bin, read),
+    if matches!(scope, Scope::Project(_)) && !agent.has_project_level() {
+        return Err(ConfigError::NoProjectLevel { agent: agent.name() });
     }
+    (agent.installer.plan)(op, &Place::of(agent, scope), bin, read)
+}
+
+/// The agent's user-level config root in `scope`; `None` for a project's.
+pub fn user_root(agent: Agent, scope: &Scope) -> Option<PathBuf> {
+    match scope {
+        Scope::User(dirs) => Some(dirs.root(&agent.spec.config_root)),
+        Scope::Project(_) => None,
+    }
+}
+
+/// Our hooks `agent` would skip because its config does not trust them, for an agent wired that
+/// way, in the user's scope, with a hooks file of ours.
+pub fn untrusted(
+    agent: Agent,
+    scope: &Scope,
+    bin: &str,
+    read: ReadFile<'_>,
+) -> Option<Result<Untrusted, ConfigError>> {
+    let InstallKind::TrustedHooks { untrusted } = agent.kind() else { return None };
+    untrusted(&user_root(agent, scope)?, bin, read)
 }
 
 /// The command an agent runs for `event`: the binary (quoted for the shell when it needs it)
 /// and `hook --agent A --event E`.
-pub fn hook_command(bin: &str, agent: Agent, event: &str) -> String {
-    format!("{} hook --agent {} --event {event}", shell_quote(bin), agent.name())
+pub fn hook_command(bin: &str, agent: &str, event: &str) -> String {
+    format!("{} hook --agent {agent} --event {event}", shell_quote(bin))
 }
 
 /// Whether a hook command is one of ours: `agent-memory hook --agent …` with any path before
@@ -226,7 +332,7 @@ fn shell_quote(s: &str) -> String {
 
 /// Our handler for `event`: a command hook with the agent's timeout (`timeout` in the agent's
 /// unit: seconds, or milliseconds for Gemini).
-fn command_handler(bin: &str, agent: Agent, event: &str, timeout: u64) -> Json {
+fn command_handler(bin: &str, agent: &str, event: &str, timeout: u64) -> Json {
     Json::Object(vec![
         ("type".to_owned(), Json::str("command")),
         ("command".to_owned(), Json::String(hook_command(bin, agent, event))),
@@ -234,18 +340,20 @@ fn command_handler(bin: &str, agent: Agent, event: &str, timeout: u64) -> Json {
     ])
 }
 
-/// Adds `agent`'s hook groups to a Claude-shaped `hooks` object
-/// (`{Event: [{matcher?, hooks: [..]}]}`), used by all three agents. An event whose only entry
-/// of ours is already exactly right is left where it is, so a second install changes nothing.
+/// Adds `agent`'s hook groups (`specs`) to a Claude-shaped `hooks` object
+/// (`{Event: [{matcher?, hooks: [..]}]}`), used by every agent wired with JSON hooks. An event
+/// whose only entry of ours is already exactly right is left where it is, so a second install
+/// changes nothing.
 fn install_hook_groups(
     root: &mut Json,
     path: &Path,
-    agent: Agent,
+    agent: &str,
+    specs: &[HookSpec],
     bin: &str,
     timeout: u64,
 ) -> Result<(), ConfigError> {
     let hooks = root.object_entry(path, "hooks")?;
-    for spec in agent.hooks() {
+    for spec in specs {
         let mut group = Vec::new();
         if let Some(m) = spec.matcher {
             group.push(("matcher".to_owned(), Json::String(m.to_owned())));
@@ -470,7 +578,7 @@ pub fn configured_binaries(
                 .filter_map(|line| line.trim().strip_prefix("const BIN = "))
                 .filter_map(|rest| serde_json::from_str::<String>(rest.trim_end_matches(';')).ok())
                 .collect()
-        } else if agent == Agent::Hermes && name == "config.json" {
+        } else if matches!(agent.kind(), InstallKind::Provider { .. }) && name == "config.json" {
             serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
                 .and_then(|v| v["bin"].as_str().map(str::to_owned))
@@ -545,10 +653,10 @@ mod tests {
     #[test]
     fn hook_command_quotes_only_when_needed() {
         assert_eq!(
-            hook_command("/usr/bin/agent-memory", Agent::Codex, "Stop"),
+            hook_command("/usr/bin/agent-memory", "codex", "Stop"),
             "/usr/bin/agent-memory hook --agent codex --event Stop"
         );
-        let odd = hook_command("/home/a b/it's/agent-memory", Agent::Gemini, "AfterTool");
+        let odd = hook_command("/home/a b/it's/agent-memory", "gemini", "AfterTool");
         assert_eq!(odd, r"'/home/a b/it'\''s/agent-memory' hook --agent gemini --event AfterTool");
         assert!(is_our_command(&odd, "/elsewhere/agent-memory"));
         assert!(is_our_command("/tmp/am hook --agent codex --event Stop", "/tmp/am"));
@@ -557,13 +665,11 @@ mod tests {
     }
 
     fn user_scope() -> Scope {
-        Scope::User {
-            home: "/h".into(),
-            codex_home: "/h/.codex".into(),
-            copilot_home: "/h/.copilot".into(),
-            config_home: "/h/.config".into(),
-            hermes_home: "/h/.hermes".into(),
-        }
+        Scope::User(UserDirs::new("/h".into(), "/h/.config".into()))
+    }
+
+    fn agent(name: &str) -> Agent {
+        Agent::from_name(name).expect("a known agent")
     }
 
     /// Files in memory, read as `plan` reads them.
@@ -600,7 +706,7 @@ mod tests {
         files.insert(PathBuf::from("/h/.gemini/settings.json"), gemini.to_owned());
         files.insert(PathBuf::from("/h/.codex/config.toml"), "# mine\nmodel = \"m\"\n".to_owned());
         let original = files.clone();
-        for agent in Agent::ALL {
+        for agent in Agent::all() {
             let plans = plan_with(&files, agent, Op::Install);
             assert!(plans.iter().all(FilePlan::changed), "{plans:?}");
             apply(&mut files, &plans, Op::Install);
@@ -613,7 +719,7 @@ mod tests {
         // New: Claude Code's two files, Codex's hooks.json, Copilot's hooks and MCP files,
         // OpenCode's plugin and opencode.json, Hermes's config and three plugin files.
         assert_eq!(files.len(), original.len() + 2 + 7 + 4, "two backups, eleven new files");
-        for agent in Agent::ALL {
+        for agent in Agent::all() {
             let plans = plan_with(&files, agent, Op::Uninstall);
             apply(&mut files, &plans, Op::Uninstall);
         }
@@ -627,10 +733,10 @@ mod tests {
         files.insert(PathBuf::from("/h/.claude.json"), "{\"a\": ".to_owned());
         let scope = user_scope();
         let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
-        let err = plan(Agent::ClaudeCode, Op::Install, &scope, "/b/agent-memory", read)
+        let err = plan(agent("claude-code"), Op::Install, &scope, "/b/agent-memory", read)
             .expect_err("broken");
         assert!(err.to_string().starts_with("/h/.claude.json is not valid JSON"), "{err}");
-        assert!(plan(Agent::Gemini, Op::Install, &scope, "/b/agent-memory", read).is_ok());
+        assert!(plan(agent("gemini"), Op::Install, &scope, "/b/agent-memory", read).is_ok());
     }
 
     #[test]
@@ -639,10 +745,10 @@ mod tests {
         let scope = user_scope();
         let state = |files: &std::collections::HashMap<PathBuf, String>, bin: &str| {
             let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
-            wiring(Agent::Codex, &scope, bin, read).expect("wiring").0
+            wiring(agent("codex"), &scope, bin, read).expect("wiring").0
         };
         assert_eq!(state(&files, "/opt/agent-memory"), Wiring::Missing);
-        let plans = plan_with(&files, Agent::Codex, Op::Install);
+        let plans = plan_with(&files, agent("codex"), Op::Install);
         apply(&mut files, &plans, Op::Install);
         assert_eq!(state(&files, "/opt/agent-memory"), Wiring::Current);
         assert_eq!(state(&files, "/usr/local/bin/agent-memory"), Wiring::Stale);
@@ -666,7 +772,7 @@ mod tests {
     #[test]
     fn configured_binaries_of_every_agent() {
         let mut files = std::collections::HashMap::new();
-        for agent in Agent::ALL {
+        for agent in Agent::all() {
             let plans = plan_with(&files, agent, Op::Install);
             apply(&mut files, &plans, Op::Install);
             let read: ReadFile<'_> = &|path| Ok(files.get(path).cloned());
@@ -678,7 +784,7 @@ mod tests {
 
     #[test]
     fn agent_names_round_trip() {
-        for agent in Agent::ALL {
+        for agent in Agent::all() {
             assert_eq!(Agent::from_name(agent.name()), Some(agent));
         }
         assert_eq!(Agent::from_name("cursor"), None);

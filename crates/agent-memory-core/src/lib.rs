@@ -23,6 +23,7 @@ pub mod distil;
 pub mod embed;
 pub mod event;
 pub mod fsutil;
+pub mod hook;
 pub mod inject;
 pub mod install;
 pub mod paths;

@@ -409,26 +409,57 @@ pub(crate) const EVENT_COLUMNS: &str = "e.uid, e.agent, e.kind, e.source_event, 
 /// `first`.
 pub(crate) fn event_from_row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Event> {
     let text = |i: usize| -> rusqlite::Result<String> { r.get(first + i) };
+    // Rows are written by this code; an unknown kind can only come from a newer version.
+    let kind = EventKind::parse(&text(2)?).unwrap_or(EventKind::Note);
+    let tool_kind = r
+        .get::<_, Option<String>>(first + 8)?
+        .and_then(|k| serde_json::from_value::<ToolKind>(k.into()).ok());
+    let files: Vec<String> = serde_json::from_str(&text(12)?).unwrap_or_default();
+    let mut payload: serde_json::Value = serde_json::from_str(&text(11)?).unwrap_or_default();
+    // Written with the event since they exist; derived, as the adapter would have, before.
+    let facts = match payload.as_object_mut().and_then(|fields| fields.remove(FACTS_KEY)) {
+        Some(stored) => serde_json::from_value(stored).unwrap_or_default(),
+        None => crate::adapter::tool_facts(kind, tool_kind, &files, &payload),
+    };
     Ok(Event {
         uid: text(0)?,
         agent: text(1)?,
-        // Rows are written by this code; an unknown kind can only come from a newer version.
-        kind: EventKind::parse(&text(2)?).unwrap_or(EventKind::Note),
+        kind,
         source_event: text(3)?,
         session: text(4)?,
         cwd: r.get(first + 5)?,
         at_ms: r.get(first + 6)?,
         tool: r.get(first + 7)?,
-        tool_kind: r
-            .get::<_, Option<String>>(first + 8)?
-            .and_then(|k| serde_json::from_value::<ToolKind>(k.into()).ok()),
+        tool_kind,
         summary: text(9)?,
         body: text(10)?,
-        payload: serde_json::from_str(&text(11)?).unwrap_or_default(),
-        files: serde_json::from_str(&text(12)?).unwrap_or_default(),
+        payload,
+        files,
         sensitivity: Sensitivity::parse(&text(13)?),
         transcript_path: r.get(first + 14)?,
+        facts,
     })
+}
+
+/// The key an event's [`crate::event::ToolFacts`] are kept under in its stored payload: they
+/// live in the JSON the payload column already holds, so no column was added for them.
+const FACTS_KEY: &str = "facts";
+
+/// The payload column's text: the payload with the event's facts, when it has any.
+fn stored_payload(event: &Event) -> String {
+    let text = event.payload.to_string();
+    if event.facts.is_empty() || !event.payload.is_object() {
+        return text;
+    }
+    // Spliced into the serialized object rather than into a clone of the payload: the hook
+    // writes every event through here.
+    match (text.strip_suffix('}'), serde_json::to_string(&event.facts)) {
+        (Some(head), Ok(facts)) => {
+            let separator = if head == "{" { "" } else { "," };
+            format!("{head}{separator}\"{FACTS_KEY}\":{facts}}}")
+        }
+        _ => text,
+    }
 }
 
 /// The write-ahead log beside a database file.
@@ -573,7 +604,7 @@ fn insert_event(
         event.tool_kind.map(|k| k.as_str()),
         event.summary,
         event.body,
-        event.payload.to_string(),
+        stored_payload(event),
         serde_json::Value::from(event.files.clone()).to_string(),
         event.sensitivity.as_str(),
         content_hash,
@@ -643,6 +674,7 @@ mod tests {
             files: vec![],
             sensitivity: Sensitivity::Normal,
             transcript_path: None,
+            facts: Default::default(),
         }
     }
 
@@ -668,6 +700,60 @@ mod tests {
 
     fn query(text: &str) -> SearchQuery {
         SearchQuery { text: text.into(), limit: 10, max_terms: 12, ..SearchQuery::default() }
+    }
+
+    /// An event as the store reads it back, by uid.
+    fn read_back(store: &Store, uid: &str) -> Event {
+        store
+            .conn()
+            .query_row(
+                &format!(
+                    "SELECT {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.id = e.session_id
+                     WHERE e.uid = ?1"
+                ),
+                [uid],
+                |r| event_from_row(r, 0),
+            )
+            .expect("read back")
+    }
+
+    /// A tool use's facts round-trip through the store and an export; an event written before
+    /// they existed (a payload without them) reads with them derived, as the adapter would have.
+    #[test]
+    fn tool_facts_round_trip_and_are_derived_for_older_events() {
+        let payload = serde_json::json!({
+            "session_id": "s", "cwd": "/w/app", "tool_name": "apply_patch",
+            "tool_input": { "command": "*** Begin Patch\n*** Add File: src/new.rs\n+x\n*** End Patch" },
+            "tool_response": "Success",
+        });
+        let ctx = crate::event::CaptureContext {
+            uid: "t1",
+            agent: "codex",
+            event_name: "PostToolUse",
+            received_at_ms: 1_000,
+        };
+        let Ok(crate::adapter::Normalized::Event(tool)) = crate::adapter::normalize(&ctx, &payload)
+        else {
+            panic!("a tool use")
+        };
+        assert_eq!(tool.facts.created, ["src/new.rs"]);
+        let mut store = Store::open_in_memory().expect("store");
+        let items = [((*tool).clone(), "h".to_owned(), project())];
+        store.write_recovered(&items, &[]).expect("write");
+        assert_eq!(read_back(&store, "t1"), *tool, "facts round-trip; the payload is as given");
+
+        // As a version without facts wrote it: they come back derived.
+        store
+            .conn()
+            .execute("UPDATE events SET payload = ?1 WHERE uid = 't1'", [tool.payload.to_string()])
+            .expect("older row");
+        assert_eq!(read_back(&store, "t1").facts, tool.facts);
+
+        let mut exported = Vec::new();
+        store.export(&mut exported, &transfer::ExportFilter::default(), 2_000).expect("export");
+        let mut other = Store::open_in_memory().expect("store");
+        other.import(&mut &exported[..], &|_| {}, &|t| t.to_owned()).expect("import");
+        assert_eq!(read_back(&other, "t1").facts, tool.facts);
     }
 
     #[test]

@@ -96,6 +96,7 @@ fn fill(home: &Home, target: usize) {
             files: vec![],
             sensitivity: Sensitivity::Normal,
             transcript_path: None,
+            facts: Default::default(),
         };
         store.write_recovered(&[(event, format!("{s:032x}"), identity)], &[]).unwrap();
         let pending = store.pending_sessions(1).unwrap();
@@ -135,22 +136,28 @@ fn fill(home: &Home, target: usize) {
     store.checkpoint().unwrap();
 }
 
-/// One keep-alive connection speaking HTTP/1.1.
+/// One keep-alive connection speaking HTTP/1.1, with the server's token as every reader of
+/// the API sends it.
 struct Client {
     reader: BufReader<TcpStream>,
     host: String,
+    token: String,
 }
 
 impl Client {
-    fn connect(port: u16) -> Client {
+    fn connect(port: u16, token: &str) -> Client {
         let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
         stream.set_nodelay(true).unwrap();
-        Client { reader: BufReader::new(stream), host: format!("127.0.0.1:{port}") }
+        let host = format!("127.0.0.1:{port}");
+        Client { reader: BufReader::new(stream), host, token: token.to_owned() }
     }
 
     /// Sends one GET and reads the whole answer; returns its status.
     fn get(&mut self, path: &str) -> u16 {
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n", self.host);
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+            self.host, self.token
+        );
         self.reader.get_mut().write_all(request.as_bytes()).unwrap();
         let mut status = 0;
         let mut length = 0usize;
@@ -189,6 +196,7 @@ fn summary(name: &str, mut ms: Vec<f64>) -> f64 {
 /// Latencies of `per_client` requests from each of `clients` threads at once.
 fn load(
     port: u16,
+    token: &str,
     clients: usize,
     per_client: usize,
     path: impl Fn(usize) -> String + Sync,
@@ -198,7 +206,7 @@ fn load(
             .map(|c| {
                 let path = &path;
                 scope.spawn(move || {
-                    let mut client = Client::connect(port);
+                    let mut client = Client::connect(port, token);
                     (0..per_client)
                         .map(|i| {
                             let start = Instant::now();
@@ -244,6 +252,8 @@ fn main() {
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let port: u16 = line.trim().rsplit(':').next().unwrap().parse().unwrap();
     std::thread::sleep(Duration::from_secs(3));
+    let token = std::fs::read_to_string(home.root().join("serve.token")).unwrap();
+    let token = token.trim();
     println!("idle RSS: {:.1} MB", rss_kib(child.id(), "VmRSS:") as f64 / 1024.0);
 
     let words = vocabulary();
@@ -253,14 +263,16 @@ fn main() {
         .collect();
     let search = |i: usize| format!("/api/search?q={}&limit=20", queries[i % queries.len()]);
     // Warm the page cache and the pool once, then measure.
-    load(port, 4, 5, search);
-    let alone = summary("search, 1 client", load(port, 1, per_client * 2, search));
+    load(port, token, 4, 5, search);
+    let alone = summary("search, 1 client", load(port, token, 1, per_client * 2, search));
     let health = summary(
         &format!("health, {clients} clients"),
-        load(port, clients, per_client, |_| "/api/health".to_owned()),
+        load(port, token, clients, per_client, |_| "/api/health".to_owned()),
     );
-    let busy =
-        summary(&format!("search, {clients} clients"), load(port, clients, per_client, search));
+    let busy = summary(
+        &format!("search, {clients} clients"),
+        load(port, token, clients, per_client, search),
+    );
     println!(
         "search p50 under load / alone: {:.1}x; / health under load: {:.1}x",
         busy / alone,
@@ -272,12 +284,10 @@ fn main() {
         rss_kib(child.id(), "VmHWM:") as f64 / 1024.0
     );
 
-    let token = std::fs::read_to_string(home.root().join("serve.token")).unwrap();
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         stream,
-        "POST /api/shutdown HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        token.trim()
+        "POST /api/shutdown HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
     )
     .unwrap();
     let mut answer = String::new();

@@ -13,7 +13,7 @@ use self::wire::{
     UserPromptSubmit,
 };
 use super::{
-    AdapterError, Draft, Field, Head, Hook, MODEL_LEVEL, Route, exit_code_in, join_nonempty,
+    AdapterError, Draft, Field, Head, Hook, MODEL_LEVEL, Route, Slot, exit_code_in, join_nonempty,
     text_of,
 };
 use crate::event::{EventKind, ToolKind};
@@ -34,6 +34,13 @@ pub(super) const EVENTS: &[(&str, Route)] = &[
     ("SessionEnd", SESSION_END),
     ("PreModelSwitch", Route::Skip(MODEL_LEVEL)),
     ("PostModelSwitch", Route::Skip(MODEL_LEVEL)),
+];
+
+/// Where Claude Code takes context: every pair reaches the model (`PreToolUse` as documented).
+pub(super) const SLOTS: &[(&str, Slot)] = &[
+    ("SessionStart", Slot::SessionStart),
+    ("UserPromptSubmit", Slot::Prompt),
+    ("PreToolUse", Slot::FileRead),
 ];
 
 // The routes Codex and Gemini CLI share, since they send these events in Claude Code's shapes.

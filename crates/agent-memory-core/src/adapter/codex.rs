@@ -8,7 +8,9 @@
 mod wire;
 
 use self::wire::{PostToolUse, ToolResponse};
-use super::{AdapterError, Draft, Hook, MODEL_LEVEL, Route, claude_code, text_of};
+pub(super) mod rollout;
+
+use super::{AdapterError, Draft, Hook, MODEL_LEVEL, Route, Slot, claude_code, text_of};
 use crate::event::{EventKind, ToolKind};
 
 /// Codex 0.171.0's hook events. `PreModelRequest` fires before every model call; a permission
@@ -24,6 +26,11 @@ pub(super) const EVENTS: &[(&str, Route)] = &[
     ("PreModelRequest", Route::Skip(MODEL_LEVEL)),
     ("PermissionRequest", Route::Skip(PERMISSION)),
 ];
+
+/// Where Codex takes context, as seen reaching the model. It has no file-reading tool, so no
+/// file context.
+pub(super) const SLOTS: &[(&str, Slot)] =
+    &[("SessionStart", Slot::SessionStart), ("UserPromptSubmit", Slot::Prompt)];
 
 const PERMISSION: &str = "permission request: the tool's own events follow";
 

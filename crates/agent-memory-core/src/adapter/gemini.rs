@@ -11,11 +11,11 @@ use serde_json::Value;
 
 use self::wire::{AfterAgent, AfterTool, Clock};
 use super::{
-    AdapterError, Draft, Head, Hook, MODEL_LEVEL, Route, claude_code, exit_code_in, parse_iso_ms,
-    text_of,
+    AdapterError, Draft, Head, Hook, MODEL_LEVEL, Route, Slot, claude_code, exit_code_in,
+    parse_iso_ms, text_of,
 };
+use crate::capture::fence::drop_spans;
 use crate::event::{EventKind, ToolKind};
-use crate::inject::drop_spans;
 
 /// Gemini CLI 0.61.0's hook events. The model-level ones fire per request or per streamed chunk
 /// (and `PreCompress` before every request, though nothing is compressed).
@@ -30,6 +30,14 @@ pub(super) const EVENTS: &[(&str, Route)] = &[
     ("AfterModel", Route::Skip(MODEL_LEVEL)),
     ("BeforeToolSelection", Route::Skip(MODEL_LEVEL)),
     ("PreCompress", Route::Skip(MODEL_LEVEL)),
+];
+
+/// Where Gemini CLI takes context, as seen reaching the model. `BeforeTool` takes none, so a
+/// file is answered with the read's result (`AfterTool`).
+pub(super) const SLOTS: &[(&str, Slot)] = &[
+    ("SessionStart", Slot::SessionStart),
+    ("BeforeAgent", Slot::Prompt),
+    ("AfterTool", Slot::FileRead),
 ];
 
 /// Gemini CLI puts every hook's context in front of the prompt, each block wrapped in

@@ -9,7 +9,8 @@
 use serde_json::Value;
 
 use super::{
-    AdapterError, Draft, Field, Head, Hook, NOT_CAPTURED, Route, is_empty, text_of, timestamp_ms,
+    AdapterError, Draft, Field, Head, Hook, NOT_CAPTURED, Route, Slot, is_empty, text_of,
+    timestamp_ms,
 };
 use crate::event::{EventKind, ToolKind};
 
@@ -30,6 +31,11 @@ pub(super) const OPENCODE_EVENTS: &[(&str, Route)] = &[
     ("session.idle", STOP),
 ];
 
+/// OpenCode has no shell hooks: its plugin (`install/opencode_plugin.js`) runs the hook and puts
+/// the answer into the system prompt; it answers nothing about files yet.
+pub(super) const OPENCODE_SLOTS: &[(&str, Slot)] =
+    &[("session.created", Slot::SessionStart), ("chat.message", Slot::Prompt)];
+
 /// Copilot CLI 1.0.102 hooks. Its payloads carry no event name, so `--event` is required.
 pub(super) const COPILOT_EVENTS: &[(&str, Route)] = &[
     ("sessionStart", SESSION_START),
@@ -38,6 +44,14 @@ pub(super) const COPILOT_EVENTS: &[(&str, Route)] = &[
     ("postToolUse", TOOL_USE),
     ("agentStop", STOP),
     ("sessionEnd", SESSION_END),
+];
+
+/// Where Copilot CLI takes context, as seen reaching the model. `preToolUse` takes none, so a
+/// file is answered with the read's result (`postToolUse`).
+pub(super) const COPILOT_SLOTS: &[(&str, Slot)] = &[
+    ("sessionStart", Slot::SessionStart),
+    ("userPromptSubmitted", Slot::Prompt),
+    ("postToolUse", Slot::FileRead),
 ];
 
 /// Hermes Agent 0.19.0 shell hooks. `on_session_end` fires after every turn and
@@ -54,6 +68,10 @@ pub(super) const HERMES_EVENTS: &[(&str, Route)] = &[
     ("on_session_finalize", SESSION_END),
     ("on_memory_write", MEMORY_WRITE),
 ];
+
+/// Where Hermes takes context. Its `on_session_start` output is not read, so Hermes gets the
+/// briefing with its first prompt; `pre_tool_call` takes none.
+pub(super) const HERMES_SLOTS: &[(&str, Slot)] = &[("pre_llm_call", Slot::Prompt)];
 
 /// Tool families by the names agents without an adapter use, compared case-insensitively.
 pub(super) const TOOLS: &[(&str, ToolKind)] = &[

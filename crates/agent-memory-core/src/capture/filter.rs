@@ -51,7 +51,7 @@ pub fn screen(event: &Event, config: &FilterConfig) -> Option<Layer> {
             if input.trim().chars().count() + output.chars().count() < config.min_tool_chars {
                 return Some(Layer::TooShort);
             }
-            (config.low_value && is_low_value_tool_use(event, &input, output))
+            (config.low_value && is_low_value_tool_use(event, input, output))
                 .then_some(Layer::LowValue)
         }
         _ => None,
@@ -62,17 +62,10 @@ fn text_field<'a>(event: &'a Event, key: &str) -> Option<&'a str> {
     event.payload.get(key).and_then(|v| v.as_str())
 }
 
-/// The tool input as one line of text: the command when there is one, else the JSON.
-fn input_text(event: &Event) -> String {
-    match event.payload.get("input") {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => match v.get("command").and_then(|c| c.as_str()) {
-            Some(c) => c.to_owned(),
-            None if v.is_null() => String::new(),
-            None => v.to_string(),
-        },
-        None => String::new(),
-    }
+/// What the tool was given, as one line: the command a shell ran, else the adapter's line about
+/// the call (its summary: tool, files or arguments).
+fn input_text(event: &Event) -> &str {
+    event.facts.command.as_deref().unwrap_or(&event.summary)
 }
 
 fn is_meta_tool(event: &Event, config: &FilterConfig) -> bool {
@@ -89,7 +82,7 @@ fn is_meta_tool(event: &Event, config: &FilterConfig) -> bool {
 }
 
 fn is_low_value_tool_use(event: &Event, input: &str, output: &str) -> bool {
-    let is_error = event.payload.get("is_error").and_then(|v| v.as_bool()).unwrap_or(false);
+    let is_error = event.facts.failed;
     let first_word = input.split_whitespace().next().unwrap_or("");
     let program = first_word.rsplit('/').next().unwrap_or(first_word);
     let listing = matches!(event.tool_kind, Some(ToolKind::Search))
@@ -132,7 +125,7 @@ fn is_bare_exit_code(output: &str) -> bool {
 /// A fingerprint of what an event says, blind to case, white space and numbers (timestamps,
 /// pids, durations), so that two runs of the same thing compare equal.
 pub fn fingerprint(event: &Event) -> String {
-    let is_error = event.payload.get("is_error").and_then(|v| v.as_bool()).unwrap_or(false);
+    let is_error = event.facts.failed;
     let mut hasher = Sha256::new();
     hasher.update(event.kind.as_str());
     hasher.update([0]);
@@ -220,6 +213,12 @@ mod tests {
             files: vec![],
             sensitivity: Sensitivity::Normal,
             transcript_path: None,
+            facts: crate::adapter::tool_facts(
+                EventKind::ToolUse,
+                Some(kind),
+                &[],
+                &json!({"input": {"command": command}}),
+            ),
         }
     }
 
@@ -230,6 +229,7 @@ mod tests {
             tool_kind: None,
             body: text.into(),
             payload: json!({"prompt": text}),
+            facts: Default::default(),
             ..tool_use("x", ToolKind::Other, "", "")
         }
     }
@@ -270,7 +270,7 @@ mod tests {
         let b = tool_use("Bash", ToolKind::Shell, "date", "tue 12:09:59 pid 77");
         assert_eq!(fingerprint(&a), fingerprint(&b));
         let mut failed = b.clone();
-        failed.payload["is_error"] = json!(true);
+        failed.facts.failed = true;
         assert_ne!(fingerprint(&a), fingerprint(&failed));
     }
 

@@ -1,28 +1,25 @@
 //! Catching up on an agent's own transcript at a stop: the tool calls its hooks never
 //! reported.
 //!
-//! Codex runs no `PostToolUse` hook for a patch applied through `apply_patch` (its `PreToolUse`
-//! fires, nothing after), yet its rollout file (`transcript_path` in every hook payload)
-//! records each one as a `FileChange` item. At a Codex stop or session end, before that event
-//! is written, this reads what the rollout gained since the last time, turns each file change
-//! into the `PostToolUse` payload Codex would have sent, and passes it through the same
-//! sanitize → adapter → finish steps as any hook input. Each becomes one event keyed by the
-//! call's id, so a second reading adds nothing, and a call a hook already reported (same call
-//! id) is left out.
+//! Some agents record in their transcript (`transcript_path` in every hook payload) tool calls
+//! no hook reports (Codex's patches). For an agent whose registry row has a transcript reader,
+//! at a stop or session end, before that event is written, this reads what the transcript
+//! gained since the last time, has the reader turn each such call into the hook payload the
+//! agent would have sent, and passes it through the same sanitize → adapter → finish steps as
+//! any hook input. Each becomes one event keyed by the call's id, so a second reading adds
+//! nothing, and a call a hook already reported (same call id) is left out. Only the reader in
+//! `adapter/` knows the transcript's format.
 //!
 //! Must not: read more than [`MAX_READ`] bytes in one hook run (the rest waits for the next
 //! stop), take a partial last line, or fail the hook: every problem is logged and skipped.
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read as _, Seek as _, SeekFrom};
-use std::path::Path;
-
-use serde_json::{Value, json};
 
 use super::{Stage, prepare, resolve_project};
+use crate::adapter::{self, TranscriptReader};
 use crate::config::Config;
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 use crate::store::{Store, StoreError};
 use crate::time;
 
@@ -45,21 +42,31 @@ pub enum CatchUpError {
     Store(#[from] StoreError),
 }
 
-/// Whether `event` is one after which this agent's transcript is read.
-pub fn reads_transcript(event: &Event) -> bool {
-    event.agent == "codex"
-        && matches!(event.kind, crate::event::EventKind::Stop | crate::event::EventKind::SessionEnd)
-        && event.transcript_path.is_some()
+/// The reader of `event`'s transcript, when it is one after which its agent's transcript is
+/// read: a stop or session end, of an agent whose registry row has a reader, naming its file.
+fn reader(event: &Event) -> Option<TranscriptReader> {
+    if !matches!(event.kind, EventKind::Stop | EventKind::SessionEnd) {
+        return None;
+    }
+    event.transcript_path.as_ref()?;
+    adapter::find_agent(&event.agent)?.transcript
 }
 
-/// Reads what the Codex rollout of `event`'s session gained since the last reading and stores
-/// the file changes no hook reported.
-pub fn catch_up_codex(
+/// Whether `event` is one after which this agent's transcript is read.
+pub fn reads_transcript(event: &Event) -> bool {
+    reader(event).is_some()
+}
+
+/// Reads what the transcript of `event`'s session gained since the last reading and stores the
+/// tool calls no hook reported.
+pub fn catch_up(
     store: &mut Store,
     config: &Config,
     event: &Event,
 ) -> Result<CatchUp, CatchUpError> {
-    let Some(path) = event.transcript_path.as_deref() else { return Ok(CatchUp::default()) };
+    let (Some(read), Some(path)) = (reader(event), event.transcript_path.as_deref()) else {
+        return Ok(CatchUp::default());
+    };
     let mut offset = store.transcript_offset(path)?;
     let read_err = |source| CatchUpError::Read { path: path.to_owned(), source };
     let mut file = File::open(path).map_err(read_err)?;
@@ -72,7 +79,7 @@ pub fn catch_up_codex(
     let mut bytes = Vec::with_capacity(want as usize);
     file.seek(SeekFrom::Start(offset)).map_err(read_err)?;
     file.take(want).read_to_end(&mut bytes).map_err(read_err)?;
-    // Only whole lines: Codex may be writing the next one now.
+    // Only whole lines: the agent may be writing the next one now.
     let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     bytes.truncate(whole);
     let mut report = CatchUp { bytes_read: whole as u64, stored: 0 };
@@ -83,16 +90,18 @@ pub fn catch_up_codex(
     let roots = store.registered_roots()?;
     let mut items = Vec::new();
     for line in bytes.split(|b| *b == b'\n') {
-        let Some((payload, at_ms)) = file_change(line, event, &known) else { continue };
-        let call_id = payload["tool_use_id"].as_str().unwrap_or_default();
-        let uid = format!("codex-rollout-{}-{call_id}", event.session);
-        let bytes = payload.to_string().into_bytes();
-        match prepare(&event.agent, "PostToolUse", &uid, at_ms, &bytes, None, config) {
+        let Some(call) = read(line, event, &known) else { continue };
+        // `<agent>-rollout-<session>-<call>`: stable, so a second reading stores nothing.
+        let uid = format!("{}-rollout-{}-{}", event.agent, event.session, call.call_id);
+        let bytes = call.payload.to_string().into_bytes();
+        match prepare(&event.agent, call.event_name, &uid, call.at_ms, &bytes, None, config) {
             Stage::Ready { event: change, hash } => {
                 let project = resolve_project(change.cwd.as_deref(), &change.agent, &roots);
                 items.push((*change, hash, project));
             }
-            Stage::Invalid(problem) => tracing::warn!(%problem, %uid, "a rollout file change"),
+            Stage::Invalid(problem) => {
+                tracing::warn!(%problem, %uid, "a call read from the transcript")
+            }
             _ => {}
         }
     }
@@ -101,95 +110,13 @@ pub fn catch_up_codex(
     Ok(report)
 }
 
-/// The `PostToolUse` payload Codex would have sent for one rollout line, when the line is a
-/// completed file change that is not already stored; with the line's time.
-fn file_change(line: &[u8], stop: &Event, known: &HashSet<String>) -> Option<(Value, i64)> {
-    // Most lines are model traffic; only parse the ones that can be a file change.
-    if !line.windows(12).any(|w| w == b"\"FileChange\"") {
-        return None;
-    }
-    let value: Value = serde_json::from_slice(line).ok()?;
-    let item = value.pointer("/payload/item")?;
-    if value["type"] != "event_msg"
-        || value.pointer("/payload/type")? != "item_completed"
-        || item["type"] != "FileChange"
-    {
-        return None;
-    }
-    let call_id = item["id"].as_str().filter(|id| !id.is_empty())?;
-    if known.contains(call_id) {
-        return None;
-    }
-    let cwd = stop.cwd.as_deref().unwrap_or("");
-    let patch = as_patch(item.get("changes")?.as_object()?, cwd);
-    let status = item["status"].as_str().unwrap_or("completed");
-    let mut output = item["stdout"].as_str().unwrap_or("").to_owned();
-    if status != "completed" {
-        let stderr = item["stderr"].as_str().unwrap_or("");
-        output = format!("apply_patch {status}: {stderr}{output}");
-    }
-    let at_ms = value["timestamp"]
-        .as_str()
-        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-        .map_or(stop.at_ms, |t| t.as_millisecond());
-    let payload = json!({
-        "session_id": stop.session,
-        "transcript_path": stop.transcript_path,
-        "cwd": stop.cwd,
-        "hook_event_name": "PostToolUse",
-        "tool_name": "apply_patch",
-        "tool_input": { "input": patch },
-        "tool_response": output,
-        "tool_use_id": call_id,
-    });
-    Some((payload, at_ms))
-}
-
-/// A `FileChange`'s changes written back as the patch `apply_patch` takes, paths relative to
-/// the working directory where they are inside it.
-fn as_patch(changes: &serde_json::Map<String, Value>, cwd: &str) -> String {
-    let relative = |path: &str| -> String {
-        let dir = Path::new(cwd);
-        match Path::new(path).strip_prefix(dir) {
-            Ok(rel) if !cwd.is_empty() => rel.display().to_string(),
-            _ => path.to_owned(),
-        }
-    };
-    let mut patch = String::from("*** Begin Patch\n");
-    for (path, change) in changes {
-        let path = relative(path);
-        let text = |key: &str| change.get(key).and_then(Value::as_str).unwrap_or("");
-        match change["type"].as_str().unwrap_or("update") {
-            "add" => {
-                patch.push_str(&format!("*** Add File: {path}\n"));
-                for line in text("content").lines() {
-                    patch.push_str(&format!("+{line}\n"));
-                }
-            }
-            "delete" => patch.push_str(&format!("*** Delete File: {path}\n")),
-            _ => {
-                patch.push_str(&format!("*** Update File: {path}\n"));
-                if let Some(to) = change.get("move_path").and_then(Value::as_str) {
-                    patch.push_str(&format!("*** Move to: {}\n", relative(to)));
-                }
-                let diff = change.get("unified_diff").or_else(|| change.get("diff"));
-                for line in diff.and_then(Value::as_str).unwrap_or("").lines() {
-                    if !line.starts_with("--- ") && !line.starts_with("+++ ") {
-                        patch.push_str(line);
-                        patch.push('\n');
-                    }
-                }
-            }
-        }
-    }
-    patch.push_str("*** End Patch");
-    patch
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use serde_json::{Value, json};
+
     use super::*;
-    use crate::event::EventKind;
 
     fn stop(dir: &Path, transcript: &Path) -> Event {
         Event {
@@ -208,6 +135,7 @@ mod tests {
             files: Vec::new(),
             sensitivity: crate::event::Sensitivity::Normal,
             transcript_path: Some(transcript.display().to_string()),
+            facts: Default::default(),
         }
     }
 
@@ -254,7 +182,7 @@ mod tests {
         let config = Config::default();
         let event = stop(dir.path(), &rollout);
 
-        let first = catch_up_codex(&mut store, &config, &event).expect("catch up");
+        let first = catch_up(&mut store, &config, &event).expect("catch up");
         assert_eq!(first.stored, 1);
         let events = tool_events(&store);
         assert_eq!(events.len(), 1);
@@ -262,7 +190,7 @@ mod tests {
         assert_eq!(events[0].1, r#"["notes.txt"]"#);
 
         // Nothing new: nothing read, nothing stored.
-        let again = catch_up_codex(&mut store, &config, &event).expect("catch up");
+        let again = catch_up(&mut store, &config, &event).expect("catch up");
         assert_eq!(again, CatchUp { bytes_read: 0, stored: 0 });
 
         // An update, and a half-written line that waits for the next stop.
@@ -275,11 +203,11 @@ mod tests {
         );
         let partial = change_line(dir.path(), "call_3", "b.txt", json!({"type": "delete"}));
         append(&rollout, &format!("{updated}\n{}", &partial[..40]));
-        let third = catch_up_codex(&mut store, &config, &event).expect("catch up");
+        let third = catch_up(&mut store, &config, &event).expect("catch up");
         assert_eq!(third.stored, 1);
         assert_eq!(third.bytes_read, updated.len() as u64 + 1);
         append(&rollout, &format!("{}\n", &partial[40..]));
-        assert_eq!(catch_up_codex(&mut store, &config, &event).expect("catch up").stored, 1);
+        assert_eq!(catch_up(&mut store, &config, &event).expect("catch up").stored, 1);
         let events = tool_events(&store);
         assert_eq!(events.len(), 3, "{events:?}");
         assert!(events[1].2.contains("notes.txt"), "{events:?}");
@@ -287,7 +215,7 @@ mod tests {
 
         // Read from the start again (a new home, say): the uids keep every change single.
         store.set_transcript_offset(&rollout.display().to_string(), 0, 0).expect("reset");
-        assert_eq!(catch_up_codex(&mut store, &config, &event).expect("catch up").stored, 0);
+        assert_eq!(catch_up(&mut store, &config, &event).expect("catch up").stored, 0);
         assert_eq!(tool_events(&store).len(), 3);
     }
 
@@ -326,7 +254,7 @@ mod tests {
         let project = resolve_project(e.cwd.as_deref(), "codex", &[]);
         store.write_recovered(&[(*e, hash, project)], &[]).expect("write");
 
-        let report = catch_up_codex(&mut store, &config, &event).expect("catch up");
+        let report = catch_up(&mut store, &config, &event).expect("catch up");
         assert_eq!(report.stored, 1, "only the change no hook reported");
         let body: String = store
             .conn()
@@ -341,7 +269,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut store = Store::open_in_memory().expect("store");
         let event = stop(dir.path(), &dir.path().join("gone.jsonl"));
-        let err = catch_up_codex(&mut store, &Config::default(), &event).expect_err("missing");
+        let err = catch_up(&mut store, &Config::default(), &event).expect_err("missing");
         assert!(err.to_string().starts_with("cannot read the transcript"), "{err}");
     }
 }

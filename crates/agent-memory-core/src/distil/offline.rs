@@ -191,22 +191,27 @@ fn steps(stored: &StoredEvent) -> Vec<Step<'_>> {
             if is_trivial_prompt(text) { Vec::new() } else { vec![Step::Prompt(text)] }
         }
         EventKind::ToolUse => {
-            let files = || event.files.iter().map(|file| relative(file, cwd));
+            let facts = &event.facts;
             match event.tool_kind {
-                Some(ToolKind::Shell) => command(payload).into_iter().map(Step::Command).collect(),
-                Some(ToolKind::Edit | ToolKind::Write) if !is_error(payload) => files()
+                Some(ToolKind::Shell) => command(event).into_iter().map(Step::Command).collect(),
+                Some(ToolKind::Edit | ToolKind::Write) if !facts.failed => facts
+                    .written
+                    .iter()
                     .map(|file| {
-                        let created = event.tool_kind == Some(ToolKind::Write)
-                            || adds_file(&payload["input"], &file);
+                        let file = relative(file, cwd);
+                        // A patch names the files it adds as the agent wrote them.
+                        let created = facts.created.iter().any(|added| added.ends_with(&file));
                         Step::Change(Change { file, created })
                     })
                     .collect(),
-                Some(ToolKind::Read) if !is_error(payload) => {
+                Some(ToolKind::Read) if !facts.failed => {
                     let output = payload.get("output").and_then(Value::as_str).unwrap_or_default();
-                    files().map(|file| Step::Read(file, output)).collect()
+                    let files = event.files.iter().map(|file| relative(file, cwd));
+                    files.map(|file| Step::Read(file, output)).collect()
                 }
                 Some(ToolKind::Search) => {
-                    search_query(payload).map(Step::Search).into_iter().collect()
+                    let query = facts.query.as_deref().map(one_line).filter(|q| !q.is_empty());
+                    query.map(Step::Search).into_iter().collect()
                 }
                 _ => Vec::new(),
             }
@@ -217,26 +222,14 @@ fn steps(stored: &StoredEvent) -> Vec<Step<'_>> {
     }
 }
 
-fn is_error(payload: &Value) -> bool {
-    payload.get("is_error").and_then(Value::as_bool) == Some(true)
-        || payload.get("exit_code").and_then(Value::as_i64).is_some_and(|code| code != 0)
-}
-
 /// A shell call as a command with its outcome; listings and other look-arounds are not work.
-fn command(payload: &Value) -> Option<Command> {
-    let input = &payload["input"];
-    let text = match input.get("command").or_else(|| input.get("cmd"))? {
-        Value::String(text) => one_line(text),
-        Value::Array(words) => {
-            one_line(&words.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "))
-        }
-        _ => return None,
-    };
+fn command(event: &crate::event::Event) -> Option<Command> {
+    let text = one_line(event.facts.command.as_deref()?);
     if text.is_empty() || is_look_around(&text) {
         return None;
     }
-    let passed = !is_error(payload);
-    let output = payload.get("output").and_then(Value::as_str).unwrap_or_default();
+    let passed = !event.facts.failed;
+    let output = event.payload.get("output").and_then(Value::as_str).unwrap_or_default();
     let error = if passed { None } else { Some(error_line(output)) };
     Some(Command { text, passed, error })
 }
@@ -254,27 +247,6 @@ fn is_look_around(command: &str) -> bool {
         (Some(first), _) => LOOKS.contains(&first),
         (None, _) => true,
     }
-}
-
-fn search_query(payload: &Value) -> Option<String> {
-    let input = &payload["input"];
-    ["pattern", "query", "glob", "regex"]
-        .iter()
-        .find_map(|key| input.get(key)?.as_str())
-        .map(one_line)
-        .filter(|q| !q.is_empty())
-}
-
-/// Whether a patch in the tool input creates `file` (Codex's `*** Add File:`).
-fn adds_file(input: &Value, file: &str) -> bool {
-    let texts: Vec<&str> = match input {
-        Value::String(text) => vec![text],
-        Value::Object(fields) => fields.values().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    texts.iter().flat_map(|text| text.lines()).any(|line| {
-        line.strip_prefix("*** Add File: ").is_some_and(|added| added.trim().ends_with(file))
-    })
 }
 
 /// A path as event summaries show it: relative to the working directory when inside it.

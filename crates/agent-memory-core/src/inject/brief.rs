@@ -87,7 +87,10 @@ mod tests {
         assert!(!write(dir.path(), Some("# Memory\n- o1 …"), "en").expect("same again"));
         let text = std::fs::read_to_string(path(dir.path())).expect("brief");
         assert!(text.contains("<agent-memory-context>\n# Memory\n- o1 …\n</agent-memory-context>"));
-        assert!(!crate::inject::strip_injected(&text).contains("o1"), "an echo is stripped");
+        assert!(
+            !crate::capture::fence::strip_injected(&text).contains("o1"),
+            "an echo is stripped"
+        );
         let ignore =
             std::fs::read_to_string(dir.path().join(DIR).join(".gitignore")).expect("ignore");
         assert_eq!(ignore, "*\n");

@@ -15,7 +15,7 @@
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use super::{SENTINEL_CLOSE, SENTINEL_OPEN};
+use crate::capture::fence::{SENTINEL_CLOSE, SENTINEL_OPEN};
 use crate::store::distilled::Summary;
 use crate::store::recall::{BriefingItem, Economics};
 use crate::text::{clip, one_line};
@@ -469,8 +469,8 @@ pub(crate) mod tests {
     use expect_test::expect;
 
     use super::*;
+    use crate::capture::fence::{strip_injected, wrap};
     use crate::distil::SummaryDraft;
-    use crate::inject::{strip_injected, wrap};
     use crate::store::distilled::TimelineItem;
 
     /// 2026-12-02 14:33:59 UTC.

@@ -10,9 +10,12 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, ReadFile,
-    Scope, file_plan, install_hook_groups, uninstall_hook_groups,
+    ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile,
+    file_plan, install_hook_groups, uninstall_hook_groups,
 };
+
+/// The agent's name in the registry, which its hook commands pass as `--agent`.
+pub const AGENT: &str = "claude-code";
 
 /// Every event the Claude Code adapter reads; `PreToolUse` only for `Read` (file context).
 /// `SessionStart` for every source Claude Code names: a new session, a resumed one, one
@@ -32,7 +35,7 @@ pub const HOOKS: &[HookSpec] = &[
 /// Adds (or removes) our hooks in a settings file.
 pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
-        Op::Install => install_hook_groups(root, path, Agent::ClaudeCode, bin, HOOK_TIMEOUT_S),
+        Op::Install => install_hook_groups(root, path, AGENT, HOOKS, bin, HOOK_TIMEOUT_S),
         Op::Uninstall => uninstall_hook_groups(root, path, bin),
     })
 }
@@ -82,13 +85,8 @@ pub fn plugin_files(bin: &str, version: &str) -> Vec<(PathBuf, String)> {
         Json::str("agent-memory: record every session and hand back what earlier ones learned"),
     )]);
     // An empty object always takes our groups; the path only names it in errors.
-    let _ = install_hook_groups(
-        &mut hooks,
-        Path::new("hooks.json"),
-        Agent::ClaudeCode,
-        bin,
-        HOOK_TIMEOUT_S,
-    );
+    let _ =
+        install_hook_groups(&mut hooks, Path::new("hooks.json"), AGENT, HOOKS, bin, HOOK_TIMEOUT_S);
     let mcp = serde_json::json!({ "mcpServers": { MCP_SERVER_NAME: { "command": bin, "args": ["mcp"] } } });
     let pretty = |v: &serde_json::Value| format!("{v:#}\n");
     vec![
@@ -99,15 +97,15 @@ pub fn plugin_files(bin: &str, version: &str) -> Vec<(PathBuf, String)> {
     ]
 }
 
-pub(super) fn plan(
+pub(crate) fn plan(
     op: Op,
-    scope: &Scope,
+    place: &Place<'_>,
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    let (settings_path, mcp_path) = match scope {
-        Scope::User { home, .. } => (home.join(".claude/settings.json"), home.join(".claude.json")),
-        Scope::Project(dir) => (dir.join(".claude/settings.json"), dir.join(".mcp.json")),
+    let (settings_path, mcp_path) = match place {
+        Place::User { home, root } => (root.join("settings.json"), home.join(".claude.json")),
+        Place::Project(dir) => (dir.join(".claude/settings.json"), dir.join(".mcp.json")),
     };
     let mut plans = Vec::new();
     plans.extend(file_plan(settings_path, op, read, &|op, text, path| {

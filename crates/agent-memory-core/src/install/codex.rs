@@ -14,9 +14,12 @@ use sha2::{Digest, Sha256};
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use super::{
-    Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, ReadFile,
-    Scope, file_plan, install_hook_groups, is_our_command, uninstall_hook_groups,
+    ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile,
+    Untrusted, file_plan, install_hook_groups, is_our_command, uninstall_hook_groups,
 };
+
+/// The agent's name in the registry, which its hook commands pass as `--agent`.
+const AGENT: &str = "codex";
 
 /// The events the Codex adapter stores or answers. Hooks are on by default in Codex (the
 /// `hooks` feature; `codex_hooks` is its deprecated alias), so no feature flag is written.
@@ -47,7 +50,7 @@ pub fn hooks_json(
     bin: &str,
 ) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
-        Op::Install => install_hook_groups(root, path, Agent::Codex, bin, HOOK_TIMEOUT_S),
+        Op::Install => install_hook_groups(root, path, AGENT, HOOKS, bin, HOOK_TIMEOUT_S),
         Op::Uninstall => uninstall_hook_groups(root, path, bin),
     })
 }
@@ -237,6 +240,28 @@ pub fn untrusted(
         .collect())
 }
 
+/// [`untrusted`] for the `hooks.json` and `config.toml` in Codex's home, as `doctor` asks:
+/// `None` when there is no `hooks.json`, each hook named by its `hooks.state` key's last part.
+pub(crate) fn untrusted_hooks(
+    codex_home: &Path,
+    bin: &str,
+    read: ReadFile<'_>,
+) -> Option<Result<Untrusted, ConfigError>> {
+    let hooks_path = codex_home.join("hooks.json");
+    let config_path = codex_home.join("config.toml");
+    let hooks = read(&hooks_path).ok()??;
+    let config = read(&config_path).ok()?.unwrap_or_default();
+    Some(untrusted(&hooks_path, &hooks, &config_path, &config, bin).map(|list| {
+        Untrusted {
+            hooks: list
+                .iter()
+                .map(|e| e.key.rsplit_once(".json:").map_or(e.key.as_str(), |(_, k)| k).to_owned())
+                .collect(),
+            config: config_path,
+        }
+    }))
+}
+
 /// `SessionStart` → `session_start`.
 fn event_label(event: &str) -> String {
     let mut out = String::new();
@@ -290,14 +315,14 @@ fn normalized(event: &str, handler: &Json) -> serde_json::Value {
     serde_json::Value::Object(out)
 }
 
-pub(super) fn plan(
+pub(crate) fn plan(
     op: Op,
-    scope: &Scope,
+    place: &Place<'_>,
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    let Scope::User { codex_home, .. } = scope else {
-        return Err(ConfigError::NoProjectLevel { agent: Agent::Codex.name() });
+    let Place::User { root: codex_home, .. } = place else {
+        return Err(ConfigError::NoProjectLevel { agent: AGENT });
     };
     let hooks_path = codex_home.join("hooks.json");
     let config_path = codex_home.join("config.toml");
@@ -450,7 +475,8 @@ trusted_hash = "sha256:0000"
     #[test]
     fn no_project_level() {
         let read: ReadFile<'_> = &|_| Ok(None);
-        let err = plan(Op::Install, &Scope::Project("/p".into()), BIN, read).expect_err("project");
+        let err =
+            plan(Op::Install, &Place::Project(Path::new("/p")), BIN, read).expect_err("project");
         assert!(err.to_string().contains("codex has no project-level configuration"), "{err}");
     }
 
@@ -467,8 +493,8 @@ trusted_hash = "sha256:0000"
 }
 "#;
 
-    /// The output of `python3 shared/agents/harness/codex_trust.py` (Codex's algorithm) for
-    /// SAMPLE, generated with that script; the test below also runs the script when it can.
+    /// The output of the testkit's `harness/codex_trust.py` (Codex's algorithm) for SAMPLE,
+    /// generated with that script; the test below also runs the script when python3 is there.
     const SAMPLE_HASHES: &[(&str, &str)] = &[
         ("session_start:0:0", "50456ff3cba69d13a2f8a2abd0e988c5636c785cf2b0c2703da9a7c100050b8d"),
         (
@@ -512,7 +538,7 @@ trusted_hash = "sha256:0000"
     #[test]
     fn trust_hash_matches_the_reference_script() {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/agents/harness/codex_trust.py");
+            .join("../agent-memory-testkit/harness/codex_trust.py");
         let python = std::process::Command::new("python3").arg("--version").output();
         if !script.exists() || python.is_err() {
             // Without the script or python3, the committed fixture above is the check.

@@ -7,12 +7,20 @@
 //!
 //! Must not: touch any server or key of `mcp-config.json` that is not ours.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{
-    Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, ReadFile, Scope, file_plan,
+    ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, Place, ReadFile, file_plan,
     hook_command, owned_file_plan,
 };
+
+/// The agent's name in the registry, which its hook commands pass as `--agent`.
+const AGENT: &str = "copilot";
+
+/// Our hooks file in the user's hooks directory, under `$COPILOT_HOME`.
+pub(crate) fn user_hooks_file(copilot_home: &Path) -> PathBuf {
+    copilot_home.join("hooks/agent-memory.json")
+}
 
 /// The events the adapter stores or answers; `preToolUse` takes no context in Copilot, and a
 /// file read is answered after it ran (`postToolUse`), so it is not wired.
@@ -31,7 +39,7 @@ pub fn hooks_file(bin: &str) -> String {
         .map(|spec| {
             let handler = Json::Object(vec![
                 ("type".to_owned(), Json::str("command")),
-                ("bash".to_owned(), Json::String(hook_command(bin, Agent::Copilot, spec.event))),
+                ("bash".to_owned(), Json::String(hook_command(bin, AGENT, spec.event))),
                 ("timeoutSec".to_owned(), Json::uint(HOOK_TIMEOUT_S)),
             ]);
             (spec.event.to_owned(), Json::Array(vec![handler]))
@@ -59,17 +67,17 @@ fn server(bin: &str) -> Json {
     ])
 }
 
-pub(super) fn plan(
+pub(crate) fn plan(
     op: Op,
-    scope: &Scope,
+    place: &Place<'_>,
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
     let hooks = hooks_file(bin);
     let mut plans = Vec::new();
-    match scope {
-        Scope::User { copilot_home, .. } => {
-            let path = copilot_home.join("hooks/agent-memory.json");
+    match place {
+        Place::User { root: copilot_home, .. } => {
+            let path = user_hooks_file(copilot_home);
             plans.extend(owned_file_plan(path, op, read, &hooks)?);
             plans.extend(file_plan(
                 copilot_home.join("mcp-config.json"),
@@ -78,7 +86,7 @@ pub(super) fn plan(
                 &|op, text, path| mcp(op, text, path, bin),
             )?);
         }
-        Scope::Project(dir) => {
+        Place::Project(dir) => {
             let path = dir.join(".github/hooks/agent-memory.json");
             plans.extend(owned_file_plan(path, op, read, &hooks)?);
         }

@@ -6,9 +6,12 @@
 use std::path::Path;
 
 use super::{
-    Agent, ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, ReadFile, Scope, file_plan,
+    ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, Place, ReadFile, file_plan,
     install_hook_groups, install_mcp_server, shape, uninstall_hook_groups, uninstall_mcp_server,
 };
+
+/// The agent's name in the registry, which its hook commands pass as `--agent`.
+const AGENT: &str = "gemini";
 
 /// The events the Gemini adapter stores or answers. `PreCompress` is left out on purpose: it
 /// fires before every model request although nothing is compressed, and the adapter skips it.
@@ -24,7 +27,7 @@ pub const HOOKS: &[HookSpec] = &[
 pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
         Op::Install => {
-            install_hook_groups(root, path, Agent::Gemini, bin, HOOK_TIMEOUT_S * 1000)?;
+            install_hook_groups(root, path, AGENT, HOOKS, bin, HOOK_TIMEOUT_S * 1000)?;
             // Hooks run only with `hooksConfig.enabled`; other hooksConfig keys stay as they are.
             root.object_entry(path, "hooksConfig")?.set("enabled", Json::Bool(true));
             install_mcp_server(root, path, server(bin))
@@ -58,15 +61,15 @@ fn server(bin: &str) -> Json {
     ])
 }
 
-pub(super) fn plan(
+pub(crate) fn plan(
     op: Op,
-    scope: &Scope,
+    place: &Place<'_>,
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    let path = match scope {
-        Scope::User { home, .. } => home.join(".gemini/settings.json"),
-        Scope::Project(dir) => dir.join(".gemini/settings.json"),
+    let path = match place {
+        Place::User { root, .. } => root.join("settings.json"),
+        Place::Project(dir) => dir.join(".gemini/settings.json"),
     };
     Ok(file_plan(path, op, read, &|op, text, path| settings(op, text, path, bin))?
         .into_iter()

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ConfigError, FilePlan, MCP_SERVER_NAME, Op, ReadFile, Scope, file_plan};
+use super::{ConfigError, FilePlan, MCP_SERVER_NAME, Op, Place, ReadFile, file_plan};
 
 /// The provider's name: its plugin directory and the `memory.provider` value.
 pub const PROVIDER: &str = "agent-memory";
@@ -43,13 +43,13 @@ fn plugin_files(bin: &str) -> [(&'static str, String); 3] {
     ]
 }
 
-pub(super) fn plan(
+pub(crate) fn plan(
     op: Op,
-    scope: &Scope,
+    place: &Place<'_>,
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    let Scope::User { hermes_home, .. } = scope else {
+    let Place::User { root: hermes_home, .. } = place else {
         return Err(ConfigError::NoProjectLevel { agent: "hermes" });
     };
     // The config first: when it cannot be edited, nothing else is planned either.

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    ConfigError, FilePlan, Json, Op, ReadFile, Scope, file_plan, install_server_in,
+    ConfigError, FilePlan, Json, Op, Place, ReadFile, file_plan, install_server_in,
     owned_file_plan, uninstall_server_in,
 };
 
@@ -47,18 +47,15 @@ fn config_path(dir: &Path, read: ReadFile<'_>) -> Result<PathBuf, ConfigError> {
     Ok(if read(&json)?.is_none() && read(&jsonc)?.is_some() { jsonc } else { json })
 }
 
-pub(super) fn plan(
+pub(crate) fn plan(
     op: Op,
-    scope: &Scope,
+    place: &Place<'_>,
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    let (plugins, config_dir) = match scope {
-        Scope::User { config_home, .. } => {
-            let dir = config_home.join("opencode");
-            (dir.join("plugins"), dir)
-        }
-        Scope::Project(dir) => (dir.join(".opencode/plugins"), dir.clone()),
+    let (plugins, config_dir) = match place {
+        Place::User { root, .. } => (root.join("plugins"), root.clone()),
+        Place::Project(dir) => (dir.join(".opencode/plugins"), dir.to_path_buf()),
     };
     let plugin = plugin(bin);
     let mut plans = Vec::new();

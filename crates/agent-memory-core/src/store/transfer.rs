@@ -37,7 +37,8 @@ pub enum Line {
     Header(Header),
     Project(ProjectRecord),
     Session(SessionRecord),
-    Event(EventRecord),
+    /// Boxed: an event is by far the largest line, and most lines are events anyway.
+    Event(Box<EventRecord>),
     Memory(MemoryRecord),
 }
 
@@ -187,7 +188,7 @@ impl Store {
         while let Some(r) = rows.next()? {
             let event = event_from_row(r, 0)?;
             let record = EventRecord { project: r.get(15)?, content_hash: r.get(16)?, event };
-            write_line(out, &Line::Event(record))?;
+            write_line(out, &Line::Event(Box::new(record)))?;
             report.events += 1;
         }
         out.flush()?;

@@ -54,9 +54,7 @@ pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
         let mut findings = Vec::new();
         let bins = binary_checks(agent, &loc, &mut findings);
         findings.push(wiring_finding(agent, &loc, wiring));
-        if agent == Agent::Codex {
-            findings.extend(codex_trust(&loc));
-        }
+        findings.extend(trust(agent, &loc));
         let bin = bins.into_iter().next().unwrap_or_else(|| loc.bin.clone());
         findings.push(round_trip(agent, &bin));
         if let Some(store) = &store {
@@ -228,30 +226,29 @@ fn wiring_finding(
     }
 }
 
-/// Codex runs a hook only when `config.toml` trusts it; an untrusted one is skipped silently.
-fn codex_trust(loc: &Locations) -> Option<Finding> {
-    let Scope::User { codex_home, .. } = &loc.scope else { return None };
-    let hooks_path = codex_home.join("hooks.json");
-    let config_path = codex_home.join("config.toml");
-    let hooks = read(&hooks_path).ok()??;
-    let config = read(&config_path).ok()?.unwrap_or_default();
-    let untrusted = install::codex::untrusted(&hooks_path, &hooks, &config_path, &config, &loc.bin);
+/// An agent that runs a hook only once its config trusts it skips an untrusted one silently.
+fn trust(agent: Agent, loc: &Locations) -> Option<Finding> {
+    let untrusted = install::untrusted(agent, &loc.scope, &loc.bin, &read)?;
+    // The agent as its users say it: "Codex", not "Codex CLI".
+    let display = agent.spec().display;
+    let who = display.split_whitespace().next().unwrap_or(display);
     Some(match untrusted {
-        Ok(list) if list.is_empty() => {
-            Finding::ok("trust", "every agent-memory hook is trusted in config.toml")
+        Ok(found) if found.hooks.is_empty() => {
+            let file = found.config.file_name().unwrap_or_default().to_string_lossy();
+            Finding::ok("trust", format!("every agent-memory hook is trusted in {file}"))
         }
-        Ok(list) => Finding::fail(
+        Ok(found) => Finding::fail(
             "trust",
             format!(
-                "{} hook(s) have no current trusted_hash in {} ({}), so Codex skips them without a word",
-                list.len(),
-                config_path.display(),
-                list.iter()
-                    .map(|e| e.key.rsplit_once(".json:").map_or(e.key.as_str(), |(_, k)| k))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "{} hook(s) have no current trusted_hash in {} ({}), so {who} skips them without a word",
+                found.hooks.len(),
+                found.config.display(),
+                found.hooks.join(", "),
             ),
-            "run `agent-memory install codex` (it writes the hash Codex computes)",
+            format!(
+                "run `agent-memory install {}` (it writes the hash {who} computes)",
+                agent.name()
+            ),
         ),
         Err(err) => Finding::fail("trust", err.to_string(), "fix the file, then run doctor again"),
     })

@@ -1,8 +1,8 @@
 //! `agent-memory hook`: the capture path every agent's hooks call.
 //!
-//! A plain synchronous run: read stdin (capped), run capture, answer in the agent's protocol
-//! (the session-start briefing, recall for a prompt, what is known about a file being read),
-//! exit 0. After a stop or a session end it starts one detached distil pass and does not wait.
+//! A plain synchronous run: read stdin (capped), hand it to core's hook run (`hook::run_hook`:
+//! capture, store, answer), print the answer in the agent's protocol (the session-start
+//! briefing, recall for a prompt, what is known about a file being read), exit 0. After a stop or a session end it starts one detached distil pass and does not wait.
 //! A watchdog thread enforces the deadline: if the main thread is still waiting (on a locked
 //! database, a slow disk) when it passes, the watchdog spools the event and ends the process
 //! with success.
@@ -11,8 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_memory_core::adapter;
-use agent_memory_core::capture::{self, HookRequest, InFlight, Input};
+use agent_memory_core::capture::{self, Input};
 use agent_memory_core::config::Config;
+use agent_memory_core::event::EventKind;
+use agent_memory_core::hook::{self, HookRequest, InFlight};
 use agent_memory_core::paths::Home;
 use agent_memory_core::time;
 
@@ -62,7 +64,7 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         received_at_ms: time::now_ms(),
         started,
     };
-    let report = capture::run_hook(request, &in_flight);
+    let report = hook::run_hook(request, &in_flight);
     if let Some(answer) = report.answer.as_deref()
         && let Err(err) = crate::output::hook_answer(answer)
     {
@@ -75,32 +77,23 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         );
     }
     if config.serve.autostart
-        && is_session_start(&args.event)
+        && adapter::stored_kind(&agent, &args.event) == Some(EventKind::SessionStart)
         && !agent_memory_serve::instance::Instance::new(&home).is_running()
     {
         spawn_detached(&["serve"], "the local server; run `agent-memory serve`");
     }
-    match report.outcome {
-        "invalid" | "spooled" | "failed" => tracing::warn!(
+    let outcome = report.outcome.as_str();
+    if report.outcome.is_problem() {
+        tracing::warn!(
             agent,
             event = args.event,
-            outcome = report.outcome,
+            outcome,
             detail = report.detail.as_deref().unwrap_or(""),
             "hook run did not store its event"
-        ),
-        _ => tracing::debug!(agent, event = args.event, outcome = report.outcome, "hook run"),
+        );
+    } else {
+        tracing::debug!(agent, event = args.event, outcome, "hook run");
     }
-}
-
-/// Whether a hook event opens a session, in any agent's spelling (`SessionStart`,
-/// `session_start`, `session.created`).
-fn is_session_start(event: &str) -> bool {
-    let flat: String = event
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    matches!(flat.as_str(), "sessionstart" | "sessioncreated")
 }
 
 /// Starts `agent-memory ARGS` so that it outlives this hook, in its own process group so an

@@ -7,7 +7,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use agent_memory_core::fsutil;
-use agent_memory_core::install::{self, Agent, ConfigError, FilePlan, Op, Scope};
+use agent_memory_core::install::{
+    self, Agent, ConfigError, FilePlan, InstallKind, Op, Scope, UserDirs,
+};
 use anyhow::Context as _;
 
 use crate::cli::InstallArgs;
@@ -40,13 +42,15 @@ impl Locations {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .context("HOME is not set; set it to your home directory")?;
-        let user = Scope::User {
-            home: home.clone(),
-            codex_home: env_dir("CODEX_HOME")?.unwrap_or_else(|| home.join(".codex")),
-            copilot_home: env_dir("COPILOT_HOME")?.unwrap_or_else(|| home.join(".copilot")),
-            config_home: env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config")),
-            hermes_home: env_dir("HERMES_HOME")?.unwrap_or_else(|| home.join(".hermes")),
-        };
+        let config_home = env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config"));
+        let mut dirs = UserDirs::new(home, config_home);
+        // Each agent that reads a variable for its config directory gets it from there.
+        for var in Agent::all().filter_map(|agent| agent.spec().config_root.env) {
+            if let Some(dir) = env_dir(var)? {
+                dirs.env.push((var.to_owned(), dir));
+            }
+        }
+        let user = Scope::User(dirs);
         let scope = match project {
             Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
                 format!(
@@ -65,11 +69,16 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
     let Locations { bin, user, scope } = &loc;
     let agents = agents(&args.agents, op, user)?;
     if agents.is_empty() {
-        output::line(
-            "no agent found (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.config/opencode, ~/.copilot, \
-             ~/.hermes and claude, codex, gemini, opencode, copilot, hermes on PATH); \
-             name one, e.g. `agent-memory install claude-code`",
-        )?;
+        let roots: Vec<String> =
+            Agent::all().map(|agent| agent.spec().config_root.display()).collect();
+        let programs: Vec<&str> = Agent::all().map(Agent::program).collect();
+        let example = Agent::all().next().map_or("", Agent::name);
+        output::line(&format!(
+            "no agent found (looked for {} and {} on PATH); \
+             name one, e.g. `agent-memory install {example}`",
+            roots.join(", "),
+            programs.join(", ")
+        ))?;
         return Ok(());
     }
     let mut failed = Vec::new();
@@ -81,8 +90,10 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             )?;
             continue;
         }
-        if matches!(scope, Scope::Project(_)) && agent == Agent::Copilot && op == Op::Install {
-            copilot_project_notes(user)?;
+        if let (Scope::Project(_), InstallKind::HooksFile { user_file }, Op::Install) =
+            (scope, agent.kind(), op)
+        {
+            hooks_file_project_notes(agent, user, user_file)?;
         }
         let plans = match install::plan(agent, op, scope, bin, &read) {
             Ok(plans) => plans,
@@ -117,12 +128,12 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
                 }
             }
         }
-        if agent == Agent::Hermes
+        if let InstallKind::Provider { plugin_dir } = agent.kind()
             && op == Op::Uninstall
             && !args.dry_run
-            && let Scope::User { hermes_home, .. } = user
+            && let Some(root) = install::user_root(agent, user)
         {
-            let dir = install::hermes::plugin_dir(hermes_home);
+            let dir = plugin_dir(&root);
             if let Err(err) = remove_plugin_dir(&dir) {
                 output::install_error(
                     agent.name(),
@@ -143,24 +154,31 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Copilot takes only hooks from a repository, and runs its user's hooks there too.
-fn copilot_project_notes(user: &Scope) -> anyhow::Result<()> {
-    let Scope::User { copilot_home, .. } = user else { return Ok(()) };
-    let name = Agent::Copilot.name();
-    let user_hooks = copilot_home.join("hooks/agent-memory.json");
+/// An agent wired by a hooks file takes only hooks from a repository, and runs its user's
+/// hooks there too.
+fn hooks_file_project_notes(
+    agent: Agent,
+    user: &Scope,
+    user_file: fn(&Path) -> PathBuf,
+) -> anyhow::Result<()> {
+    let Some(root) = install::user_root(agent, user) else { return Ok(()) };
+    let name = agent.name();
+    let user_hooks = user_file(&root);
     if user_hooks.is_file() {
         output::install_note(
             name,
             &format!(
                 "is also wired for your user ({}), so each event would run the hook twice; \
-                 keep one: `agent-memory uninstall copilot` or `agent-memory uninstall copilot --project`",
+                 keep one: `agent-memory uninstall {name}` or `agent-memory uninstall {name} --project`",
                 user_hooks.display()
             ),
         )?;
     }
     output::install_note(
         name,
-        "takes only its hooks from a repository; run `agent-memory install copilot` for its MCP server",
+        &format!(
+            "takes only its hooks from a repository; run `agent-memory install {name}` for its MCP server"
+        ),
     )?;
     Ok(())
 }
@@ -180,17 +198,14 @@ fn env_dir(name: &str) -> anyhow::Result<Option<PathBuf>> {
 /// The agents named, or when none is: on install every agent found here, on uninstall all.
 pub fn agents(names: &[String], op: Op, user: &Scope) -> anyhow::Result<Vec<Agent>> {
     if names.is_empty() {
-        return Ok(Agent::ALL
-            .into_iter()
-            .filter(|a| op == Op::Uninstall || is_present(*a, user))
-            .collect());
+        return Ok(Agent::all().filter(|a| op == Op::Uninstall || is_present(*a, user)).collect());
     }
     let mut agents = Vec::new();
     for name in names {
         let agent = Agent::from_name(name).with_context(|| {
-            format!(
-                "unknown agent `{name}`; choose claude-code, codex, gemini, opencode, copilot or hermes"
-            )
+            let names: Vec<&str> = Agent::all().map(Agent::name).collect();
+            let (last, rest) = names.split_last().map_or(("", &[][..]), |(l, r)| (*l, r));
+            format!("unknown agent `{name}`; choose {} or {last}", rest.join(", "))
         })?;
         if !agents.contains(&agent) {
             agents.push(agent);
@@ -199,18 +214,9 @@ pub fn agents(names: &[String], op: Op, user: &Scope) -> anyhow::Result<Vec<Agen
     Ok(agents)
 }
 
+/// Whether the agent's config root exists or its program is on `PATH`.
 pub fn is_present(agent: Agent, user: &Scope) -> bool {
-    let Scope::User { home, codex_home, copilot_home, config_home, hermes_home } = user else {
-        return false;
-    };
-    let dir = match agent {
-        Agent::ClaudeCode => home.join(".claude"),
-        Agent::Codex => codex_home.to_owned(),
-        Agent::Gemini => home.join(".gemini"),
-        Agent::OpenCode => config_home.join("opencode"),
-        Agent::Copilot => copilot_home.to_owned(),
-        Agent::Hermes => hermes_home.to_owned(),
-    };
+    let Some(dir) = install::user_root(agent, user) else { return false };
     dir.is_dir() || on_path(agent.program())
 }
 

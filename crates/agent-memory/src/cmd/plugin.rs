@@ -11,7 +11,7 @@ use crate::cli::PluginArgs;
 use crate::output;
 
 pub fn run(ctx: &Context, args: PluginArgs) -> anyhow::Result<()> {
-    if Agent::from_name(&args.agent) != Some(Agent::ClaudeCode) {
+    if Agent::from_name(&args.agent).map(Agent::name) != Some(claude_code::AGENT) {
         anyhow::bail!(
             "no plugin for `{}`: only Claude Code takes one; wire the others with `agent-memory install`",
             args.agent

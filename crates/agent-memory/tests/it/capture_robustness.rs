@@ -101,7 +101,7 @@ fn injected_context_echoed_back_is_not_captured_again() {
     let home = home();
     let prompt = format!(
         "<hook_context>{}</hook_context>\n\nFix the flaky login test",
-        agent_memory_core::inject::wrap("recalled: the answer is 42")
+        agent_memory_core::capture::fence::wrap("recalled: the answer is 42")
     );
     let body = payload("s-echo", "BeforeAgent", "/tmp", serde_json::json!({"prompt": prompt}));
     assert_quiet_success(&home.hook("gemini", "BeforeAgent", &body));

@@ -331,7 +331,7 @@ fn a_new_session_of_another_agent_starts_with_what_earlier_ones_left() {
     let answer = session_start(&home, "gemini", "SessionStart", "gemini-new", &[]);
     let context = answer["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
     assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    assert!(context.starts_with(agent_memory_core::inject::SENTINEL_OPEN), "{context}");
+    assert!(context.starts_with(agent_memory_core::capture::fence::SENTINEL_OPEN), "{context}");
     assert!(
         context.contains("the parser test fails, please fix it"),
         "the last session's request: {context}"

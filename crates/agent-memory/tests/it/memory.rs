@@ -145,14 +145,14 @@ fn review_by_flags_approves_edits_and_rejects() {
     let out = home.run(&["review", "--reject", "zz"], b"");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a memory id"));
 
-    // Search finds the approved memory, by tier too, and counts the hit.
+    // Search finds the approved memory, by tier too; a person's own search counts no hit.
     let found = home.json(&["search", "depth", "self", "--kind", "memory"]);
     let hits = found["hits"].as_array().expect("hits");
     assert_eq!(hits.len(), 1, "{found}");
     assert_eq!((hits[0]["kind"].as_str(), hits[0]["tier"].as_str()), (Some("memory"), Some("L2")));
     let l1 = home.json(&["search", "jiff", "--tier", "L1"]);
     assert!(l1["hits"].as_array().expect("hits").is_empty(), "rejected is not a candidate: {l1}");
-    assert_eq!(count(&home, "SELECT hits FROM memories WHERE status = 'active'"), 1);
+    assert_eq!(count(&home, "SELECT hits FROM memories WHERE status = 'active'"), 0);
     // And the briefing carries it.
     let start = claude_start(&home, "claude-next", &[]).expect("briefing");
     assert!(context_of(&start).contains("## Solved problems\n- E0425 `depth`"), "{start}");

@@ -12,7 +12,7 @@ use agent_memory_testkit::TestHome;
 
 pub(crate) const CWD: &str = "/w/app";
 
-/// The captured payload of an agent's event, from `shared/agents/samples`.
+/// The recorded payload of an agent's event, from the testkit's `fixtures/agents`.
 pub(crate) fn sample(agent_dir: &str, event: &str) -> Value {
     let file = format!("{event}.json");
     let found = agent_memory_testkit::samples(agent_dir)
@@ -170,7 +170,7 @@ fn a_codex_fix_reaches_claude_at_start_and_gemini_by_its_prompt() {
     .expect("recall for a prompt about the same bug");
     assert_eq!(recalled["hookSpecificOutput"]["hookEventName"], "BeforeAgent");
     let context = context_of(&recalled);
-    assert!(context.starts_with(agent_memory_core::inject::SENTINEL_OPEN), "{context}");
+    assert!(context.starts_with(agent_memory_core::capture::fence::SENTINEL_OPEN), "{context}");
     assert!(context.contains(&format!("- o{fix} codex ")), "{context}");
     assert!(agent_memory_core::tokens::estimate(&context) <= 300, "{context}");
     assert_eq!(
@@ -575,7 +575,7 @@ fn the_brief_file_is_written_kept_and_refreshed() {
         "{printed}"
     );
     assert!(
-        !printed.contains(agent_memory_core::inject::SENTINEL_OPEN),
+        !printed.contains(agent_memory_core::capture::fence::SENTINEL_OPEN),
         "plain Markdown: {printed}"
     );
 
@@ -583,7 +583,7 @@ fn the_brief_file_is_written_kept_and_refreshed() {
     assert!(wrote.starts_with("wrote ") && wrote.contains("brief.md"), "{wrote}");
     let first = std::fs::read_to_string(&brief_path).expect("brief.md");
     assert!(
-        first.contains(agent_memory_core::inject::SENTINEL_OPEN)
+        first.contains(agent_memory_core::capture::fence::SENTINEL_OPEN)
             && first.contains(printed.trim_end()),
         "{first}"
     );

@@ -1,0 +1,403 @@
+//! The hook run: here are an agent's stdin bytes at one of its hook events, store them (or spool
+//! them), answer the agent, and say what happened.
+//!
+//! The one home of the use case every agent's hooks call: capture turns the bytes into a
+//! finished event ([`capture::prepare`]), the store writes it (with the near-duplicate check
+//! inside its transaction), inject answers from the same open connection, and what earlier runs
+//! spooled is drained while time is left. Every run is recorded as a hook run, whatever its
+//! outcome. [`InFlight`] lets the binary's watchdog spool an unfinished event when the deadline
+//! passes.
+//!
+//! The hook must never hurt the agent: this module never panics on input, never blocks past the
+//! deadline it is given, and reports what happened instead of failing.
+//!
+//! Must not: print (the binary answers the agent), start threads or runtimes, open sockets.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::adapter;
+use crate::capture::spool::{self, Prepared, SpoolRecord};
+use crate::capture::{self, Input, Stage, filter, sanitize_text, transcript};
+use crate::config::Config;
+use crate::event::EventKind;
+use crate::paths::Home;
+use crate::store::{
+    Dedupe, DedupeWindow, HookRun, Store, StoreError, WAL_CHECKPOINT_BYTES, WriteOutcome,
+};
+use crate::{inject, time};
+
+/// How long hook-run records (which only feed `status`) are kept: 30 days.
+pub const HOOK_RUNS_KEPT_MS: i64 = 30 * 86_400_000;
+
+/// What became of a hook run's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// Written as a new event.
+    Stored,
+    /// Its event was stored already (the same uid).
+    Duplicate,
+    /// Deliberately not stored: an event not captured, or a tool call about to run.
+    Skipped,
+    /// Dropped by a noise filter.
+    Filtered,
+    /// The store could not take it; it waits in the spool.
+    Spooled,
+    /// Unreadable; kept in `rejected/`.
+    Invalid,
+    /// Neither stored nor spooled.
+    Failed,
+}
+
+impl HookOutcome {
+    /// The name recorded in `hook_runs` and shown by `status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookOutcome::Stored => "stored",
+            HookOutcome::Duplicate => "duplicate",
+            HookOutcome::Skipped => "skipped",
+            HookOutcome::Filtered => "filtered",
+            HookOutcome::Spooled => "spooled",
+            HookOutcome::Invalid => "invalid",
+            HookOutcome::Failed => "failed",
+        }
+    }
+
+    /// Whether the run lost its event's way into the store (it is kept elsewhere, or lost).
+    pub fn is_problem(self) -> bool {
+        matches!(self, HookOutcome::Invalid | HookOutcome::Spooled | HookOutcome::Failed)
+    }
+}
+
+/// What one hook run did; the binary turns it into the agent's answer and a log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookReport {
+    pub outcome: HookOutcome,
+    pub detail: Option<String>,
+    pub event_uid: String,
+    /// Spooled events this run drained into the store.
+    pub drained: usize,
+    /// The stored event ended a turn or the session (a stop, a session end): distilling it
+    /// is due.
+    pub ends_turn: bool,
+    /// The answer to print for the agent, in its protocol: the session-start briefing, recall
+    /// for a prompt, or what is known about a file being read.
+    pub answer: Option<String>,
+}
+
+/// A hook run in progress, shared with the watchdog that spools it if the deadline passes.
+#[derive(Debug)]
+pub struct InFlight {
+    state: Mutex<Unfinished>,
+    spool_dirs: [PathBuf; 2],
+}
+
+/// How far the run in flight got, as far as the watchdog is concerned.
+#[derive(Debug)]
+enum Unfinished {
+    /// Input read but not yet turned into an event: the watchdog sanitizes and spools it raw.
+    Raw { meta: Box<SpoolRecord>, bytes: Arc<Vec<u8>> },
+    /// A finished event waiting for the store.
+    Ready(Box<SpoolRecord>),
+    /// Stored, deliberately dropped, or spooled already.
+    Done,
+}
+
+impl InFlight {
+    pub fn new(home: &Home) -> InFlight {
+        InFlight { state: Mutex::new(Unfinished::Done), spool_dirs: home.spool_dirs() }
+    }
+
+    fn set(&self, state: Unfinished) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    }
+
+    /// Spools the event unless the run finished, and marks the run over. Called by the
+    /// watchdog at the deadline; returns the spool file, if one was written.
+    pub fn spool_unfinished(&self, reason: &str) -> Option<io::Result<PathBuf>> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut record = match std::mem::replace(&mut *state, Unfinished::Done) {
+            Unfinished::Done => return None,
+            Unfinished::Ready(record) => record,
+            Unfinished::Raw { mut meta, bytes } => {
+                meta.raw = Some(sanitize_text(&String::from_utf8_lossy(&bytes)).into_owned());
+                meta
+            }
+        };
+        record.reason = reason.to_owned();
+        Some(spool::append(&self.spool_dirs, &record, time::now_ms()))
+    }
+}
+
+/// Everything one hook run needs.
+#[derive(Debug)]
+pub struct HookRequest<'a> {
+    pub home: &'a Home,
+    pub config: &'a Config,
+    pub agent: &'a str,
+    pub event_name: &'a str,
+    pub input: Input,
+    pub uid: String,
+    pub received_at_ms: i64,
+    /// When the process started; the deadline counts from here.
+    pub started: Instant,
+}
+
+/// Runs one hook call: capture, store, answer, drain. Never fails: every problem becomes an
+/// outcome.
+pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
+    let deadline = req.started + Duration::from_millis(req.config.capture.deadline_ms);
+    let mut report = HookReport {
+        outcome: HookOutcome::Stored,
+        detail: None,
+        event_uid: req.uid.clone(),
+        drained: 0,
+        ends_turn: false,
+        answer: None,
+    };
+    let mut record = SpoolRecord {
+        v: spool::RECORD_VERSION,
+        uid: req.uid.clone(),
+        agent: req.agent.to_owned(),
+        event_name: req.event_name.to_owned(),
+        received_at_ms: req.received_at_ms,
+        duration_us: 0,
+        reason: String::new(),
+        prepared: None,
+        raw: None,
+    };
+    let truncated_from = req.input.truncated_from;
+    let bytes = Arc::new(req.input.bytes);
+    in_flight.set(Unfinished::Raw { meta: Box::new(record.clone()), bytes: Arc::clone(&bytes) });
+    let stage = capture::prepare(
+        req.agent,
+        req.event_name,
+        &req.uid,
+        req.received_at_ms,
+        &bytes,
+        truncated_from,
+        req.config,
+    );
+    if !matches!(stage, Stage::Ready { .. }) {
+        in_flight.set(Unfinished::Done);
+    }
+
+    // Every outcome is recorded as a hook run, so the store is opened whatever happened.
+    let store = open_store(req.home, req.config, deadline);
+    let run = |outcome: HookOutcome, detail: Option<&str>| -> HookRun<'_> {
+        HookRun {
+            at_ms: req.received_at_ms,
+            agent: req.agent,
+            event_name: req.event_name,
+            outcome: outcome.as_str(),
+            detail: detail.map(str::to_owned),
+            duration_us: req.started.elapsed().as_micros() as i64,
+            event_uid: Some(&req.uid),
+        }
+    };
+    let (event, hash) = match stage {
+        Stage::Ready { event, hash } => (event, hash),
+        Stage::Invalid(message) => {
+            capture::save_rejected(req.home, &req.uid, &bytes);
+            let outcome = HookOutcome::Invalid;
+            return end_without_event(store, run(outcome, Some(&message)), outcome, report);
+        }
+        Stage::Skipped(reason) => {
+            let outcome = HookOutcome::Skipped;
+            return end_without_event(store, run(outcome, Some(reason)), outcome, report);
+        }
+        Stage::Pending(tool) => {
+            // Not stored, but answered: what is known about the file it is about to read.
+            let responder = inject::Responder { home: req.home, config: req.config };
+            if let Ok(store) = &store
+                && responder.answers_pending(&tool)
+            {
+                let roots = store.registered_roots().unwrap_or_default();
+                let project = capture::resolve_project(tool.cwd.as_deref(), &tool.agent, &roots);
+                report.answer = responder.pending(store, &tool, &project);
+            }
+            let outcome = HookOutcome::Skipped;
+            return end_without_event(
+                store,
+                run(outcome, Some(adapter::PRE_TOOL)),
+                outcome,
+                report,
+            );
+        }
+        Stage::Filtered(layer) => {
+            let outcome = HookOutcome::Filtered;
+            return end_without_event(store, run(outcome, Some(layer.as_str())), outcome, report);
+        }
+    };
+
+    let roots = store.as_ref().ok().and_then(|s| s.registered_roots().ok()).unwrap_or_default();
+    let project = capture::resolve_project(event.cwd.as_deref(), &event.agent, &roots);
+    record.prepared = Some(Prepared {
+        event: (*event).clone(),
+        content_hash: hash.clone(),
+        project: (&project).into(),
+    });
+    in_flight.set(Unfinished::Ready(Box::new(record.clone())));
+
+    let written = store.and_then(|mut store| {
+        // What the agent's transcript holds that its hooks never sent goes in before the stop
+        // that ends the turn, so distilling sees it inside that turn.
+        if transcript::reads_transcript(&event)
+            && Instant::now() + Duration::from_millis(200) < deadline
+        {
+            match transcript::catch_up(&mut store, req.config, &event) {
+                Ok(caught) if caught.stored > 0 => {
+                    tracing::debug!(stored = caught.stored, bytes = caught.bytes_read, "transcript read");
+                }
+                Ok(_) => {}
+                Err(err) => tracing::warn!(%err, "reading the transcript failed; its calls wait for the next stop"),
+            }
+        }
+        let window = DedupeWindow {
+            events: req.config.filter.dedupe_window,
+            since_ms: event.at_ms.saturating_sub(req.config.filter.dedupe_seconds as i64 * 1000),
+        };
+        let is_dup = |recent: &crate::store::RecentEvent| {
+            filter::is_near_duplicate(&event, &hash, recent, &req.config.filter)
+        };
+        let dedupe: Dedupe<'_> = (window, &is_dup);
+        let outcome = store.write_event(
+            &event,
+            &hash,
+            &project,
+            Some(dedupe),
+            &run(HookOutcome::Stored, None),
+            req.started,
+        )?;
+        Ok((store, outcome))
+    });
+    match written {
+        Ok((mut store, outcome)) => {
+            in_flight.set(Unfinished::Done);
+            match store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_millis(50)) {
+                // Now and then, with the log just emptied, old hook-run records go too.
+                Ok(true) => {
+                    if let Err(err) = store.prune_hook_runs(time::now_ms() - HOOK_RUNS_KEPT_MS) {
+                        tracing::debug!(%err, "pruning hook runs failed");
+                    }
+                }
+                Ok(false) => {}
+                Err(err) => tracing::debug!(%err, "checkpoint skipped"),
+            }
+            match outcome {
+                WriteOutcome::Stored { .. } => {
+                    report.ends_turn =
+                        matches!(event.kind, EventKind::Stop | EventKind::SessionEnd);
+                }
+                WriteOutcome::AlreadyStored => report.outcome = HookOutcome::Duplicate,
+                WriteOutcome::NearDuplicate { of } => {
+                    report.outcome = HookOutcome::Filtered;
+                    report.detail =
+                        Some(format!("{} of event {of}", filter::Layer::NearDuplicate.as_str()));
+                }
+            }
+            let responder = inject::Responder { home: req.home, config: req.config };
+            report.answer = responder.stored(&mut store, &event, &project);
+            // Drain what earlier runs spooled while there is time left.
+            if Instant::now() + Duration::from_millis(100) < deadline {
+                let limit = req.config.capture.drain_per_hook;
+                report.drained =
+                    capture::drain(&mut store, req.home, req.config, Some(deadline), limit).stored;
+            }
+        }
+        Err(err) => {
+            in_flight.set(Unfinished::Done);
+            record.reason = err.to_string();
+            record.duration_us = req.started.elapsed().as_micros() as i64;
+            report.outcome = HookOutcome::Spooled;
+            report.detail = Some(err.to_string());
+            if let Err(spool_err) = spool::append(&req.home.spool_dirs(), &record, time::now_ms()) {
+                report.outcome = HookOutcome::Failed;
+                report.detail = Some(format!("{err}; spooling failed too: {spool_err}"));
+            }
+        }
+    }
+    report
+}
+
+/// Records the run of a hook that stores no event (unreadable, skipped or filtered input).
+fn end_without_event(
+    store: Result<Store, StoreError>,
+    run: HookRun<'_>,
+    outcome: HookOutcome,
+    mut report: HookReport,
+) -> HookReport {
+    if let Ok(mut store) = store
+        && let Err(err) = store.record_hook_run(&run)
+    {
+        tracing::warn!(%err, "could not record the hook run");
+    }
+    report.outcome = outcome;
+    report.detail = run.detail;
+    report
+}
+
+/// Opens the store with a busy timeout that still leaves time to spool before `deadline`.
+fn open_store(home: &Home, config: &Config, deadline: Instant) -> Result<Store, StoreError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let reserve = Duration::from_millis(150);
+    let busy = Duration::from_millis(config.capture.busy_timeout_ms)
+        .min(left.saturating_sub(reserve))
+        .max(Duration::from_millis(10));
+    Store::open(&home.db_path(), busy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watchdog_spools_an_unfinished_run_once_and_sanitized() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = Home::at(dir.path().join("home"));
+        let in_flight = InFlight::new(&home);
+        assert!(in_flight.spool_unfinished("deadline").is_none(), "nothing in flight");
+        let meta = SpoolRecord {
+            v: spool::RECORD_VERSION,
+            uid: "u1".into(),
+            agent: "codex".into(),
+            event_name: "UserPromptSubmit".into(),
+            received_at_ms: 1,
+            duration_us: 0,
+            reason: String::new(),
+            prepared: None,
+            raw: None,
+        };
+        let raw = br#"{"prompt": "keep <private>drop this</private> rest"}"#.to_vec();
+        in_flight.set(Unfinished::Raw { meta: Box::new(meta), bytes: Arc::new(raw) });
+        let path = in_flight.spool_unfinished("deadline").expect("spooled").expect("written");
+        let (records, bad) = spool::read(&path).expect("read back");
+        assert!(bad.is_empty());
+        let raw = records[0].raw.as_deref().expect("raw kept");
+        assert!(raw.contains("keep") && !raw.contains("drop this"), "{raw}");
+        assert_eq!(records[0].reason, "deadline");
+        assert!(in_flight.spool_unfinished("deadline").is_none(), "spooled only once");
+    }
+
+    #[test]
+    fn outcomes_keep_the_names_the_store_records() {
+        let names: Vec<&str> = [
+            HookOutcome::Stored,
+            HookOutcome::Duplicate,
+            HookOutcome::Skipped,
+            HookOutcome::Filtered,
+            HookOutcome::Spooled,
+            HookOutcome::Invalid,
+            HookOutcome::Failed,
+        ]
+        .iter()
+        .map(|o| o.as_str())
+        .collect();
+        assert_eq!(
+            names,
+            ["stored", "duplicate", "skipped", "filtered", "spooled", "invalid", "failed"]
+        );
+    }
+}
