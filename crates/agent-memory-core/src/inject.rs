@@ -5,14 +5,14 @@
 //! ([`prompt`]), and, when a file is read, what earlier sessions did with it ([`file`]). This
 //! module owns what each slot is answered with, the rendering of each answer shape, the
 //! [`Responder`] the hook calls while its store connection is open, and the brief file
-//! ([`brief`]) for agents that cannot take injected context at all. Which agent takes which
+//! ([`brief_file`]) for agents that cannot take injected context at all. Which agent takes which
 //! slot at which hook event, and in which shape, is the agent registry's (`adapter::AGENTS`).
 //! Everything injected is wrapped in the sentinel of `capture::fence`, which capture strips
 //! from whatever agents echo back.
 //!
 //! Must not: print (the binary does), or fail a hook: every store error becomes no answer.
 
-pub mod brief;
+pub mod brief_file;
 pub mod briefing;
 pub mod file;
 pub mod prompt;
@@ -254,16 +254,16 @@ pub fn refresh_briefs(
     store: &Store,
     home: &Home,
     config: &Config,
-) -> Result<Vec<brief::Refreshed>, StoreError> {
+) -> Result<Vec<brief_file::Refreshed>, StoreError> {
     let mut done = Vec::new();
     for (key, root) in store.project_roots()? {
-        let path = brief::path(&root);
+        let path = brief_file::path(&root);
         if !path.is_file() {
             continue;
         }
         let written = briefing_markdown(store, home, config, &key, None)
-            .map_err(brief::BriefError::from)
-            .and_then(|text| brief::write(&root, text.as_deref(), &config.distil.language));
+            .map_err(brief_file::BriefError::from)
+            .and_then(|text| brief_file::write(&root, text.as_deref(), &config.distil.language));
         done.push((path, written));
     }
     Ok(done)

@@ -1,6 +1,6 @@
 //! agent-memory-core: the synchronous stages of agent-memory.
 //!
-//! Data flows one way, top to bottom, as in DESIGN.md §2:
+//! Data flows one way, top to bottom, as in DESIGN.md §2. [`hook`] is the hook's use case:
 //! [`adapter`] turns each agent's hook payload into a neutral [`event::Event`] and is the one
 //! registry of agents; [`capture`] sanitizes (redaction, `<private>` spans, injected context),
 //! filters and writes it, falling back to a spool; [`store`] owns the SQLite file, its

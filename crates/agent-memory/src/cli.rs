@@ -94,9 +94,10 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// claude-code, codex, gemini, opencode, copilot, hermes; none: every one found (its config
-    /// directory, or its program on PATH) for install, all of them for uninstall.
-    #[arg(value_name = "AGENT")]
+    #[arg(
+        value_name = "AGENT",
+        help = agents_help("", "; none: every one found (its config directory, or its program on PATH) for install, all of them for uninstall")
+    )]
     pub agents: Vec<String>,
     #[command(flatten)]
     pub scope: ConfigScope,
@@ -144,8 +145,7 @@ pub struct ConfigScope {
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The agent calling: claude-code, codex, gemini, opencode, copilot, hermes, or any name.
-    #[arg(long)]
+    #[arg(long, help = agents_help("The agent calling: ", ", or any name"))]
     pub agent: String,
     /// The agent's event name (SessionStart, PostToolUse, AfterTool, …); read from the payload
     /// when omitted.
@@ -554,4 +554,11 @@ pub enum PackCommand {
         /// The pack's name, as `pack list` shows it.
         name: String,
     },
+}
+
+/// Help text naming every agent the registry knows, between `before` and `after`.
+fn agents_help(before: &str, after: &str) -> String {
+    let names: Vec<&str> =
+        agent_memory_core::adapter::AGENTS.iter().map(|spec| spec.name).collect();
+    format!("{before}{}{after}", names.join(", "))
 }

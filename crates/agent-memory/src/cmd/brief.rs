@@ -25,9 +25,12 @@ pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
     let project = project::resolve(&dir, &store.registered_roots()?);
     let markdown = inject::briefing_markdown(&store, &ctx.home, &ctx.config, &project.key, None)?;
     if args.write {
-        let changed =
-            inject::brief::write(&project.root, markdown.as_deref(), &ctx.config.distil.language)?;
-        output::brief_written(&inject::brief::path(&project.root), changed)?;
+        let changed = inject::brief_file::write(
+            &project.root,
+            markdown.as_deref(),
+            &ctx.config.distil.language,
+        )?;
+        output::brief_written(&inject::brief_file::path(&project.root), changed)?;
     } else {
         output::brief(markdown.as_deref(), &project.name)?;
     }

@@ -1,6 +1,6 @@
-//! Claude Code's hook stdin, exactly as Claude Code 2.1.332 sends it (`shared/agents/samples/
-//! claude-code/`). Codex and Gemini CLI copied this protocol, and their adapters read the events
-//! they share with these structs.
+//! Claude Code's hook stdin, exactly as Claude Code 2.1.332 sends it (recorded in
+//! `crates/agent-memory-testkit/fixtures/agents/claude-code/`). Codex and Gemini CLI copied this
+//! protocol, and their adapters read the events they share with these structs.
 //!
 //! Serde structs only, no mapping. Only the fields agent-memory uses are declared: unknown fields
 //! are ignored, and every field is a lenient [`Field`] (or any JSON), so a new or oddly typed field

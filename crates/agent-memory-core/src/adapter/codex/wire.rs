@@ -1,6 +1,6 @@
 //! Codex CLI's hook stdin where it differs from Claude Code's, exactly as Codex 0.171.0 sends it
-//! (`shared/agents/samples/codex/`). Every other event Codex sends in Claude Code's shapes (see
-//! `claude_code/wire.rs`).
+//! (`crates/agent-memory-testkit/fixtures/agents/codex/`). Every other event Codex sends in Claude
+//! Code's shapes (see `claude_code/wire.rs`).
 //!
 //! Serde structs only, no mapping; unknown fields are ignored and every field is lenient.
 

@@ -1,6 +1,6 @@
-//! Gemini CLI's hook stdin where it differs from Claude Code's, exactly as Gemini CLI 0.61.0
-//! sends it (`shared/agents/samples/gemini/`). `SessionStart`, `BeforeAgent` (`prompt`) and
-//! `SessionEnd` come in Claude Code's shapes (see `claude_code/wire.rs`).
+//! Gemini CLI's hook stdin where it differs from Claude Code's, exactly as Gemini CLI 0.61.0 sends
+//! it (`crates/agent-memory-testkit/fixtures/agents/gemini/`). `SessionStart`, `BeforeAgent`
+//! (`prompt`) and `SessionEnd` come in Claude Code's shapes (see `claude_code/wire.rs`).
 //!
 //! Serde structs only, no mapping; unknown fields are ignored and every field is lenient.
 
