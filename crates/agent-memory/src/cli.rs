@@ -539,13 +539,22 @@ pub enum PackCommand {
         #[arg(long)]
         global: bool,
     },
-    /// Mount a pack: its memories join search, recall and briefings as `pack:NAME`.
+    /// Mount a pack: its memories arrive as candidates marked `pack:NAME`, and join search,
+    /// recall and briefings once approved (`pack approve`, or `review`).
     Add {
         /// The pack file.
         file: PathBuf,
         /// The name it is known by (default: the file's name without its extension).
         #[arg(long)]
         name: Option<String>,
+        /// Trust the pack's author: its reviewed memories join at once, in their tiers.
+        #[arg(long)]
+        trust: bool,
+    },
+    /// Approve every memory a pack brought: into its project's memory, or global memory.
+    Approve {
+        /// The pack's name, as `pack list` shows it.
+        name: String,
     },
     /// List mounted packs with how many of their memories are active.
     List(JsonFlag),

@@ -556,14 +556,32 @@ pub fn merge_into(
     must_get(store, id)
 }
 
-/// The packs mounted with `pack add`: each name with how many of its memories are active.
-pub fn packs(store: &Store) -> Result<Vec<(String, i64)>> {
+/// The packs mounted with `pack add`: each name with how many of its memories are active and
+/// how many wait for review.
+pub fn packs(store: &Store) -> Result<Vec<(String, i64, i64)>> {
     let mut stmt = store.conn().prepare_cached(
-        "SELECT substr(origin, 6), sum(status = 'active') FROM memories
+        "SELECT substr(origin, 6), sum(status = 'active'), sum(status = 'candidate') FROM memories
          WHERE origin LIKE 'pack:%' GROUP BY origin ORDER BY origin",
     )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Approves every candidate a pack brought: a memory with a project into that project's
+/// memory (L2), one without into global memory (L3). Returns how many.
+pub fn approve_pack(store: &mut Store, name: &str, now_ms: i64) -> Result<usize> {
+    let ids: Vec<(i64, bool)> = {
+        let mut stmt = store.conn().prepare_cached(
+            "SELECT id, project_id IS NULL FROM memories
+             WHERE origin = 'pack:' || ?1 AND status = 'candidate' ORDER BY id",
+        )?;
+        let rows = stmt.query_map([name], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for &(id, global) in &ids {
+        approve(store, id, global, now_ms)?;
+    }
+    Ok(ids.len())
 }
 
 /// Unmounts a pack: every memory it brought is forgotten (kept, as any forgotten memory).

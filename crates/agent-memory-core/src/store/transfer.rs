@@ -255,20 +255,26 @@ impl Store {
         sanitize: &dyn Fn(&mut Event),
         sanitize_text: &dyn Fn(&str) -> String,
     ) -> Result<TransferReport, TransferError> {
-        self.import_as(input, sanitize, sanitize_text, "imported")
+        self.import_as(input, sanitize, sanitize_text, "imported", false)
     }
 
     /// Mounts a memory pack (see [`crate::store::memories`]): its reviewed memories are added
     /// with the origin `pack:NAME`, which search and recall show as their provenance. Only
     /// memory and project lines are read; a candidate (L1) in a pack is left out.
+    ///
+    /// A pack is someone else's file, so unless `trusted` its memories arrive as candidates,
+    /// global ones without a project, until someone approves them (`memories::approve_pack`):
+    /// nothing in it reaches a briefing unreviewed.
     pub fn import_pack(
         &mut self,
         input: &mut dyn BufRead,
         name: &str,
+        trusted: bool,
         sanitize_text: &dyn Fn(&str) -> String,
     ) -> Result<TransferReport, TransferError> {
         // A pack carries memories only; sessions and events in one are passed over unread.
-        self.import_as(input, &|_| {}, sanitize_text, &format!("pack:{name}"))
+        let origin = format!("pack:{name}");
+        self.import_as(input, &|_| {}, sanitize_text, &origin, !trusted)
     }
 
     fn import_as(
@@ -277,6 +283,7 @@ impl Store {
         sanitize: &dyn Fn(&mut Event),
         sanitize_text: &dyn Fn(&str) -> String,
         origin: &str,
+        as_candidates: bool,
     ) -> Result<TransferReport, TransferError> {
         // A bulk write touches every index page again and again; give it room (64 MiB).
         self.conn.pragma_update(None, "cache_size", -65_536)?;
@@ -290,6 +297,7 @@ impl Store {
             projects: HashMap::new(),
             sessions: HashMap::new(),
             origin: origin.to_owned(),
+            as_candidates,
         };
         let read = importer.read_all(input, sanitize, sanitize_text);
         self.fts_deferred.store(false, Ordering::Relaxed);
@@ -308,6 +316,8 @@ struct Importer<'a> {
     sessions: HashMap<(String, String), i64>,
     /// The origin imported memories are given: `imported`, or `pack:NAME` for a pack.
     origin: String,
+    /// Whether reviewed memories arrive as candidates (an untrusted pack's).
+    as_candidates: bool,
 }
 
 impl Importer<'_> {
@@ -432,7 +442,7 @@ impl Importer<'_> {
             return Ok(false);
         }
         let new = NewMemory {
-            tier: record.tier,
+            tier: if self.as_candidates { Tier::L1 } else { record.tier },
             kind: record.kind,
             text,
             project_id,

@@ -1,9 +1,11 @@
 //! `agent-memory pack`: memory packs, read-only files of reviewed memory to share.
 //!
 //! `build` writes a project's reviewed memory (and, with `--global`, global memory) as a JSONL
-//! memory export and makes the file read-only; `add` mounts a pack: its memories join search,
-//! prompt recall and the briefing with `pack:NAME` as their origin (their provenance); `list`
-//! shows what is mounted; `remove` forgets every memory a pack brought.
+//! memory export and makes the file read-only; `add` mounts a pack: its memories arrive as
+//! candidates with `pack:NAME` as their origin (their provenance), because a pack is someone
+//! else's file, and join search, prompt recall and the briefing once `approve` (or `review`)
+//! accepts them, or at once with `--trust`; `list` shows what is mounted; `remove` forgets
+//! every memory a pack brought.
 
 use std::io::BufReader;
 use std::path::Path;
@@ -21,7 +23,15 @@ pub fn run(ctx: &Context, command: PackCommand) -> anyhow::Result<()> {
         PackCommand::Build { file, project, global } => {
             build(ctx, &file, project.as_deref(), global)
         }
-        PackCommand::Add { file, name } => add(ctx, &file, name),
+        PackCommand::Add { file, name, trust } => add(ctx, &file, name, trust),
+        PackCommand::Approve { name } => {
+            let mut store = ctx.store()?;
+            let approved = memories::approve_pack(&mut store, &name, time::now_ms())?;
+            if approved == 0 && !memories::packs(&store)?.iter().any(|(n, ..)| *n == name) {
+                anyhow::bail!("no pack is called `{name}`; see `agent-memory pack list`");
+            }
+            Ok(output::line(&format!("approved pack {name}: {approved} memories now active"))?)
+        }
         PackCommand::List(args) => {
             let store = ctx.store()?;
             Ok(output::packs(&memories::packs(&store)?, args.json)?)
@@ -29,7 +39,7 @@ pub fn run(ctx: &Context, command: PackCommand) -> anyhow::Result<()> {
         PackCommand::Remove { name } => {
             let mut store = ctx.store()?;
             let forgotten = memories::forget_pack(&mut store, &name, time::now_ms())?;
-            if forgotten == 0 && !memories::packs(&store)?.iter().any(|(n, _)| *n == name) {
+            if forgotten == 0 && !memories::packs(&store)?.iter().any(|(n, ..)| *n == name) {
                 anyhow::bail!("no pack is called `{name}`; see `agent-memory pack list`");
             }
             Ok(output::line(&format!("removed pack {name}: {forgotten} memories forgotten"))?)
@@ -63,7 +73,7 @@ fn build(ctx: &Context, file: &Path, project: Option<&str>, global: bool) -> any
     Ok(())
 }
 
-fn add(ctx: &Context, file: &Path, name: Option<String>) -> anyhow::Result<()> {
+fn add(ctx: &Context, file: &Path, name: Option<String>, trust: bool) -> anyhow::Result<()> {
     let name = match name {
         Some(name) => name,
         None => file
@@ -78,10 +88,16 @@ fn add(ctx: &Context, file: &Path, name: Option<String>) -> anyhow::Result<()> {
     let opened = std::fs::File::open(file)
         .with_context(|| format!("cannot open the pack {}", file.display()))?;
     let sanitize = |text: &str| capture::sanitize_text(text).into_owned();
-    let report = store.import_pack(&mut BufReader::new(opened), &name, &sanitize)?;
+    let report = store.import_pack(&mut BufReader::new(opened), &name, trust, &sanitize)?;
     output::line(&format!(
         "mounted pack {name}: {} memories added, {} already known",
         report.memories, report.memories_present
     ))?;
+    if !trust && report.memories > 0 {
+        output::line(&format!(
+            "they wait as candidates: read them with `agent-memory review`, then `agent-memory \
+             pack approve {name}` (or approve them one by one)"
+        ))?;
+    }
     Ok(())
 }

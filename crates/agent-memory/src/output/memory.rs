@@ -129,24 +129,35 @@ fn scope(m: &Memory) -> &'static str {
     if m.project.is_none() { "global memory (L3)" } else { "project memory (L2)" }
 }
 
-/// `agent-memory pack list`: each mounted pack and how many of its memories are active.
-pub fn packs(packs: &[(String, i64)], as_json: bool) -> io::Result<()> {
+/// `agent-memory pack list`: each mounted pack, how many of its memories are active and how
+/// many wait for review.
+pub fn packs(packs: &[(String, i64, i64)], as_json: bool) -> io::Result<()> {
     write_packs(&mut io::stdout().lock(), packs, as_json)
 }
 
-pub fn write_packs(out: &mut impl Write, packs: &[(String, i64)], as_json: bool) -> io::Result<()> {
+pub fn write_packs(
+    out: &mut impl Write,
+    packs: &[(String, i64, i64)],
+    as_json: bool,
+) -> io::Result<()> {
     if as_json {
         let list: Vec<serde_json::Value> = packs
             .iter()
-            .map(|(name, active)| serde_json::json!({ "name": name, "active": active }))
+            .map(|(name, active, waiting)| {
+                serde_json::json!({ "name": name, "active": active, "candidates": waiting })
+            })
             .collect();
         return json(out, &list);
     }
     if packs.is_empty() {
         return writeln!(out, "no packs mounted; `agent-memory pack add FILE` mounts one");
     }
-    for (name, active) in packs {
-        writeln!(out, "{name:<24} {active} active memories")?;
+    for (name, active, waiting) in packs {
+        write!(out, "{name:<24} {active} active memories")?;
+        if *waiting > 0 {
+            write!(out, ", {waiting} waiting for `agent-memory pack approve {name}`")?;
+        }
+        writeln!(out)?;
     }
     Ok(())
 }

@@ -449,9 +449,20 @@ fn a_pack_is_built_read_only_and_mounted_with_its_provenance() {
     let target = home();
     let added = target.ok(&["pack", "add", file.to_str().expect("utf-8")]);
     assert!(added.contains("mounted pack team: 3 memories added"), "{added}");
+    assert!(added.contains("wait as candidates"), "{added}");
     let again = target.ok(&["pack", "add", file.to_str().expect("utf-8")]);
     assert!(again.contains("0 memories added, 3 already known"), "{again}");
-    assert!(target.ok(&["pack", "list"]).contains("team"));
+    // A pack is someone else's file: nothing in it reaches a briefing before it is approved.
+    assert_eq!(claude_start(&target, "claude-0", &[]), None, "unreviewed memory briefs nobody");
+    let list = target.ok(&["pack", "list"]);
+    assert!(list.contains("team") && list.contains("0 active memories, 3 waiting"), "{list}");
+    let approved = target.ok(&["pack", "approve", "team"]);
+    assert!(approved.contains("approved pack team: 3 memories now active"), "{approved}");
+    let memories = target.json(&["memories"]);
+    let tiers: Vec<&str> =
+        memories.as_array().expect("list").iter().filter_map(|m| m["tier"].as_str()).collect();
+    assert_eq!(tiers.iter().filter(|t| **t == "L3").count(), 1, "{memories}");
+    assert_eq!(tiers.iter().filter(|t| **t == "L2").count(), 2, "{memories}");
     // Provenance: search shows where a memory came from.
     let hits = target.json(&["search", "commits", "line", "--kind", "memory"]);
     assert_eq!(hits["hits"][0]["agent"], "pack:team", "{hits}");
@@ -465,6 +476,13 @@ fn a_pack_is_built_read_only_and_mounted_with_its_provenance() {
     assert_eq!(after, None, "nothing is left to brief on");
     let out = target.run(&["pack", "remove", "nope"], b"");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no pack is called `nope`"));
+
+    // Trusted, a pack's reviewed memories join at once.
+    let trusting = home();
+    trusting.ok(&["pack", "add", file.to_str().expect("utf-8"), "--trust"]);
+    assert!(trusting.ok(&["pack", "list"]).contains("3 active memories"));
+    let context = context_of(&claude_start(&trusting, "claude-1", &[]).expect("briefing"));
+    assert!(context.contains("## Preferences\n- Answer in short sentences."), "{context}");
 }
 
 #[test]
