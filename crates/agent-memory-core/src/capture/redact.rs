@@ -6,7 +6,8 @@
 //! compiles nothing up front: an aho-corasick scan for each rule's keywords decides which rules'
 //! regexes are compiled (once, on first need) and run. Compiling the whole table at start was
 //! measured at 10 s (DESIGN.md §7). Patterns use ASCII classes so the lazy DFA never has to give up
-//! on Unicode word boundaries.
+//! on Unicode word boundaries, and bound their context by lines or not at all: a bounded
+//! repetition of a Unicode class (`(?u:[^\n]){0,200}`) takes milliseconds to compile.
 //!
 //! It must not log, print or otherwise emit what it finds (a secret in a log file has been stored),
 //! must do no I/O, and must not panic on any input.
@@ -48,6 +49,16 @@ pub enum Guard {
     None,
     /// The secret contains an ASCII digit: random keys do, kebab-case names (`sk-learn-…`) do not.
     HasDigit,
+    /// The secret looks generated, not like a word, number, type or path: at least 6 characters,
+    /// starting with a letter or digit, with letters and (digits or symbols), and not a
+    /// placeholder. For secrets named in prose ("your API key is …", `Password: …`).
+    Opaque,
+    /// The first dot-separated part is the base64 of a numeric id, as in a Discord bot token
+    /// (`MTIzNDU2…` is "123456…"); three dotted base64 parts alone are too common.
+    NumericIdPrefix,
+    /// One of the groups `before` and `after` took part: the context word that makes a bare
+    /// value (a UUID) a key may stand on either side of it.
+    Context,
     /// The secret is not a placeholder: `${VAR}`, `<your-token>`, `xxx`, `changeme`, `null`…
     NotPlaceholder,
     /// `key = value` forms, whose `key` group must name a secret (not a count, URL, type…:
@@ -120,7 +131,7 @@ impl Redactor {
         // specific rule is a `[REDACTED:…]` marker by the time the generic ones look, and `apply`
         // skips matches that reach into a marker, so overlaps cannot garble the output.
         for (index, rule) in RULES.iter().enumerate() {
-            if candidates & (1 << index) == 0 {
+            if candidates & (1u128 << index) == 0 {
                 continue;
             }
             let Some(regex) = self.regex(index) else {
@@ -191,8 +202,8 @@ impl Redactor {
     }
 
     /// A bit per rule whose keywords occur in `text`.
-    fn candidates(&self, text: &str) -> u64 {
-        let all = (1u64 << RULES.len()) - 1;
+    fn candidates(&self, text: &str) -> u128 {
+        let all = (1u128 << RULES.len()) - 1;
         let Some(prefilter) = &self.prefilter else {
             return all;
         };
@@ -202,7 +213,7 @@ impl Redactor {
         let mut found = 0;
         for keyword in matches {
             if let Some(rule) = self.keyword_rule.get(keyword.pattern().as_usize()) {
-                found |= 1 << rule;
+                found |= 1u128 << rule;
             }
             if found == all {
                 break;
@@ -292,6 +303,9 @@ impl Guard {
         match self {
             Guard::None => true,
             Guard::HasDigit => value.bytes().any(|b| b.is_ascii_digit()),
+            Guard::Opaque => is_opaque(value),
+            Guard::NumericIdPrefix => base64_of_digits(value.split('.').next().unwrap_or("")),
+            Guard::Context => caps.name("before").is_some() || caps.name("after").is_some(),
             Guard::NotPlaceholder => !is_placeholder(value),
             Guard::Assignment => is_assigned_secret(text, caps, secret, quoted),
         }
@@ -301,7 +315,7 @@ impl Guard {
 /// The [`Guard::Assignment`] checks. Config and code look alike (`password: hunter2` in YAML,
 /// `password: SecretStr` in Python, `Token: "#cccccc",` in a theme), so a value must also sit
 /// where config puts values. Tuned on real code (the cargo registry, Python's standard library)
-/// and real agent payloads (../shared/agents/samples).
+/// and real agent payloads (the recorded fixtures in the testkit crate).
 fn is_assigned_secret(text: &str, caps: &Captures<'_>, secret: Range<usize>, quoted: bool) -> bool {
     let Some(key) = caps.name("key") else {
         return false;
@@ -329,15 +343,23 @@ fn is_assigned_secret(text: &str, caps: &Captures<'_>, secret: Range<usize>, quo
     let tight = sep.as_str() == "="
         && !text[..sep.start()].ends_with([' ', '\t'])
         && !text[sep.end()..].starts_with([' ', '\t']);
+    // A full-width colon (`AccessKeySecret：…`) is never code syntax: it is Chinese prose or a
+    // console's copy button, wherever it stands.
+    let wide = sep.as_str() == "：";
     // Only the bytes next to the match are looked at, never the whole line: a minified JSON line
     // can be megabytes long and hold thousands of matches.
-    let mut before_key = text[..key.start()].bytes().rev();
-    let starts_line =
-        matches!(before_key.find(|b| !matches!(b, b' ' | b'\t' | b'-')), None | Some(b'\n'));
+    let before_key = text[..key.start()].trim_end_matches([' ', '\t', '-']);
+    let starts_line = is_line_start(before_key);
+    // `{ user: 'a', pass: 'x' }`: a quoted value under a key that follows `{` or `,` is a
+    // JavaScript object's data.
+    let in_object = quoted && before_key.ends_with(['{', ',']);
     // `key: value` is YAML or a header only where a line or a string starts ("X-Api-Key: …" in a
     // curl argument); mid-line it is prose ("invalid token: expired"), and after a dotted key
     // it is a Python or JS mapping (`Token.Comment: "italic"`).
-    if sep.as_str() == ":" && !opening_quote && (!starts_line || is_dotted_path(key.as_str())) {
+    if sep.as_str() == ":"
+        && !opening_quote
+        && (!(starts_line || in_object) || is_dotted_path(key.as_str()))
+    {
         return false;
     }
     // What follows the value, past its closing quote (ASCII, so the slice stays on a boundary).
@@ -356,13 +378,107 @@ fn is_assigned_secret(text: &str, caps: &Captures<'_>, secret: Range<usize>, quo
     }
     let ends_line = tight
         || after.starts_with('&')
+        || (wide && after.starts_with(['，', '。', '；', '）', '、']))
         || matches!(next_visible, None | Some(b'\n' | b'#' | b'"' | b'\'' | b'`'));
+    // A dotted value is a path in code (`self.token`, `settings.api_key`) but data after an
+    // environment variable's tight `=` (`DB_PASSWORD=Summer.Breeze2024`), and never a path when
+    // a part of it looks generated (`hvs.CAESIJ…`).
+    let dotted_code = is_code_path(value) && !(tight && is_env_name(key.as_str()));
     let code_like = value.starts_with([':', '*', '='])
         || value.contains("::")
         || after.starts_with([',', ';', ')', ']', '}'])
-        || is_dotted_path(value)
+        || dotted_code
         || ((word_like || numeric) && !tight);
     ends_line && !code_like
+}
+
+/// True when `before` (the text before a key, trailing blanks and dashes removed) ends where a
+/// line starts: nothing, a line break, or the `   12→` line number of a file listing.
+fn is_line_start(before: &str) -> bool {
+    let before = match before.strip_suffix('→') {
+        Some(numbered) => {
+            let number = numbered.trim_end_matches(|c: char| c.is_ascii_digit());
+            if number.len() == numbered.len() {
+                return false;
+            }
+            number.trim_end_matches([' ', '\t'])
+        }
+        None => before,
+    };
+    before.is_empty() || before.ends_with('\n')
+}
+
+/// `DB_PASSWORD`, `VAULT_TOKEN`: an environment variable's name (capitals, digits, `_`).
+fn is_env_name(key: &str) -> bool {
+    key.bytes().any(|b| b.is_ascii_uppercase())
+        && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A part of a dotted value that no one would name a field: capitals, small letters and digits
+/// mixed (`Breeze2024`), or 16 characters or more with a digit (`CAESIJ3kPq9…`).
+fn looks_generated(part: &str) -> bool {
+    let has = |test: fn(&u8) -> bool| part.bytes().any(|b| test(&b));
+    let digit = has(u8::is_ascii_digit);
+    (digit && has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase))
+        || (digit && part.len() >= 16)
+}
+
+/// A dotted path none of whose parts [`looks_generated`]: `settings.api_key`, not
+/// `hvs.CAESIJ3kPq9…`.
+fn is_code_path(value: &str) -> bool {
+    is_dotted_path(value) && !value.split('.').any(looks_generated)
+}
+
+/// The [`Guard::Opaque`] check.
+fn is_opaque(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let letters = bytes.iter().any(u8::is_ascii_alphabetic);
+    let digits = bytes.iter().any(u8::is_ascii_digit);
+    let symbols = bytes.iter().any(|b| b"!@#$%^&*?~+=".contains(b));
+    let numeric = bytes.iter().all(|b| b.is_ascii_digit() || b"+-.:".contains(b));
+    // `src/auth/token.rs`, `v2/tokens.json`: a path, not a secret.
+    let path = value.contains('/')
+        && value.rsplit_once('.').is_some_and(|(_, ext)| {
+            (1..=5).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_lowercase())
+        });
+    bytes.len() >= 6
+        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && letters
+        && (digits || symbols)
+        && !numeric
+        && !path
+        && !is_code_path(value)
+        && !is_placeholder(value)
+}
+
+/// True when `part` is unpadded base64 (standard or URL alphabet) of at least 17 ASCII digits.
+fn base64_of_digits(part: &str) -> bool {
+    let sextet = |b: u8| match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut bits = 0u32;
+    let mut held = 0;
+    let mut decoded = 0;
+    for byte in part.bytes() {
+        let Some(value) = sextet(byte) else {
+            return false;
+        };
+        bits = (bits << 6 | u32::from(value)) & 0xFFFF;
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            if !((bits >> held) as u8).is_ascii_digit() {
+                return false;
+            }
+            decoded += 1;
+        }
+    }
+    decoded >= 17
 }
 
 /// True when a key name (`GITHUB_TOKEN`, `"apiKey"`, `--password`) says its value is a secret:
@@ -374,14 +490,16 @@ fn is_secret_key_name(key: &str) -> bool {
     if squashed == "pwd" || squashed == "oldpwd" {
         return false;
     }
-    SECRET_KEY_PARTS.split(' ').any(|part| squashed.contains(part))
+    (SECRET_KEY_PARTS.split(' ').any(|part| squashed.contains(part)) || has_word(key, "pass"))
         && !has_word(key, NOT_SECRET_KEY_WORDS)
 }
 
 /// Key-name fragments that make a `key = value` a secret, matched on the key squashed (so
-/// `API_KEY`, `apiKey` and `api-key` all contain `apikey`).
-const SECRET_KEY_PARTS: &str =
-    "token secret password passwd pwd apikey accesskey privatekey auth credential passphrase";
+/// `API_KEY`, `apiKey` and `api-key` all contain `apikey`). `pass` counts only as a word of its
+/// own (`SMTP_PASS`, `pass:`), never inside one (`bypass`, `passthrough`). A registry login
+/// (`.dockerconfigjson`) is a secret too.
+const SECRET_KEY_PARTS: &str = "token secret password passwd pwd apikey accesskey privatekey \
+    auth credential passphrase dockerconfigjson dockercfg";
 
 /// Words in a key name that say the value is about a secret, not the secret itself
 /// (`max_tokens`, `token_url`, `secret_name`, `author`). Token counts are everywhere in what
@@ -581,14 +699,31 @@ const SECRET_WORDS: &[&str] = &[
     "token", "secret", "passw", "pwd", "auth", "credential", "passphrase",
     "api_key", "api-key", "api.key", "apikey", "access_key", "access-key", "access.key",
     "accesskey", "private_key", "private-key", "private.key", "privatekey",
+    "dockerconfigjson", "dockercfg",
+    // `pass` as a key of its own, never the `pass` of "passed" (every test run prints that).
+    "_pass", "-pass", ".pass", "pass:", "pass=", "pass =", "pass\":", "pass':",
 ];
 
-/// Everything after the `-----BEGIN …-----` line of an armoured block: a line break (real or
-/// JSON-escaped `\n`), then base64, header lines (`Proc-Type: 4,ENCRYPTED`) and blank lines, up
-/// to a `-----`. An unclosed block (truncated output) runs to the end of its base64.
+/// Everything after the `-----BEGIN …-----` line of an armoured block: a line break (real,
+/// JSON-escaped `\n`, or escaped twice, `\\n`, for JSON inside a JSON string), then base64,
+/// header lines (`Proc-Type: 4,ENCRYPTED`), blank lines and the `  12→` line numbers of a file
+/// listing, up to a `-----`. An unclosed block (truncated output) runs to the end of its base64.
 macro_rules! armoured_body {
     () => {
-        r"[ \t]*(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z0-9+/=:,.\s\\]+|-[A-Za-z0-9])*"
+        r"[ \t]*(?:\r?\n|(?:\\+r)?\\+n)(?:[A-Za-z0-9+/=:,.\s\\]+|-[A-Za-z0-9]|→)*"
+    };
+}
+
+/// A `data:` or `stringData:` key and its block, as the `secret` group: a JSON object, or the
+/// indented YAML lines below it (in a file listing, the lines whose text after `  12→` is
+/// indented). Lines that start a new top-level key end it.
+macro_rules! k8s_data {
+    () => {
+        concat!(
+            r#"\b(?:stringData|data)["']?[ \t]*:[ \t]*(?:\r?\n)?(?P<secret>\{(?u:[^{}]*[^{}\s][^{}]*)\}"#,
+            r"|(?m:^)(?:[ \t]*[0-9]+→[ \t]+|[ \t]+)(?u:[^0-9 \t\r\n])(?u:[^\r\n])*",
+            r"(?:\r?\n(?:[ \t]*[0-9]+→[ \t]+|[ \t]+)(?u:[^0-9 \t\r\n])(?u:[^\r\n])*)*)"
+        )
     };
 }
 
@@ -598,7 +733,7 @@ macro_rules! assigned_value {
     () => {
         concat!(
             r#"(?P<secret>(?u:"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*')"#,
-            r#"|[A-Za-z0-9_\-.+/=~!@#$%^*?:]+)(?:[ \t\r\n,;&"'`)\]}\\]|$)"#
+            r#"|[A-Za-z0-9_\-.+/=~!@#$%^*?:]+)(?:[ \t\r\n,;&"'`)\]}\\]|，|。|；|）|、|$)"#
         )
     };
 }
@@ -664,6 +799,225 @@ const RULES: &[Rule] = &[
         "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF0jvHEBCADJ9yq0\n=a1B2\n\
          -----END PGP PRIVATE KEY BLOCK-----",
         "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQENBF0jvHEB\n-----END PGP PUBLIC KEY BLOCK-----"),
+    // The CSV the AWS console hands out: a header line, then rows of name, password and keys.
+    rule("aws-credentials-csv", &["user name,password", "access key id,secret access key"],
+        concat!(r"(?i:user name,password|access key id,secret access key)(?u:[^\r\n])*\r?\n",
+            r"(?P<secret>(?u:[^\r\n,])*,(?u:[^\r\n])*(?:\r?\n(?u:[^\r\n,])*,(?u:[^\r\n])*)*)"),
+        "$ cat ~/Downloads/credentials.csv\nUser name,Password,Access key ID,Secret access key,C\
+         onsole login link\nci-bot,Kp9#vR2!qLw8,AKIAZ7QW3ERTY5UIOP2A,8sXq0Jk3mV+RtY7/uB1nLp4Zc9W\
+         dEf6GhIjKlMnO,https://123456789012.signin.aws.amazon.com/console\n",
+        "the export has the columns Access key ID,Secret access key and nothing else")
+        .redacting_group(),
+    // A Secret manifest's `data:`/`stringData:` block (YAML lines or a JSON object), whatever
+    // its keys are called; `kind: Secret` may come before it (as written) or after it (as
+    // `kubectl get -o yaml` prints it, keys sorted).
+    rule("kubernetes-secret", &["secret"],
+        concat!(r#"(?i:kind)["']?[ \t]*:[ \t]*["']?Secret\b["']?(?:(?u:[^\n]*)\n){0,20}?(?u:[^\n]*?)"#,
+            k8s_data!()),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n  username: Y\
+         WRtaW4=\n  password: UzNjcjN0LVBhc3M=\nstringData: {}\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  LOG_LEVEL: debug\n")
+        .redacting_group(),
+    rule("kubernetes-secret-data", &["secret"],
+        concat!(k8s_data!(), r#"(?:(?u:[^\n]*)\n){0,20}?(?u:[^\n]*?)(?i:kind)["']?[ \t]*:[ \t]*["']?"#,
+            r"Secret\b"),
+        "$ kubectl get secret regcred -o json\n{\n    \"apiVersion\": \"v1\",\n    \"data\": {\n        \
+         \".dockerconfigjson\": \"eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJiMjkwT21kb2NGOXVNV0U9In\
+         19fQ==\"\n    },\n    \"kind\": \"Secret\",\n",
+        "data:\n  LOG_LEVEL: debug\nkind: ConfigMap\n").redacting_group(),
+    // `.netrc` entries, on one line or several (`machine h login u password p`).
+    rule("netrc-password", &["machine", "default"],
+        concat!(r"\b(?:machine[ \t]+(?u:[^\s])+|default)",
+            r"(?:\s+(?:login|account|port)[ \t]+(?u:[^\s])+)*\s+password[ \t]+(?P<secret>(?u:[^\s])+)"),
+        "machine api.heroku.com\n  login me@example.com\n  password 5e1f7c2a-9b3d-4c8e-a6f0-1d2b\
+         3c4d5e6f",
+        "the default machine has no password set")
+        .redacting_group().guarded(Guard::NotPlaceholder),
+    // Providers' own prefixes (the families of gitleaks' default rules).
+    rule("onepassword-secret-key", &["a3-"],
+        r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}\b",
+        "Secret Key: A3-UJZDE8-GXD6NCF10EP-F91DH-ODZDO-C9IS0",
+        "the A3-XXXXXX format of the account key"),
+    rule("onepassword-service-account-token", &["ops_eyj"],
+        r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}",
+        "export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJjIhKtJ0RlgLKOmxgJTeKdNnFRIBXuDL7DxtpYlSXpfKtHF4v\
+         UCsMehGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rESQedUStPKR0CsTy4Qwb8DwkNhFdnXsiV",
+        "service account tokens start with ops_eyJ"),
+    rule("age-secret-key", &["age-secret-key-1"],
+        r"\bAGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}\b",
+        "# public key: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\nAGE-SECRE\
+         T-KEY-10EEL92UE3GM36KCWF9TFWWQLTSJQF6H5GRAEEEEX7ERVYDU284RXQFXHPY",
+        "age-keygen prints AGE-SECRET-KEY-1 and 58 more characters"),
+    rule("alibaba-access-key-id", &["ltai"],
+        r"\bLTAI[A-Za-z0-9]{12,20}\b",
+        "阿里云 AccessKey ID：LTAI5t3nNyjOq9wMxEhh2FDE，请妥善保管",
+        "LTAIFLAG and LTAI_PREFIX_CHECK").guarded(Guard::HasDigit),
+    rule("tencent-secret-id", &["akid"],
+        r"\bAKID[A-Za-z0-9]{32}\b",
+        "tccli configure set secretId AKIDckSxKM2awH7C9HehwTp0136uXT3yKW5d",
+        "AKIDENTIFIERS_ARE_NOT_KEYS_AT_ALL_1234").guarded(Guard::HasDigit),
+    rule("atlassian-api-token", &["atatt3"],
+        r"\bATATT3[A-Za-z0-9_\-=]{150,}",
+        "JIRA_API_TOKEN=ATATT3xFfGF09NksnRH9ucAUsdMlHUvTCQCyEZDz-TddJ8HyS5SUkCnD8zRA9a9SkpXz9w3Q\
+         lY7Zkuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61qtc4xatws8phP9nhFyJfm5di4PzJ59FHz5r1pY4OjE2jBMptUsG\
+         r7CmY_uCu3ZR1zTOlUcR64cXQLioDnkHI",
+        "tokens made since 2023 start with ATATT3"),
+    rule("artifactory-token", &["akcp", "cmvmd"],
+        r"\b(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b",
+        "curl -H 'X-JFrog-Art-Api: AKCpc5XlrWi0B26R08qzjI6GKFSufrdZSlB5er8bOfZqfM2oeq3hDavJA76rN\
+         icHTp8hkqdlm' https://acme.jfrog.io\nREF=cmVmdGtuOjAxOj7tOtHWnsCGRlrwZbqcabUGJmGEp7CgQ0\
+         PBQFI14zGtSnovm14T",
+        "base64 of refs/heads/main is cmVmcy9oZWFkcy9tYWlu"),
+    // Client secrets: three characters, a digit, `Q~`, then 31 to 34 more.
+    rule("azure-ad-client-secret", &["q~"],
+        concat!(r#"(?:^|[\\'"`\s>=:(,)])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})"#,
+            r#"(?:[\\'"`\s<),]|$)"#),
+        "AZURE_CLIENT_SECRET=\"UOi8Q~ZSgqbjG3uhkW.KFLf6xuI5aHUQPFeNBTxa\"",
+        "a regex like [0-9]Q~ or ab1Q~short in prose").redacting_group(),
+    rule("doppler-token", &["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim."],
+        r"\bdp\.(?:pt|st|sa|ct|scim)\.(?:[A-Za-z0-9_\-]{1,32}\.)?[A-Za-z0-9]{40,44}\b",
+        "DOPPLER_TOKEN=dp.st.prd.vyfErGPmpGXafq0fjzLczbttOofL9H2WjQ5TY4MyWuU doppler run -- npm \
+         start",
+        "see dp.st.prd for the service token of prd"),
+    rule("dynatrace-token", &["dt0c01."],
+        r"\bdt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}\b",
+        "Api-Token dt0c01.5JSJC616I76BOFBCIXGY29DB.8P5QA3E68F7E4QEQPNO35YE4SCMEJVQTIA4D5RGN5S7S3\
+         33H9MTF4BS3E62RYNNE",
+        "tokens look like dt0c01.ABC.DEF"),
+    rule("flyio-token", &["fo1_", "fm1a_", "fm1r_", "fm2_"],
+        r"\b(?:fo1_[A-Za-z0-9_\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})",
+        "FLY_API_TOKEN=fo1_lsHUqJoUD-_Ydua_5ZMs1SWOpQaPRYpzbLGViYXjU2J",
+        "fly tokens create deploy prints fm2_ tokens"),
+    rule("grafana-token", &["glc_", "glsa_", "eyjrijoi"],
+        r"\b(?:glc_[A-Za-z0-9+/]{32,400}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|eyJrIjoi[A-Za-z0-9]{70,400}={0,3})",
+        "GRAFANA_TOKEN=glsa_VVPqzPptEJQzhkPkenG5ZFJoC6vWCBiJ_6725a2a7\ncloud: glc_2drgd1QsO7jprB\
+         GumXxY9B4bZWOz648JJnUfd7UACNWiP3sFd67JikEAvstq",
+        "service account tokens start with glsa_"),
+    rule("vault-token", &["hvs.", "hvb.", "hvr."],
+        r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}",
+        "VAULT_TOKEN=hvs.CAESIJVHzc0X0AWIRh-JUqBlIFXZ53Ncqe28_ajY75FnCttn6kfaqDeMqG3omjMyXHCabM6\
+         JOF8EFd0Nhcy-1kGD2VD-eR1U",
+        "vault token lookup shows hvs.* tokens, not hvb.abc"),
+    rule("terraform-cloud-token", &["atlasv1"],
+        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}",
+        "credentials \"app.terraform.io\" { token = \"RzmaZsV2GenFmt.atlasv1.yD7CHLn-xC_1hsYgBds\
+         1ghxY5OokvQyx7eNWVQ4vnakJkS1pAWTN3lg8zV5yPU8d0F\" }",
+        "the token has an .atlasv1. part"),
+    rule("linear-api-key", &["lin_api_", "lin_oauth_"],
+        r"\b(?:lin_api_[A-Za-z0-9]{40}|lin_oauth_[a-f0-9]{64})\b",
+        "LINEAR_API_KEY=lin_api_ZOXzcycDeZ6dqmVe5Mvxrv99NcqVTSu7rtaUWM6Z",
+        "personal keys start with lin_api_"),
+    rule("mailchimp-api-key", &["-us"],
+        r"\b[0-9a-f]{32}-us[0-9]{1,2}\b",
+        "mailchimp.setConfig({ apiKey: '2073fec8df4f50947aaeb26c57d21fa5-us14', server: 'us14' }\
+         )",
+        "Accept-Language: en-us and the digest 2073fec8df4f50947aaeb26c57d21fa5-usage"),
+    rule("new-relic-key", &["nrak-", "nrjs-", "nrii-"],
+        r"\b(?:NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32})\b",
+        "NEW_RELIC_API_KEY=NRAK-1GEQFNG052LOI03P8HSSRRXQQM2",
+        "user keys start with NRAK- and browser keys with NRJS-"),
+    rule("notion-token", &["ntn_", "secret_"],
+        r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+        "const notion = new Client({ auth: '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' \
+         })\nold: secret_G3lCMqXXQ8agOMTNwncxvjcnqcMUP6n0a0uARxlNten",
+        "let secret_key_base = secret_key_base_for_environment_and_release_2024;")
+        .guarded(Guard::HasDigit),
+    rule("openshift-token", &["sha256~"],
+        r"\bsha256~[A-Za-z0-9_\-]{43}\b",
+        "oc login --token=sha256~e-9i0mYtluYI0KN1gNT11cUzYZAa3u2olZU6uqbgsYl --server=https://ap\
+         i.ocp:6443",
+        "image@sha256:8f2d9c1e4b7a3f6e0d5c2b9a8e7f1d4c3b6a9e2f5d8c1b4a7e0f3d6c9b2a5e8f1"),
+    rule("perplexity-api-key", &["pplx-"],
+        r"\bpplx-[A-Za-z0-9]{48}\b",
+        "PERPLEXITY_API_KEY=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",
+        "keys start with pplx- and are 53 characters"),
+    rule("planetscale-token", &["pscale_tkn_", "pscale_pw_", "pscale_oauth_"],
+        r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.\-]{32,64}",
+        "PLANETSCALE_SERVICE_TOKEN=pscale_tkn_oNzN2m1ElKncz8HkywhjpU05mc4J1WRcQ1uhyMDJ2OX",
+        "passwords start with pscale_pw_"),
+    rule("postman-api-key", &["pmak-"],
+        r"\bPMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}\b",
+        "postman login --with-api-key PMAK-9d97dcbee500fe7ee5fc324b-db2e1142a21c402364f9572b85a8\
+         e48f68",
+        "keys start with PMAK-"),
+    rule("pulumi-access-token", &["pul-"],
+        r"\bpul-[a-f0-9]{40}\b",
+        "PULUMI_ACCESS_TOKEN=pul-7ab165c58ac5831be38cb8cb4ba2e751989a0174",
+        "pul-request-handler and pul-3f2a9c1e"),
+    rule("rubygems-api-key", &["rubygems_"],
+        r"\brubygems_[a-f0-9]{48}\b",
+        "GEM_HOST_API_KEY: rubygems_9ddb14f71010b93b7d946bf54074e3248c801bef750110c5",
+        "gem push uses rubygems_api_key from credentials"),
+    rule("sentry-token", &["sntrys_", "sntryu_"],
+        r"\b(?:sntrys_eyJ[A-Za-z0-9+/=_]{50,}|sntryu_[a-f0-9]{64}\b)",
+        "SENTRY_AUTH_TOKEN=sntryu_7513064d6d59291f0cde2e5738713a818d8962058765a6ca7cff00d796c254\
+         10",
+        "org tokens start with sntrys_ and user tokens with sntryu_"),
+    rule("slack-app-token", &["xapp-"],
+        r"\b(?i:xapp)-[0-9]-[A-Z0-9]{6,}-[0-9]{6,}-[A-Za-z0-9]{20,}",
+        "SLACK_APP_TOKEN=xapp-1-A0HGKWJBBCI-0101953816133-631129f34369aad80b891baf90d0d3bf16295d\
+         06910bf3f5fb85967f532f3ab3",
+        "socket mode needs an xapp-1- token"),
+    rule("slack-config-token", &["xoxe.xoxb-", "xoxe.xoxp-", "xoxe-"],
+        r"\bxoxe(?:\.xox[bp])?-[0-9]-[A-Za-z0-9]{100,}",
+        "token: xoxe.xoxp-1-ZZF1BXNTQ186KYO3I8CWU7J29UK32QOIV3P6MRTJJPU7WKPUMQGKGMYJJTT1RMGGRNY3\
+         CAZ1O6S3BJQZAP10OOLH31UQG0PZKQ143B07LUAY5GCQ8NKM7WG38N46BX7V03NLZ6HWDQRYZDAE00WQGOTZ7OZ\
+         3NKIE",
+        "configuration tokens start with xoxe.xoxp-1-"),
+    // Square's production tokens start with `EAAA`, so this comes before Facebook's `EAA…`.
+    rule("square-token", &["eaaa", "sq0atp-", "sq0csp-"],
+        r"\b(?:(?:EAAA|sq0atp-)[A-Za-z0-9_\-]{22,60}|sq0csp-[A-Za-z0-9_\-]{43})\b",
+        "SQUARE_ACCESS_TOKEN=EAAAEZZOmEPJUo09jwQO10Y0ADsWJPiX1EwY2orTyRqBRlEaZUZrwpPtuEFBNOfQ\nc\
+         lient_secret=sq0csp-UtMXhkPrSbbAjLGmsDx5StAZvlMz-Bk4opH1Dr8-h97",
+        "EAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").guarded(Guard::HasDigit),
+    rule("facebook-access-token", &["eaa"],
+        r"\bEAA[A-Z][A-Za-z0-9]{80,}\b",
+        "curl 'https://graph.facebook.com/me?access_token=EAAGvmuTtiLOfYczUJ4zIKdztgacm06EMXQdYG\
+         6INyNjORSSM4RfncQODOWlgQl3cAXg67Pax30iYtJTq3tlAcubBKPL76dFKHc0hXZAKS6zCeaRyML8QjEXAJgfP\
+         En5jOaBaaRQh92fn3hiEbrUKpCUVl'",
+        "EAAGLE_EYE_CONTROLLER_V2").guarded(Guard::HasDigit),
+    rule("facebook-app-secret", &["facebook"],
+        near!("facebook", "[0-9a-f]{32}"),
+        "FACEBOOK_APP_SECRET=93fe04072755398003680e7e3b35183e",
+        "facebook-sdk 3.1.0 from facebook/facebook-python-business-sdk").redacting_group(),
+    rule("twitter-bearer-token", &["aaaaaaaaaaaaaaaaaaaaaa"],
+        r"\bA{22}[A-Za-z0-9%]{80,110}\b",
+        "TWITTER_BEARER_TOKEN=AAAAAAAAAAAAAAAAAAAAAA5jSF%3DpFkIM3Vak1uDSKFQs1DxBA9RelOxOPbbNcRV7\
+         vZgGEFW5jcnTAOivg3QxvEXHJX6nsBvBqJd0ssw0FzvGr3GwnPFYh",
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
+         AAAAAAAAAAAAAAAAAAAAAAAAAAA==").guarded(Guard::HasDigit),
+    rule("dropbox-short-lived-token", &["sl."], r"\bsl\.[A-Za-z0-9_=\-]{130,}",
+        "dbx = dropbox.Dropbox('sl.BgUskL-6GgebhbkXNNv_hOV48vsoUu19X5IQLJhQbtN2FWXWD5KaPHI2u\
+         fKssJ-Sk_WzDNhY7AGbX6lTiDYHP9zyBylxLUTZtFf-VnV7ktOdSJcmeA_BHJ2m5qGeRzxWkdgeV6_iY')",
+        "see sl.dropbox.com for the short-lived tokens"),
+    // Long-lived tokens (ten `A`s inside) only next to the word.
+    rule("dropbox-token", &["dropbox"],
+        near!("dropbox", "[A-Za-z0-9]{11}A{10}[A-Za-z0-9_=\\-]{43}"),
+        "DROPBOX_TOKEN=FLGWrhhhz4iAAAAAAAAAADDs7YvcX1eYgURZEQ3PZgPsTF2bUnxiP3zcCr1Y6ffe",
+        "dropbox 12.0.2 from dropbox/dropbox-sdk-python").redacting_group(),
+    rule("huggingface-org-token", &["api_org_"],
+        r"\bapi_org_[A-Za-z]{34}\b",
+        "HF_ORG_TOKEN=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",
+        "api_org_name = settings.api_org_name"),
+    rule("heroku-api-token", &["hrku-"],
+        r"\bHRKU-AA[A-Za-z0-9_\-]{58}\b",
+        "heroku authorizations:create printed HRKU-AA9hmsOazM4n8PVGXpV9Wv4Esb7yeuCjVr5mXcj5RPD9o\
+         UsQChx5s4tI10Ft",
+        "new keys start with HRKU-AA"),
+    // API key SIDs are recognisable alone; account SIDs (`AC…`) only next to the word.
+    rule("twilio-api-key-sid", &["sk"],
+        r"\bSK[0-9a-fA-F]{32}\b",
+        "{\"sid\": \"SK089a58f3aef3416f9386bd8773c9d519\", \"friendly_name\": \"ci\", \"secret\"\
+         : null}",
+        "SKIP_CHECKS=1 and SKU0123 and task_7513064d6d59").guarded(Guard::HasDigit),
+    // Keys of the newer form (32 hex, then two groups of 8) are bare hex: only in context.
+    rule("mailgun-key", &["mailgun", "\"api\"", "'api'", "api:"],
+        concat!(r#"(?:(?i:mailgun)(?u:[^\n]*?)|["']api["'][ \t]*,[ \t]*["']|\bapi:)"#,
+            r"\b(?P<secret>(?:key-)?[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})\b"),
+        "requests.post(\"https://api.mailgun.net/v3/mg.example.com/messages\", auth=(\"api\", \"\
+         40ea4e095bd1d6854575622f85646960-2d1ba9f2-0df4875b\"))",
+        "mailgun domain mg.example.com, message id 20240101120000.abc@mg.example.com")
+        .redacting_group(),
     rule("aws-access-key-id", &["akia", "asia", "abia", "acca", "a3t"],
         r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b",
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
@@ -733,7 +1087,7 @@ const RULES: &[Rule] = &[
         "from huggingface_hub import hf_hub_download"),
     // API key SIDs (SK…) and account SIDs (AC…) are bare hex: only next to the word `twilio`.
     rule("twilio-key", &["twilio"], near!("twilio", "(?:SK|AC)[0-9a-fA-F]{32}"),
-        "TWILIO_API_KEY=SK6702824c1c099724caf4941d4072014b",
+        "TWILIO_ACCOUNT_SID=AC6702824c1c099724caf4941d4072014b",
         "twilio SIDs are AC followed by 32 hex digits").redacting_group(),
     rule("sendgrid-api-key", &["sg."], r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
         "SENDGRID=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",
@@ -745,11 +1099,15 @@ const RULES: &[Rule] = &[
         "doctl auth init -t dop_v1_8b483b7ffc050fec94dbca3a0aac36098b2cc2bd818319478da6bd0c6\
          21de49f",
         "personal access tokens start with dop_v1_"),
-    // A bare UUID: only next to the word `heroku`.
+    // A bare UUID: only next to the word `heroku`, before it or after it.
     rule("heroku-api-key", &["heroku"],
-        near!("heroku", "[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"),
-        "HEROKU_API_KEY=145fda99-88c7-9fc3-5526-f7eaed46725a",
-        "heroku logs --tail --app my-app-2024").redacting_group(),
+        concat!(r#"(?P<before>(?i:heroku)[A-Za-z0-9_ \t."':=\-]{0,40}?)?"#,
+            r"\b(?P<secret>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})\b",
+            r#"(?P<after>[ \t"'),]{1,3}(?:(?:is|for|as)[ \t]+)?(?:(?:my|the|our)[ \t]+)?(?i:heroku))?"#),
+        "HEROKU_API_KEY=145fda99-88c7-9fc3-5526-f7eaed46725a\n\
+         use 0f8e5c1a-3b2d-4e6f-9a7c-8d1e2f3a4b5c as the heroku key",
+        "heroku logs --tail --app my-app-2024; request 0f8e5c1a-3b2d-4e6f-9a7c-8d1e2f3a4b5c")
+        .redacting_group().guarded(Guard::Context),
     rule("azure-storage-account-key", &["accountkey="],
         r"(?i:accountkey)=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
         "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=jhdRPV5Cz5Ez4wW/3mliab6GNWBF\
@@ -776,14 +1134,20 @@ const RULES: &[Rule] = &[
         "https://discord.com/api/webhooks/123456789012345678/8zV5yPU8d0FZfWe7ihGyiRUIQfHOJMaidDn\
          87XG3-q-xbMtEPO6UkzYuF0ie9Pu2njHk",
         "see https://discord.com/developers/docs/resources/webhook"),
-    rule("discord-bot-token", &["discord"],
-        near!("discord", r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}"),
-        "DISCORD_TOKEN=MTIzNDU2Nzg5MDEyMzQ1Njc4.7kvmlP.7HVDctQUy1xvCkgafrfwA94hJ9WnywX0t0ZBfd",
-        "discord.py 2.3.2 needs Python 3.8").redacting_group(),
+    // Next to a word that says so, or as the argument of `client.run(…)` (discord.py) or
+    // `client.login(…)` (discord.js); its first part must be the base64 of the bot's numeric id.
+    rule("discord-bot-token", &["discord", ".run(", ".login("],
+        concat!(r#"(?:(?i:discord)[A-Za-z0-9_ \t."':=\-]{0,40}?|\.(?:run|login)\([ \t]*["'])"#,
+            r"\b(?P<secret>[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})\b"),
+        "DISCORD_TOKEN=MTIzNDU2Nzg5MDEyMzQ1Njc4.7kvmlP.7HVDctQUy1xvCkgafrfwA94hJ9WnywX0t0ZBfd\n\
+         client.run('MTEyMjMzNDQ1NTY2Nzc4ODk5.IIemGp.b3EfKoNSvphIk7s4pqL0KJFlK6CXzU6M98NdFQ')",
+        "discord.py 2.3.2 needs Python 3.8; app.run('NetworkManagerConfiguration.client.\
+         handle_the_request_for_each_user')").redacting_group().guarded(Guard::NumericIdPrefix),
     // `scheme://user:password@host`: only the password goes. Brackets are not allowed in userinfo
     // (RFC 3986), which also keeps earlier markers out of the match.
-    rule("password-in-url", &["://"],
-        concat!(r#"\b[A-Za-z][A-Za-z0-9+.\-]*://(?u:[^\s:/?#@\[\]"'<>]*):"#,
+    // JSON may escape the slashes (`postgres:\/\/app:pw@db`).
+    rule("password-in-url", &["://", ":\\/\\/"],
+        concat!(r#"\b[A-Za-z][A-Za-z0-9+.\-]*:(?://|\\/\\/)(?u:[^\s:/?#@\[\]"'<>\\]*):"#,
             r#"(?P<secret>(?u:[^\s/?#\[\]"'<>]+))@"#),
         "DATABASE_URL=postgres://app:s3cr3t-P4ss@db.internal:5432/app",
         "postgres://app:${DB_PASSWORD}@db.internal:5432/app and https://example.com:8080/a@b")
@@ -807,6 +1171,34 @@ const RULES: &[Rule] = &[
         "curl -u admin:Tr0ub4dor-3 https://ci.internal/api/json",
         "curl -u \"$USER:$PASS\" https://ci.internal/api/json")
         .redacting_group().guarded(Guard::NotPlaceholder),
+    // Passwords given to a client on its command line: `mysql -pX` (attached: `-p X` asks and
+    // then selects database X), `sshpass -p X`, `docker login -p X` / `--password X`.
+    rule("cli-password", &["mysql", "mariadb", "sshpass", " login"],
+        concat!(r"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb(?:-dump)?)\b",
+            r"(?u:[^\n|;&]*?)[ \t]-p|\bsshpass\b(?u:[^\n|;&]*?)[ \t]-p[ \t]*",
+            r"|\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b",
+            r"(?u:[^\n|;&]*?)[ \t](?:-p|--password)(?:[ \t]+|=))",
+            r#"(?P<secret>(?u:"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*'|[^\s"'\-][^\s]*))"#),
+        "mysqldump -u root -p'Zx8#kLm2!q' shop > shop.sql\nsshpass -p Hv7tq2Lm ssh deploy@web1\n\
+         docker login -u ci -p dckr_pat_2bX9qLm4 registry.example.com",
+        "mysql -u root -p shop && docker login --password-stdin -u ci && mysql -P 3306 -h db")
+        .redacting_group().guarded(Guard::NotPlaceholder),
+    // A secret named in prose or echoed by a prompt: "your API key is X", `Enter password: X`,
+    // `密码：X`. Only a value that looks generated (see [`Guard::Opaque`]).
+    // A bare `token:` is left to the generic rule: it starts half the fields of typed code.
+    rule("secret-in-prose", &["key is", "key was", "key:", "token is", "token was", "api token:",
+        "access token:", "auth token:", "bot token:", "app token:", "client token:",
+        "private token:", "secret is", "secret was", "secret:", "password is", "password was",
+        "password:", "password for", "passphrase is", "passphrase:", "密码", "密钥", "口令", "令牌"],
+        concat!(r"(?:(?i:\b(?:(?:api|access|secret|auth|app|bot|client|private)[ \t]+",
+            r"(?:key|token|secret)|password(?: for[ \t]+[A-Za-z0-9_.@\-]+)?|passphrase)",
+            r"(?: (?:is|was)[ \t]*:?|:)|\btoken (?:is|was)[ \t]*:?)",
+            r"|(?:密码|密钥|口令|令牌)[ \t]*(?:是|为|：|:))",
+            r"[ \t]*[\x22'`]?(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9_\-.+/=~!@#$%^&*?]*",
+            r"[A-Za-z0-9_\-+/=~!@#$%^&*?])?)(?:[\x22'`]|[ \t\r\n,;.)]|，|。|$)"),
+        "Here is my setup. Your API key is 7f3k9Q2mXw8v and the admin password: Tr0ub4dor&3",
+        "the token is valid for 3600 seconds; password: String; API key is required. token: i32,")
+        .redacting_group().guarded(Guard::Opaque),
     // `--token abc`, `--db-password abc`; the `--token=abc` form is the generic rule's. The secret
     // word must start a dash-separated word of the flag, so the keywords can include the dash
     // and the rule stays asleep for the many texts that merely say "token".
@@ -821,16 +1213,17 @@ const RULES: &[Rule] = &[
         .redacting_group().guarded(Guard::Assignment),
     // `KEY=value`, `KEY: value`, `"key": "value"`, `export KEY=value`, `key => 'value'`.
     rule(GENERIC_RULE, SECRET_WORDS,
-        concat!(r#"(?P<q>["']?)(?P<key>[A-Za-z0-9_.\-]*(?i:token|secret|passw(?:or)?d|pwd"#,
-            r"|api[_.\-]?key|access[_.\-]?key|private[_.\-]?key|auth|credential|passphrase)",
-            r#"[A-Za-z0-9_.\-]*)(?P<qe>["']?)[ \t]*(?P<sep>:=|=>|=|:)[ \t]*"#, assigned_value!()),
+        concat!(r#"(?P<q>["']?)(?P<key>[A-Za-z0-9_.\-]*(?i:token|secret|pass(?:w(?:or)?d)?|pwd"#,
+            r"|api[_.\-]?key|access[_.\-]?key|private[_.\-]?key|auth|credential|passphrase",
+            r"|dockerc(?:onfigjson|fg))",
+            r#"[A-Za-z0-9_.\-]*)(?P<qe>["']?)[ \t]*(?P<sep>:=|=>|=|:|：)[ \t]*"#, assigned_value!()),
         "export DB_PASSWORD=\"correct horse battery\"",
         "max_tokens=4096 token_url: https://x/token password: ${DB_PASSWORD}")
         .redacting_group().guarded(Guard::Assignment),
 ];
 
-// The prefilter reports candidate rules as bits of a u64.
-const _: () = assert!(RULES.len() < 64, "the candidate set is a u64 bitmask");
+// The prefilter reports candidate rules as bits of a u128.
+const _: () = assert!(RULES.len() < 128, "the candidate set is a u128 bitmask");
 
 #[cfg(test)]
 mod tests {
@@ -915,6 +1308,47 @@ mod tests {
             key.pem:⏎[REDACTED:private-key]⏎done
             [REDACTED:openssh-private-key]
             [REDACTED:pgp-private-key]
+            $ cat ~/Downloads/credentials.csv⏎User name,Password,Access key ID,Secret access key,Console login link⏎[REDACTED:aws-credentials-csv]⏎
+            apiVersion: v1⏎kind: Secret⏎metadata:⏎  name: db⏎type: Opaque⏎data:⏎[REDACTED:kubernetes-secret]⏎stringData: {}⏎
+            $ kubectl get secret regcred -o json⏎{⏎    "apiVersion": "v1",⏎    "data": [REDACTED:kubernetes-secret-data],⏎    "kind": "Secret",⏎
+            machine api.heroku.com⏎  login me@example.com⏎  password [REDACTED:netrc-password]
+            Secret Key: [REDACTED:onepassword-secret-key]
+            export OP_SERVICE_ACCOUNT_TOKEN=[REDACTED:onepassword-service-account-token]
+            # public key: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p⏎[REDACTED:age-secret-key]
+            阿里云 AccessKey ID：[REDACTED:alibaba-access-key-id]，请妥善保管
+            tccli configure set secretId [REDACTED:tencent-secret-id]
+            JIRA_API_TOKEN=[REDACTED:atlassian-api-token]
+            curl -H 'X-JFrog-Art-Api: [REDACTED:artifactory-token]' https://acme.jfrog.io⏎REF=[REDACTED:artifactory-token]
+            AZURE_CLIENT_SECRET="[REDACTED:azure-ad-client-secret]"
+            DOPPLER_TOKEN=[REDACTED:doppler-token] doppler run -- npm start
+            Api-Token [REDACTED:dynatrace-token]
+            FLY_API_TOKEN=[REDACTED:flyio-token]
+            GRAFANA_TOKEN=[REDACTED:grafana-token]⏎cloud: [REDACTED:grafana-token]
+            VAULT_TOKEN=[REDACTED:vault-token]
+            credentials "app.terraform.io" { token = "[REDACTED:terraform-cloud-token]" }
+            LINEAR_API_KEY=[REDACTED:linear-api-key]
+            mailchimp.setConfig({ apiKey: '[REDACTED:mailchimp-api-key]', server: 'us14' })
+            NEW_RELIC_API_KEY=[REDACTED:new-relic-key]
+            const notion = new Client({ auth: '[REDACTED:notion-token]' })⏎old: [REDACTED:notion-token]
+            oc login --token=[REDACTED:openshift-token] --server=https://api.ocp:6443
+            PERPLEXITY_API_KEY=[REDACTED:perplexity-api-key]
+            PLANETSCALE_SERVICE_TOKEN=[REDACTED:planetscale-token]
+            postman login --with-api-key [REDACTED:postman-api-key]
+            PULUMI_ACCESS_TOKEN=[REDACTED:pulumi-access-token]
+            GEM_HOST_API_KEY: [REDACTED:rubygems-api-key]
+            SENTRY_AUTH_TOKEN=[REDACTED:sentry-token]
+            SLACK_APP_TOKEN=[REDACTED:slack-app-token]
+            token: [REDACTED:slack-config-token]
+            SQUARE_ACCESS_TOKEN=[REDACTED:square-token]⏎client_secret=[REDACTED:square-token]
+            curl 'https://graph.facebook.com/me?access_token=[REDACTED:facebook-access-token]'
+            FACEBOOK_APP_SECRET=[REDACTED:facebook-app-secret]
+            TWITTER_BEARER_TOKEN=[REDACTED:twitter-bearer-token]
+            dbx = dropbox.Dropbox('[REDACTED:dropbox-short-lived-token]')
+            DROPBOX_TOKEN=[REDACTED:dropbox-token]
+            HF_ORG_TOKEN=[REDACTED:huggingface-org-token]
+            heroku authorizations:create printed [REDACTED:heroku-api-token]
+            {"sid": "[REDACTED:twilio-api-key-sid]", "friendly_name": "ci", "secret": null}
+            requests.post("https://api.mailgun.net/v3/mg.example.com/messages", auth=("api", "[REDACTED:mailgun-key]"))
             aws_access_key_id = [REDACTED:aws-access-key-id]
             aws_secret_access_key = [REDACTED:aws-secret-access-key]
             git clone https://[REDACTED:github-pat]@github.com/o/r
@@ -933,22 +1367,24 @@ mod tests {
             //registry.npmjs.org/:_authToken=[REDACTED:npm-token]
             password = [REDACTED:pypi-token]
             huggingface-cli login --token [REDACTED:huggingface-token]
-            TWILIO_API_KEY=[REDACTED:twilio-key]
+            TWILIO_ACCOUNT_SID=[REDACTED:twilio-key]
             SENDGRID=[REDACTED:sendgrid-api-key]
             auth=('api', '[REDACTED:mailgun-api-key]')
             doctl auth init -t [REDACTED:digitalocean-token]
-            HEROKU_API_KEY=[REDACTED:heroku-api-key]
+            HEROKU_API_KEY=[REDACTED:heroku-api-key]⏎use [REDACTED:heroku-api-key] as the heroku key
             DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure-storage-account-key];EndpointSuffix=core.windows.net
             https://acme.blob.core.windows.net/c/b.txt?sv=2022-11-02&sp=r&sig=[REDACTED:azure-sas-signature]
             DATABRICKS_HOST=x DATABRICKS_TOKEN=[REDACTED:databricks-token]
             X-Shopify-Access-Token: [REDACTED:shopify-token]
             https://api.telegram.org/bot[REDACTED:telegram-bot-token]/getMe
             [REDACTED:discord-webhook]
-            DISCORD_TOKEN=[REDACTED:discord-bot-token]
+            DISCORD_TOKEN=[REDACTED:discord-bot-token]⏎client.run('[REDACTED:discord-bot-token]')
             DATABASE_URL=postgres://app:[REDACTED:password-in-url]@db.internal:5432/app
             curl -H 'Authorization: Bearer [REDACTED:authorization-bearer]' https://api.example.com
             Authorization: Basic [REDACTED:authorization-basic]
             curl -u admin:[REDACTED:curl-user-password] https://ci.internal/api/json
+            mysqldump -u root -p'[REDACTED:cli-password]' shop > shop.sql⏎sshpass -p [REDACTED:cli-password] ssh deploy@web1⏎docker login -u ci -p [REDACTED:cli-password] registry.example.com
+            Here is my setup. Your API key is [REDACTED:secret-in-prose] and the admin password: [REDACTED:secret-in-prose]
             mysql --password [REDACTED:secret-cli-flag] -h db
             export DB_PASSWORD="[REDACTED:secret-assignment]"
         "#]]
@@ -1059,6 +1495,196 @@ curl -H \"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJ
             "#,
             redacted,
         );
+    }
+
+    /// Secrets of each kind as they arrive: pasted into a prompt, printed by a command, inside a
+    /// JSON payload. Each case is the text and the secrets in it; no fragment of one may survive,
+    /// and a second pass must change nothing.
+    #[test]
+    fn secrets_as_they_arrive() {
+        let pem_body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
+        let pem_tail = "VTLYtN8wG8qkDXwFdmbcFBeKzq0v9bBNaV0mXYsNvhOh5Ak9Q3jWwCfPMuJx2T8";
+        let cases: &[(&str, &[&str])] = &[
+            ("VAULT_TOKEN=hvs.U8RmQ2xZbV7kT3pLwN9cYdFh", &["U8RmQ2xZbV7kT3pLwN9cYdFh"]),
+            (
+                "DB_PASSWORD=Summer.Breeze2024\nDB_HOST=db.internal",
+                &["Summer.Breeze2024", "Breeze"],
+            ),
+            ("export API_TOKEN=abc.DefGhiJkl9 && ./deploy.sh", &["abc.DefGhiJkl9", "DefGhi"]),
+            ("password = Autumn.Leaves77", &["Autumn.Leaves77"]),
+            (
+                "User name,Password,Access key ID,Secret access key,Console login link\n\
+                 deployer,q7W!e9Rt#y2U,AKIAQ3EGRRPQZX5T7W2K,Jd8fK2mN9qR4tV7wX1yZ3aB5cE8gH0jL2nP4sU6x,\
+                 https://123456789012.signin.aws.amazon.com/console\n",
+                &[
+                    "q7W!e9Rt#y2U",
+                    "AKIAQ3EGRRPQZX5T7W2K",
+                    "Jd8fK2mN9qR4tV7wX1yZ3aB5cE8gH0jL2nP4sU6x",
+                ],
+            ),
+            (
+                "Access key ID,Secret access key\r\nAKIAQ3EGRRPQZX5T7W2K,Jd8fK2mN9qR4tV7wX1yZ3aB5cE8gH0jL2nP4sU6x\r\n",
+                &["Jd8fK2mN9qR4tV7wX1yZ3aB5cE8gH0jL2nP4sU6x"],
+            ),
+            (
+                "SLACK_APP_TOKEN=xapp-1-A05QX7R2K9M-5829104736251-9f3c2b7a1e8d4c6b0a9f8e7d6c5b4a3928\
+                 17f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2",
+                &["9f3c2b7a1e8d4c6b0a9f8e7d6c5b4a39", "5829104736251"],
+            ),
+            ("machine github.com login octocat password Wq8z!Lm3Pk9x", &["Wq8z!Lm3Pk9x"]),
+            (
+                "$ cat ~/.netrc\nmachine api.heroku.com\n  login dev@example.com\n  password \
+                 7c9e6679-7425-40de-944b-e07fc1f90ae7\nmachine git.heroku.com\n",
+                &["7c9e6679-7425-40de-944b-e07fc1f90ae7"],
+            ),
+            (
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: regcred\ntype: kubernetes.io/dockerconfigjson\n\
+                 data:\n  .dockerconfigjson: eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJaMmhmZEhKNU9tNXZkR2x1WnpFeU0zUT0ifX19\n",
+                &["eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJaMmhmZEhKNU9tNXZkR2x1WnpFeU0zUT0ifX19"],
+            ),
+            (
+                "{\"auths\":{\"ghcr.io\":{\"auth\":\"b2N0b2NhdDpnaHBfUjR0eDd2YjJLcTlXbTNQeg==\"}}}",
+                &["b2N0b2NhdDpnaHBfUjR0eDd2YjJLcTlXbTNQeg=="],
+            ),
+            (
+                "apiVersion: v1\ndata:\n  DATABASE_URL: cG9zdGdyZXM6Ly9hcHA6aHVudGVyMkBkYg==\n  \
+                 tls.key: LS0tLS1CRUdJTiBQUklWQVRF\nkind: Secret\nmetadata:\n  name: app\n",
+                &["cG9zdGdyZXM6Ly9hcHA6aHVudGVyMkBkYg==", "LS0tLS1CRUdJTiBQUklWQVRF"],
+            ),
+            (
+                "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"data\":{\"api-key\":\"c2stbGl2ZS1rZXk=\"}}",
+                &["c2stbGl2ZS1rZXk="],
+            ),
+            (
+                "kind: Secret\nstringData:\n  password: \"pl41n-t3xt!\"\n  token: abcd1234efgh\n",
+                &["pl41n-t3xt!", "abcd1234efgh"],
+            ),
+            (
+                "{\"sid\": \"SKb5aed9ec22e04a2abe1f3d8c7e6b5a49\", \"secret\": \"Yq2fQhXW0cJ7vN4sTgP1mL9rK3dE8aB6\"}",
+                &["b5aed9ec22e04a2abe1f3d8c7e6b5a49", "Yq2fQhXW0cJ7vN4sTgP1mL9rK3dE8aB6"],
+            ),
+            (
+                "curl -s --user 'api:0f2b5e8a1c4d7f3e9b6a2c5d8e1f4a7b-6c2d9e1f-8a3b4c5d' \\\n  \
+                 https://api.mailgun.net/v3/mg.example.com/messages",
+                &["0f2b5e8a1c4d7f3e9b6a2c5d8e1f4a7b"],
+            ),
+            (
+                "mg = Mailgun(domain='mg.example.com', api_key='0f2b5e8a1c4d7f3e9b6a2c5d8e1f4a7b-6c2d9e1f-8a3b4c5d')",
+                &["0f2b5e8a1c4d7f3e9b6a2c5d8e1f4a7b"],
+            ),
+            (
+                "Here is the key for the deploy script, API key: 2f1c7b3a-9d8e-4f6a-b5c4-3e2d1f0a9b8c",
+                &["2f1c7b3a-9d8e-4f6a-b5c4-3e2d1f0a9b8c"],
+            ),
+            (
+                "import discord\nclient = discord.Client(intents=intents)\n\
+                 client.run('MTE4NzY1NDMyMTA5ODc2NTQzMg.GhT9xQ.Zk3vR8mW2pL5nB7cX1yD4fJ6hS9tQ0uE3wA5iO')",
+                &[
+                    "MTE4NzY1NDMyMTA5ODc2NTQzMg.GhT9xQ.Zk3vR8mW2pL5nB7cX1yD4fJ6hS9tQ0uE3wA5iO",
+                    "Zk3vR8mW2pL5nB7c",
+                ],
+            ),
+            (
+                "vault login hvb.AAAAAQJvY2Fsa2V5LXJvb3QtdG9rZW4tYmF0Y2gtMTIzNDU2",
+                &["AAAAAQJvY2Fsa2V5"],
+            ),
+            ("X-Vault-Token: hvr.CAESIPq8rT2vK9mZ3xW7nL5bJ1", &["CAESIPq8rT2vK9mZ3xW7nL5bJ1"]),
+            (
+                "# created: 2024-05-01T10:00:00Z\n# public key: age1lvyvwawkr0mcnnnncaghunadrqkmuf9e6507x9y920xxpp866cnql7dp2z\n\
+                 AGE-SECRET-KEY-1QFNWDYJ8ZWLHNSPRU3TDVVCEMMUC2PJMKGTA3PSM9PFZXA7YDJEQ9QL6HR\n",
+                &["QFNWDYJ8ZWLHNSPRU3TDVVCEMMUC2PJMKGTA3PSM9"],
+            ),
+            (
+                "阿里云 AccessKey ID：LTAI5tRk8WqZ2mN7xP4vB9cY\nAccessKeySecret：Hq7Lw2Zx9Kp4Mv6Nb3Rt8Yc1Fd5Gs0，请勿外传",
+                &["LTAI5tRk8WqZ2mN7xP4vB9cY", "Hq7Lw2Zx9Kp4Mv6Nb3Rt8Yc1Fd5Gs0"],
+            ),
+            (
+                "$ tccli cvm DescribeInstances --secretId AKIDz8krbsJ5yKBZQpn74WFkmLPx3gnPhESA --region ap-guangzhou",
+                &["AKIDz8krbsJ5yKBZQpn74WFkmLPx3gnPhESA"],
+            ),
+            ("mysql -h db -u root -pR00t.Pass! shop", &["R00t.Pass!"]),
+            ("mysql -h db -u root --password=R00t.Pass! shop", &["R00t.Pass!"]),
+            ("mysqldump -u backup -p'B4ckup$Secret' --all-databases", &["B4ckup$Secret"]),
+            ("sshpass -p 'Xy9#mQ2w' ssh -o StrictHostKeyChecking=no pi@10.0.0.5", &["Xy9#mQ2w"]),
+            ("docker login -u deploy -p Dk8rPa55word registry.gitlab.com", &["Dk8rPa55word"]),
+            ("docker login --username deploy --password Dk8rPa55word ghcr.io", &["Dk8rPa55word"]),
+            (
+                "const transporter = nodemailer.createTransport({ host: 'smtp.example.com', port: 587, \
+                 auth: { user: 'alerts@example.com', pass: 'Sm7p-P4ss-2024' } });",
+                &["Sm7p-P4ss-2024"],
+            ),
+            ("SMTP_PASS=Sm7p-P4ss-2024", &["Sm7p-P4ss-2024"]),
+            ("Your API key: k3Y9mQ2xW7pL5nB8", &["k3Y9mQ2xW7pL5nB8"]),
+            ("The API key is 8HqL2xWz9KpM4vNb, keep it safe.", &["8HqL2xWz9KpM4vNb"]),
+            (
+                "{\"url\": \"postgres:\\/\\/app:Pg-S3cret-77@db.internal:5432\\/app\"}",
+                &["Pg-S3cret-77"],
+            ),
+            (
+                "$ sudo -S apt update\nEnter password: Tr0ub4dor&3\nHit:1 http://archive.ubuntu.com",
+                &["Tr0ub4dor&3", "Tr0ub4dor"],
+            ),
+            ("Password: hunter2!x\nLogin successful", &["hunter2!x"]),
+            ("密码：Mima2024!abc", &["Mima2024!abc"]),
+        ];
+        let listing: String = format!(
+            "-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n{pem_tail}\n-----END RSA PRIVATE KEY-----\nx"
+        )
+        .lines()
+        .enumerate()
+        .map(|(n, line)| format!("{:>6}→{line}\n", n + 1))
+        .collect();
+        let nested = format!(
+            "{{\"output\": \"{{\\\"key\\\": \\\"-----BEGIN PRIVATE KEY-----\\\\n{pem_body}\\\\n\
+             {pem_tail}\\\\n-----END PRIVATE KEY-----\\\\n\\\"}}\"}}"
+        );
+        let pems = [listing, nested];
+        let redactor = Redactor::new();
+        let cases = cases.iter().map(|(text, secrets)| (*text, *secrets));
+        let pem_secrets: &[&str] = &[pem_body, pem_tail];
+        let mut failures = Vec::new();
+        for (text, secrets) in cases.chain(pems.iter().map(|text| (text.as_str(), pem_secrets))) {
+            let (out, count) = redactor.redact(text);
+            let survived: Vec<_> = secrets.iter().filter(|secret| out.contains(*secret)).collect();
+            if count == 0 || !survived.is_empty() || redactor.redact(&out).1 != 0 {
+                failures.push(format!("{survived:?} in {out}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+    }
+
+    /// Code and output that look like secrets and are not: nothing of it may change.
+    #[test]
+    fn lookalikes_in_code_stay() {
+        let texts = [
+            "let id = Uuid::parse_str(\"7c9e6679-7425-40de-944b-e07fc1f90ae7\")?;",
+            "request_id: 2f1c7b3a-9d8e-4f6a-b5c4-3e2d1f0a9b8c",
+            "FROM rust@sha256:8f2d9c1e4b7a3f6e0d5c2b9a8e7f1d4c3b6a9e2f5d8c1b4a7e0f3d6c9b2a5e8f",
+            "commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nAuthor: Jane Doe <jane@example.com>",
+            "data = base64.b64encode(b'hello world, this is not a secret at all').decode()",
+            "SGVsbG8sIHRoaXMgaXMganVzdCBhIGJhc2U2NCBlbmNvZGVkIHNlbnRlbmNl",
+            "The pattern ab1Q~ appears in the docs; Q~ is not special in Rust strings.",
+            "token = settings.auth_token\npassword = config.database.password",
+            "    client = Client(\n        token=settings.token\n    )",
+            "API_KEY: process.env.API_KEY,",
+            "password: Option<String>,\ntoken: CancellationToken,\napi_key: &'a str,",
+            "if token is None:\n    raise ValueError('token is required')",
+            "self.assertEqual(resp.status_code, 401)  # bad token: expired",
+            "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n  FEATURE_FLAGS: a,b,c",
+            "mysql -u root -p shop < dump.sql",
+            "docker login --password-stdin -u ci ghcr.io < token.txt",
+            "test auth::tests::rejects_bad_password ... ok\ntest result: ok. 12 passed",
+            "machine learning models need data; the default is fine",
+            "hash: 2073fec8df4f50947aaeb26c57d21fa5, region: us-east-1",
+            "use sha2::Sha256; let digest = Sha256::digest(b\"pass\");",
+            "Please enter your password: the prompt waits",
+            "bypass: true\ncompass_heading: 270\npassthrough = 1",
+        ];
+        let redactor = Redactor::new();
+        for text in texts {
+            let (out, count) = redactor.redact(text);
+            assert!(matches!(out, Cow::Borrowed(_)) && count == 0, "changed: {out}");
+        }
     }
 
     #[test]

@@ -21,6 +21,56 @@ fn secrets() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Secrets that only their surroundings give away, each with the line that carries it as a
+/// person pastes it or a command prints it; built at run time as well.
+fn secrets_in_context() -> Vec<(String, String)> {
+    let tail = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    let hex = "9f3c2b7a1e8d4c6b0a9f8e7d6c5b4a3928f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3";
+    let uuid =
+        format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]);
+    let line = |template: &str, secret: &str| (template.replace('#', secret), secret.to_owned());
+    vec![
+        line("VAULT_TOKEN=#", &format!("hvs.{tail}")),
+        line("DB_PASSWORD=#", &format!("Summer.{}", &tail[..10])),
+        line("export API_TOKEN=#", &format!("abc.{}", &tail[2..20])),
+        line(
+            "User name,Password,Access key ID,Secret access key\nci,#,AKIA0000000000000000,x\n",
+            &format!("Pw{}", &tail[..10]),
+        ),
+        line("SLACK_APP_TOKEN=#", &format!("xapp-1-A0{}-1234567890-{}", "QWERTY12", &hex[..40])),
+        line("machine github.com login octocat password #", &format!("Np{}", &tail[4..16])),
+        line("machine api.heroku.com\n  login me@example.com\n  password #\n", &uuid),
+        line(
+            "kind: Secret\ndata:\n  .dockerconfigjson: #\n",
+            &format!("eyJhdXRocyI6{}", &tail[..30]),
+        ),
+        line("{\"sid\": \"#\", \"status\": \"active\"}", &format!("SK{}", &hex[..32])),
+        line("auth=(\"api\", \"#\")", &format!("{}-{}-{}", &hex[..32], &hex[32..40], &hex[40..48])),
+        line("Here is the deploy key. API key: #", &uuid.replace('9', "7")),
+        line("client.run('#')", &format!("MTEyMjMzNDQ1NTY2Nzc4ODk5.GhT9xQ.{}", &tail[..34])),
+        line(
+            "#",
+            &format!(
+                "AGE-SECRET-KEY-1{}",
+                "QFNWDYJ8ZWLHNSPRU3TDVVCEMMUC2PJMKGTA3PSM9PFZXA7YDJEQ9QL6HR"
+            ),
+        ),
+        line("阿里云 AccessKeySecret：#，请勿外传", &format!("Ak{}", &tail[6..30])),
+        line(
+            "tccli cvm DescribeInstances --secretId # --region ap-guangzhou",
+            &format!("AKID{}", &tail[..32]),
+        ),
+        line("mysql -u root -p# shop", &format!("My{}", &tail[8..20])),
+        line("sshpass -p # ssh pi@10.0.0.5", &format!("Ss{}", &tail[10..22])),
+        line("docker login -u ci -p # ghcr.io", &format!("Dk{}", &tail[12..24])),
+        line("auth: { user: 'a@example.com', pass: '#' }", &format!("Nm{}", &tail[14..26])),
+        line("{\"url\": \"postgres:\\/\\/app:#@db\\/app\"}", &format!("Pg{}", &tail[16..28])),
+        line("Enter password: #", &format!("En{}!", &tail[18..28])),
+        line("NEW_RELIC=#", &format!("NRAK-{}", "Q3ZC7X9VB2NM4LK8JH6GF5DS1AP")),
+        line("grafana: #", &format!("glsa_{}_{}", &tail[..32], &hex[..8])),
+    ]
+}
+
 #[test]
 fn no_secret_byte_reaches_the_store() {
     let home = home();
@@ -35,6 +85,11 @@ fn no_secret_byte_reaches_the_store() {
             _ => text.push_str(&format!("{name}: {secret}\n")),
         }
     }
+    let contextual = secrets_in_context();
+    for (line, _) in &contextual {
+        text.push_str(line);
+        text.push('\n');
+    }
     let pem = format!(
         "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ{}\n-----END OPENSSH PRIVATE KEY-----",
         "PRIVATEKEYBODYxyz"
@@ -42,6 +97,21 @@ fn no_secret_byte_reaches_the_store() {
     let prompt =
         payload("s-secrets", "UserPromptSubmit", "/tmp", serde_json::json!({ "prompt": text }));
     assert_quiet_success(&home.hook("claude-code", "UserPromptSubmit", &prompt));
+    // A private key as a file listing shows it: every line numbered.
+    let listing: String =
+        pem.lines().enumerate().map(|(n, line)| format!("{:>6}→{line}\n", n + 1)).collect();
+    let read = payload(
+        "s-secrets",
+        "PostToolUse",
+        "/tmp",
+        serde_json::json!({
+            "tool_name": "Read",
+            "tool_input": {"file_path": "/tmp/notes.txt"},
+            "tool_response": {"type": "text", "file": {"filePath": "/tmp/notes.txt", "content": listing}},
+            "tool_use_id": "toolu_r",
+        }),
+    );
+    assert_quiet_success(&home.hook("claude-code", "PostToolUse", &read));
     let tool = payload(
         "s-secrets",
         "PostToolUse",
@@ -70,6 +140,12 @@ fn no_secret_byte_reaches_the_store() {
         assert!(
             !contains(&haystack, secret.as_bytes()),
             "{name} secret found in the store's bytes"
+        );
+    }
+    for (line, secret) in &contextual {
+        assert!(
+            !contains(&haystack, secret.as_bytes()),
+            "secret of `{line}` found in the store's bytes"
         );
     }
     assert!(!contains(&haystack, b"PRIVATEKEYBODYxyz"), "private key body found");
