@@ -191,7 +191,11 @@ fn strip_injected_json(value: &mut Value) {
 /// Sanitizes every text of an event and keeps only the fact of access to sensitive files: what
 /// capture does to a payload, for events that arrive whole (imports were never ours).
 pub fn sanitize_event(event: &mut Event) {
-    for text in [&mut event.summary, &mut event.body] {
+    // Every text an event carries: a secret or a fence tag can hide in a file name or a tool
+    // name as well as in a body.
+    let texts = [&mut event.summary, &mut event.body].into_iter().chain(event.files.iter_mut());
+    let optional = [&mut event.tool, &mut event.cwd, &mut event.transcript_path];
+    for text in texts.chain(optional.into_iter().flatten()) {
         if let Cow::Owned(clean) = sanitize_text(text) {
             *text = clean;
         }

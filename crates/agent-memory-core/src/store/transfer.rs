@@ -330,12 +330,22 @@ impl Importer<'_> {
         let mut report = TransferReport::default();
         let mut buf = String::new();
         let mut line_no = 0;
+        let now = crate::time::now_ms();
+        // What another machine or person wrote is sanitized like a hook's input, field by field,
+        // and a time in the future (a wrong clock, a crafted file) is taken as now.
+        let clean = |text: &str| sanitize_text(text);
+        let clean_opt = |text: Option<String>| text.map(|t| sanitize_text(&t));
         loop {
             buf.clear();
-            if input.read_line(&mut buf)? == 0 {
-                return Ok(report);
-            }
             line_no += 1;
+            match read_line_capped(input, &mut buf, MAX_LINE_BYTES) {
+                Ok(0) => return Ok(report),
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::InvalidData => {
+                    return Err(TransferError::BadLine { line: line_no, message: err.to_string() });
+                }
+                Err(err) => return Err(err.into()),
+            }
             if buf.trim().is_empty() {
                 continue;
             }
@@ -346,21 +356,28 @@ impl Importer<'_> {
                 Line::Project(p) => {
                     let identity = ProjectIdentity {
                         key: p.key.clone(),
-                        root: p.root.into(),
-                        name: p.name,
-                        origin: p.origin,
+                        root: clean(&p.root).into(),
+                        name: clean(&p.name),
+                        origin: clean_opt(p.origin),
                     };
                     let id = upsert_project(self.tx, &identity, crate::time::now_ms())?;
                     self.projects.insert(p.key, id);
                     report.projects += 1;
                 }
                 Line::Session(_) | Line::Event(_) if self.origin.starts_with("pack:") => {}
-                Line::Session(s) => {
+                Line::Session(mut s) => {
+                    s.cwd = clean_opt(s.cwd);
+                    s.transcript_path = clean_opt(s.transcript_path);
+                    s.title = clean_opt(s.title);
+                    s.started_at = s.started_at.min(now);
+                    s.last_event_at = s.last_event_at.min(now);
+                    s.ended_at = s.ended_at.map(|t| t.min(now));
                     self.session(s)?;
                     report.sessions += 1;
                 }
                 Line::Event(mut record) => {
                     sanitize(&mut record.event);
+                    record.event.at_ms = record.event.at_ms.min(now);
                     match self.event(&record)? {
                         true => report.events += 1,
                         false => report.already_present += 1,
@@ -371,6 +388,7 @@ impl Importer<'_> {
                         && record.tier == super::memories::Tier::L1 => {}
                 Line::Memory(mut record) => {
                     record.text = sanitize_text(&record.text);
+                    record.created_at = record.created_at.min(now);
                     match self.memory(&record, line_no)? {
                         true => report.memories += 1,
                         false => report.memories_present += 1,
@@ -489,6 +507,50 @@ impl Importer<'_> {
         };
         Ok(insert_event(self.tx, event, &record.content_hash, session_id, project_id)?.is_some())
     }
+}
+
+/// The longest line an import reads: far above any event capture keeps, and small enough that
+/// a corrupt or hostile file cannot make an import hold gigabytes.
+const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Reads one line into `buf`, up to `max` bytes; a longer line is `InvalidData`, read no
+/// further than the cap. Returns the bytes read, 0 at the end.
+fn read_line_capped(
+    input: &mut dyn BufRead,
+    buf: &mut String,
+    max: usize,
+) -> std::io::Result<usize> {
+    let mut bytes = Vec::new();
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            break;
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..=at], true),
+            None => (available, false),
+        };
+        if bytes.len() + chunk.len() > max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "the line is longer than {} MiB; no export writes such a line, so the file is damaged or not an export",
+                    max >> 20
+                ),
+            ));
+        }
+        bytes.extend_from_slice(chunk);
+        let used = chunk.len();
+        input.consume(used);
+        if done {
+            break;
+        }
+    }
+    let read = bytes.len();
+    *buf = String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, "the line is not UTF-8 text")
+    })?;
+    Ok(read)
 }
 
 /// A project line from a row of `SELECT key, name, root, origin FROM projects`.
