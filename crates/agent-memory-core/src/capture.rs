@@ -370,11 +370,15 @@ fn store_records(
     let mut dropped = 0;
     for record in records {
         let prepared = match (&record.prepared, &record.raw) {
-            (Some(p), _) => Some((
-                p.event.clone(),
-                p.content_hash.clone(),
-                ProjectIdentity::from(p.project.clone()),
-            )),
+            // Sanitized again: a spool is a file, and what reads it back does not take its word
+            // that nothing secret or fenced is in it.
+            (Some(p), _) => {
+                let mut event = p.event.clone();
+                sanitize_event(&mut event);
+                let mut project = ProjectIdentity::from(p.project.clone());
+                project.name = sanitize_text(&project.name).into_owned();
+                Some((event, p.content_hash.clone(), project))
+            }
             (None, Some(raw)) => {
                 match prepare(
                     &record.agent,

@@ -29,6 +29,34 @@ pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The user id this process runs as, read off the process's own entry in `/proc` (the owner
+/// of `/proc/self` is the effective uid), else off the user's home directory.
+#[cfg(unix)]
+pub fn own_uid() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let home = || fs::metadata(std::env::var_os("HOME")?).ok();
+    fs::metadata("/proc/self").ok().or_else(home).map(|meta| meta.uid())
+}
+
+#[cfg(not(unix))]
+pub fn own_uid() -> Option<u32> {
+    None
+}
+
+/// Whether `dir` is a directory (not a link) that this user owns and no one else may enter:
+/// the only kind of shared-location directory whose files can be trusted as the user's own.
+#[cfg(unix)]
+pub fn is_private_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::symlink_metadata(dir) else { return false };
+    meta.is_dir() && meta.mode() & 0o077 == 0 && Some(meta.uid()) == own_uid()
+}
+
+#[cfg(not(unix))]
+pub fn is_private_dir(dir: &Path) -> bool {
+    dir.is_dir()
+}
+
 /// Options that create a file readable by its owner only.
 pub fn private_file_options() -> OpenOptions {
     let mut options = OpenOptions::new();

@@ -54,13 +54,28 @@ impl Home {
         self.root.join("spool")
     }
 
-    /// The spool of last resort, used when the home cannot be written at all. Keyed by a hash of
-    /// the home path so two homes (tests, several users) never share one.
+    /// The spool of last resort, used when the home cannot be written at all: in the user's
+    /// own runtime directory (`XDG_RUNTIME_DIR`), else in a folder of the user's id under the
+    /// temporary directory, keyed by a hash of the home path so two homes never share one.
+    /// Others can compute the name, so the spool trusts it only while the user owns it and no
+    /// one else may enter it (see `capture::spool`).
     pub fn fallback_spool_dir(&self) -> PathBuf {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(self.root.to_string_lossy().as_bytes());
         let tag: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-        std::env::temp_dir().join(format!("agent-memory-spool-{tag}"))
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute() && crate::fsutil::is_private_dir(dir));
+        match runtime {
+            Some(dir) => dir.join(format!("agent-memory-spool-{tag}")),
+            None => {
+                let user =
+                    crate::fsutil::own_uid().map_or_else(|| "user".to_owned(), |u| u.to_string());
+                std::env::temp_dir()
+                    .join(format!("agent-memory-{user}"))
+                    .join(format!("spool-{tag}"))
+            }
+        }
     }
 
     /// Both spools, primary first.

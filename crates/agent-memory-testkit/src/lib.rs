@@ -43,6 +43,18 @@ impl TestHome {
         self.home().join("spool")
     }
 
+    /// The fallback spools under this home's temporary directory (`agent-memory-<uid>/spool-*`).
+    pub fn fallback_spool_dirs(&self) -> Vec<PathBuf> {
+        let tmp = self.dir.path().join("tmp");
+        let users = std::fs::read_dir(&tmp).into_iter().flatten().flatten();
+        let users = users.filter(|e| e.file_name().to_string_lossy().starts_with("agent-memory-"));
+        users
+            .flat_map(|user| std::fs::read_dir(user.path()).into_iter().flatten().flatten())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("spool-"))
+            .map(|e| e.path())
+            .collect()
+    }
+
     /// The binary, with this home and nothing inherited that could change its behaviour.
     pub fn cmd(&self) -> Command {
         let mut cmd = Command::new(&self.bin);
@@ -57,6 +69,8 @@ impl TestHome {
             .env("AGENT_MEMORY_HOME", self.home())
             .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")
             .env("TMPDIR", self.dir.path().join("tmp"))
+            // The fallback spool goes under TMPDIR, not the machine's runtime directory.
+            .env_remove("XDG_RUNTIME_DIR")
             .current_dir(self.user_home());
         std::fs::create_dir_all(self.dir.path().join("tmp")).expect("create tmp dir");
         cmd

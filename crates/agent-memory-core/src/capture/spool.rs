@@ -95,6 +95,9 @@ pub fn append(dirs: &[PathBuf], record: &SpoolRecord, now_ms: i64) -> io::Result
 
 fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     fsutil::ensure_private_dir(dir)?;
+    if !fsutil::is_private_dir(dir) {
+        return Err(untrusted(dir));
+    }
     let path = dir.join(name);
     let mut file = fsutil::private_file_options().create_new(true).write(true).open(&path)?;
     let written = file.write_all(bytes).and_then(|()| file.sync_all());
@@ -108,10 +111,31 @@ fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Why a spool directory is not used.
+fn untrusted(dir: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "the spool {} is not a folder only this user owns and may enter (mode 0700); \
+             remove it, and agent-memory makes it anew",
+            dir.display()
+        ),
+    )
+}
+
 /// Spool files waiting to be drained (including abandoned claims), oldest first.
 pub fn pending(dirs: &[PathBuf], now_ms: i64) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     for dir in dirs {
+        if !dir.exists() {
+            continue;
+        }
+        // A spool another user owns, or may write into, could hold records planted for this
+        // user's store: left alone.
+        if !fsutil::is_private_dir(dir) {
+            tracing::warn!(dir = %dir.display(), "{}", untrusted(dir));
+            continue;
+        }
         let Ok(entries) = fs::read_dir(dir) else { continue };
         for entry in entries.flatten() {
             let path = entry.path();
