@@ -134,11 +134,16 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// Top-level string fields found in the first part of a cut-off JSON object.
+/// What can be read of a cut-off JSON object: every top-level member complete before the cut,
+/// then the small identifying fields ([`adapter::SALVAGED_FIELDS`]) wherever they stand in its
+/// first 64 KiB.
 fn salvage(bytes: &[u8]) -> Value {
+    let mut object = complete_members(&String::from_utf8_lossy(bytes));
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]);
-    let mut object = serde_json::Map::new();
     for field in adapter::SALVAGED_FIELDS {
+        if object.contains_key(*field) {
+            continue;
+        }
         let needle = format!("\"{field}\"");
         let Some(at) = head.find(&needle) else { continue };
         let rest = head[at + needle.len()..].trim_start();
@@ -151,9 +156,31 @@ fn salvage(bytes: &[u8]) -> Value {
     Value::Object(object)
 }
 
+/// The members of a JSON object read in order until the first one the text cuts off.
+fn complete_members(text: &str) -> serde_json::Map<String, Value> {
+    let mut object = serde_json::Map::new();
+    let Some(mut rest) = text.trim_start().strip_prefix('{') else { return object };
+    loop {
+        rest = rest.trim_start().trim_start_matches(',').trim_start();
+        let mut keys = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+        let Some(Ok(key)) = keys.next() else { break };
+        let after_key = rest[keys.byte_offset()..].trim_start();
+        let Some(after_colon) = after_key.strip_prefix(':') else { break };
+        let mut values = serde_json::Deserializer::from_str(after_colon).into_iter::<Value>();
+        let Some(Ok(value)) = values.next() else { break };
+        rest = &after_colon[values.byte_offset()..];
+        object.insert(key, value);
+    }
+    object
+}
+
 fn mark_truncated(event: &mut Event, original: u64) {
-    let mib = original as f64 / (1024.0 * 1024.0);
-    event.summary = format!("{} [payload of {mib:.1} MiB truncated]", event.summary);
+    let size = match original {
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20)),
+        n if n >= 1 << 10 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    };
+    event.summary = format!("{} [payload of {size} truncated]", event.summary);
     if let Value::Object(map) = &mut event.payload {
         map.insert("truncated_bytes".into(), original.into());
     }
@@ -380,13 +407,15 @@ fn store_records(
                 Some((event, p.content_hash.clone(), project))
             }
             (None, Some(raw)) => {
+                // A payload cut short by the deadline is read as one cut at the stdin cap.
+                let truncated_from = record.partial.then_some(raw.len() as u64 + 1);
                 match prepare(
                     &record.agent,
                     &record.event_name,
                     &record.uid,
                     record.received_at_ms,
                     raw.as_bytes(),
-                    None,
+                    truncated_from,
                     config,
                 ) {
                     Stage::Ready { event, hash } => {
@@ -399,6 +428,13 @@ fn store_records(
             }
             (None, None) => None,
         };
+        // A payload cut short by the deadline counts apart in `status`: `partial` when its
+        // event could be salvaged, `lost` when nothing of it could.
+        let outcome = match (&prepared, record.partial) {
+            (_, false) => "spooled",
+            (Some(_), true) => "partial",
+            (None, true) => "lost",
+        };
         match prepared {
             Some(item) => items.push(item),
             None => dropped += 1,
@@ -407,7 +443,7 @@ fn store_records(
             at_ms: record.received_at_ms,
             agent: &record.agent,
             event_name: &record.event_name,
-            outcome: "spooled",
+            outcome,
             detail: Some(record.reason.clone()),
             duration_us: record.duration_us,
             event_uid: Some(&record.uid),
@@ -438,5 +474,18 @@ mod tests {
         assert_eq!(value["tool_name"], "Bash");
         assert!(value.get("tool_response").is_none());
         assert!(parse_payload(head, None).expect_err("not salvaged").contains("not valid JSON"));
+    }
+
+    #[test]
+    fn every_member_complete_before_the_cut_is_kept() {
+        let head = br#"{"prompt": "fix \"it\"", "n": 3, "tool_input": {"a": [1, 2]}, "late": "cut"#;
+        let value = parse_payload(head, Some(1_000)).expect("salvaged");
+        assert_eq!(value["prompt"], "fix \"it\"");
+        assert_eq!(value["n"], 3);
+        assert_eq!(value["tool_input"]["a"][1], 2);
+        assert!(value.get("late").is_none());
+        for broken in [&b"not json"[..], b"{", b"{\"a\"", b"{\"a\":", b"[1, 2", b"\xff\xfe{"] {
+            let _ = parse_payload(broken, Some(1_000));
+        }
     }
 }

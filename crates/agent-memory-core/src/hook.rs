@@ -97,6 +97,8 @@ pub struct InFlight {
 /// How far the run in flight got, as far as the watchdog is concerned.
 #[derive(Debug)]
 enum Unfinished {
+    /// Standard input still arriving: what came so far, spooled as a partial payload.
+    Reading { meta: Box<SpoolRecord>, bytes: Vec<u8> },
     /// Input read but not yet turned into an event: the watchdog sanitizes and spools it raw.
     Raw { meta: Box<SpoolRecord>, bytes: Arc<Vec<u8>> },
     /// A finished event waiting for the store.
@@ -114,6 +116,46 @@ impl InFlight {
         *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
     }
 
+    /// Reads the hook's standard input (at most `cap` bytes, the rest counted and dropped)
+    /// where the watchdog can see it: if the deadline passes while the agent is still writing,
+    /// what came so far is spooled, not lost. `meta` names the run.
+    pub fn read_input(
+        &self,
+        reader: &mut dyn io::Read,
+        cap: usize,
+        meta: SpoolRecord,
+    ) -> io::Result<Input> {
+        self.set(Unfinished::Reading { meta: Box::new(meta), bytes: Vec::new() });
+        let mut chunk = vec![0u8; 64 * 1024];
+        let mut total: u64 = 0;
+        let result = loop {
+            let n = match reader.read(&mut chunk) {
+                Ok(0) => break Ok(()),
+                Ok(n) => n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => break Err(err),
+            };
+            total += n as u64;
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            match &mut *state {
+                Unfinished::Reading { bytes, .. } => {
+                    let room = cap.saturating_sub(bytes.len());
+                    bytes.extend_from_slice(&chunk[..n.min(room)]);
+                }
+                // The watchdog took it: the process is ending.
+                _ => break Ok(()),
+            }
+        };
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let bytes = match std::mem::replace(&mut *state, Unfinished::Done) {
+            Unfinished::Reading { bytes, .. } => bytes,
+            _ => Vec::new(),
+        };
+        result?;
+        let truncated_from = (total > bytes.len() as u64).then_some(total);
+        Ok(Input { bytes, truncated_from })
+    }
+
     /// Spools the event unless the run finished, and marks the run over. Called by the
     /// watchdog at the deadline; returns the spool file, if one was written.
     pub fn spool_unfinished(&self, reason: &str) -> Option<io::Result<PathBuf>> {
@@ -122,13 +164,35 @@ impl InFlight {
             Unfinished::Done => return None,
             Unfinished::Ready(record) => record,
             Unfinished::Raw { mut meta, bytes } => {
-                meta.raw = Some(sanitize_text(&String::from_utf8_lossy(&bytes)).into_owned());
+                meta.raw = Some(raw_for_spool(&bytes));
                 meta
+            }
+            Unfinished::Reading { mut meta, bytes } => {
+                meta.raw = Some(raw_for_spool(&bytes));
+                meta.partial = true;
+                meta.reason =
+                    format!("{reason}, with {} bytes of standard input read", bytes.len());
+                meta.duration_us = 0;
+                return Some(spool::append(&self.spool_dirs, &meta, time::now_ms()));
             }
         };
         record.reason = reason.to_owned();
         Some(spool::append(&self.spool_dirs, &record, time::now_ms()))
     }
+}
+
+/// A payload that capture did not finish, as the spool may keep it: sanitized, and with no
+/// content at all when it names a sensitive file, since capture had no chance to keep only the
+/// fact of the access.
+fn raw_for_spool(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let sensitive = text
+        .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ':' | '=' | '[' | ']'))
+        .any(|word| !word.is_empty() && capture::redact::is_sensitive_path(word));
+    if sensitive {
+        return String::new();
+    }
+    sanitize_text(&text).into_owned()
 }
 
 /// Everything one hook run needs.
@@ -157,17 +221,7 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
         ends_turn: false,
         answer: None,
     };
-    let mut record = SpoolRecord {
-        v: spool::RECORD_VERSION,
-        uid: req.uid.clone(),
-        agent: req.agent.to_owned(),
-        event_name: req.event_name.to_owned(),
-        received_at_ms: req.received_at_ms,
-        duration_us: 0,
-        reason: String::new(),
-        prepared: None,
-        raw: None,
-    };
+    let mut record = SpoolRecord::new(&req.uid, req.agent, req.event_name, req.received_at_ms);
     let truncated_from = req.input.truncated_from;
     let bytes = Arc::new(req.input.bytes);
     in_flight.set(Unfinished::Raw { meta: Box::new(record.clone()), bytes: Arc::clone(&bytes) });
@@ -359,17 +413,7 @@ mod tests {
         let home = Home::at(dir.path().join("home"));
         let in_flight = InFlight::new(&home);
         assert!(in_flight.spool_unfinished("deadline").is_none(), "nothing in flight");
-        let meta = SpoolRecord {
-            v: spool::RECORD_VERSION,
-            uid: "u1".into(),
-            agent: "codex".into(),
-            event_name: "UserPromptSubmit".into(),
-            received_at_ms: 1,
-            duration_us: 0,
-            reason: String::new(),
-            prepared: None,
-            raw: None,
-        };
+        let meta = SpoolRecord::new("u1", "codex", "UserPromptSubmit", 1);
         let raw = br#"{"prompt": "keep <private>drop this</private> rest"}"#.to_vec();
         in_flight.set(Unfinished::Raw { meta: Box::new(meta), bytes: Arc::new(raw) });
         let path = in_flight.spool_unfinished("deadline").expect("spooled").expect("written");

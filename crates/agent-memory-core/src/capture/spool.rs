@@ -42,6 +42,28 @@ pub struct SpoolRecord {
     pub prepared: Option<Prepared>,
     /// The sanitized payload, when capture had not finished the event yet.
     pub raw: Option<String>,
+    /// `raw` is only the start of the payload: the deadline passed while the agent was still
+    /// writing it. Its small fields are salvaged when it is drained.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+}
+
+impl SpoolRecord {
+    /// The record of one hook run, before anything is known of its event.
+    pub fn new(uid: &str, agent: &str, event_name: &str, received_at_ms: i64) -> SpoolRecord {
+        SpoolRecord {
+            v: RECORD_VERSION,
+            uid: uid.to_owned(),
+            agent: agent.to_owned(),
+            event_name: event_name.to_owned(),
+            received_at_ms,
+            duration_us: 0,
+            reason: String::new(),
+            prepared: None,
+            raw: None,
+            partial: false,
+        }
+    }
 }
 
 /// An event ready for the store.

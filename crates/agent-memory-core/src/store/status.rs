@@ -56,7 +56,8 @@ pub struct ProjectCount {
 pub struct HookWindow {
     pub window: String,
     pub runs: i64,
-    /// Runs per outcome: stored, duplicate, skipped, filtered, spooled, invalid, failed.
+    /// Runs per outcome: stored, duplicate, skipped, filtered, spooled, partial (cut short by the
+    /// deadline, salvaged), lost (cut short, nothing salvaged), invalid, failed.
     pub outcomes: BTreeMap<String, i64>,
     /// Filtered runs per filter layer.
     pub filtered: BTreeMap<String, i64>,
@@ -78,7 +79,7 @@ pub struct AgentHooks {
 }
 
 /// Outcomes that count as errors in the error rate.
-pub const ERROR_OUTCOMES: &[&str] = &["spooled", "invalid", "failed"];
+pub const ERROR_OUTCOMES: &[&str] = &["spooled", "partial", "lost", "invalid", "failed"];
 
 impl Store {
     /// Reads the status figures; `windows` are (label, start in unix ms).

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_memory_core::adapter;
-use agent_memory_core::capture::{self, Input};
+use agent_memory_core::capture::Input;
+use agent_memory_core::capture::spool::SpoolRecord;
 use agent_memory_core::config::Config;
 use agent_memory_core::event::EventKind;
 use agent_memory_core::hook::{self, HookRequest, InFlight};
@@ -41,7 +42,13 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         exit_now,
     );
 
-    let input = capture::read_capped(&mut std::io::stdin().lock(), config.capture.max_stdin_bytes)
+    // The agent may still be writing when the deadline passes: what came so far is in reach
+    // of the watchdog, which spools it rather than lose the event.
+    let uid = new_uid();
+    let received_at_ms = time::now_ms();
+    let meta = SpoolRecord::new(&uid, &agent, &args.event, received_at_ms);
+    let input = in_flight
+        .read_input(&mut std::io::stdin().lock(), config.capture.max_stdin_bytes, meta)
         .unwrap_or_else(|err| {
             tracing::warn!(%err, "reading the hook's standard input failed");
             Input { bytes: Vec::new(), truncated_from: None }
@@ -60,8 +67,8 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         agent: &agent,
         event_name: &args.event,
         input,
-        uid: new_uid(),
-        received_at_ms: time::now_ms(),
+        uid,
+        received_at_ms,
         started,
     };
     let report = hook::run_hook(request, &in_flight);

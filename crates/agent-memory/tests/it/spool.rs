@@ -264,3 +264,52 @@ fn a_fallback_spool_others_could_write_is_never_drained() {
     assert_eq!(home.json(&["recover"])["stored"], 2);
     assert_eq!(events_with(&home, "unwritable"), 1);
 }
+
+/// Standard input that is still arriving when the deadline passes: the hook exits in time, what
+/// came so far is spooled (its small fields salvaged when drained), and an input of which
+/// nothing came is counted as lost in `status`, never dropped in silence.
+#[test]
+fn input_arriving_after_the_deadline_is_spooled_or_counted() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let home = home();
+    assert_quiet_success(&prompt(&home, "initialise the store first"));
+    let body = prompt_payload("the late prompt about the flaky quartz parser");
+    let hook = |first: &[u8]| {
+        let mut child = home
+            .cmd()
+            .args(["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"])
+            .env("AGENT_MEMORY_CAPTURE__DEADLINE_MS", "300")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn hook");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(first).expect("write the first part");
+        stdin.flush().expect("flush");
+        // The rest never comes before the hook is gone: it ends on its own deadline.
+        let out = child.wait_with_output().expect("wait");
+        drop(stdin);
+        out
+    };
+    // All but its last bytes, then nothing: what came is spooled.
+    let half = &body[..body.len() - 12];
+    let out = hook(half);
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "{}",
+        agent_memory_testkit::describe(&out)
+    );
+    // Nothing at all.
+    let out = hook(b"");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+
+    let report = home.json(&["recover"]);
+    assert_eq!(report["stored"], 1, "{report}");
+    assert_eq!(events_with(&home, "late prompt about the flaky quartz"), 1);
+    let status = home.json(&["status"]);
+    let outcomes = &status["hooks"][0]["outcomes"];
+    assert_eq!(outcomes["partial"], 1, "{status:#}");
+    assert_eq!(outcomes["lost"], 1, "{status:#}");
+}
