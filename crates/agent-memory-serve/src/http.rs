@@ -12,6 +12,7 @@
 //! them out; single items are checked here), or listen beyond loopback unless configured.
 
 mod api;
+pub mod guard;
 mod live;
 mod review;
 mod viewer;
@@ -369,7 +370,7 @@ pub async fn serve(
         }
     });
     let mut graceful = stop.clone();
-    let served = axum::serve(listener, app)
+    let served = axum::serve(guard::Guarded::new(listener), app)
         .with_graceful_shutdown(async move {
             let _ = graceful.wait_for(|s| *s).await;
             mcp_cancel.cancel();

@@ -847,3 +847,32 @@ fn every_front_end_reads_the_same_items_by_the_same_ids() {
     mcp.finish();
     server.stop(&home);
 }
+
+/// Sockets that connect and say nothing cannot starve the server: past its cap new ones wait,
+/// and a silent one is closed, so the health probe still answers with hundreds of them open.
+#[test]
+fn silent_connections_are_closed_and_capped() {
+    let _turn = turn();
+    let home = home();
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
+    let idle: Vec<TcpStream> =
+        (0..300).filter_map(|_| TcpStream::connect(("127.0.0.1", server.port)).ok()).collect();
+    assert!(idle.len() >= 200, "{} idle sockets opened", idle.len());
+    // The server closes a silent connection by itself (the read ends instead of hanging).
+    let mut first = &idle[0];
+    first.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+    let mut byte = [0u8; 1];
+    let read = first.read(&mut byte);
+    let closed = match &read {
+        Ok(n) => *n == 0,
+        Err(err) => {
+            !matches!(err.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+        }
+    };
+    assert!(closed, "closed by the server, not by the test's own timeout: {read:?}");
+    // And the probe is answered with the rest still open.
+    let health = server.get("/api/health");
+    assert_eq!(health.status, 200, "{}", health.body);
+    drop(idle);
+    server.stop(&home);
+}
