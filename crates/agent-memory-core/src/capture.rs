@@ -321,6 +321,23 @@ pub fn save_rejected(home: &Home, uid: &str, bytes: &[u8]) {
     if let Err(err) = saved {
         tracing::warn!(%err, "could not keep the rejected payload");
     }
+    prune_oldest(&dir, MAX_REJECTED);
+}
+
+/// Rejected payloads kept for inspection (each at most 1 MiB); older ones are removed.
+pub const MAX_REJECTED: usize = 200;
+
+/// Removes the oldest files of `dir` (their names start with the time) beyond `keep`.
+fn prune_oldest(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut names: Vec<std::ffi::OsString> = entries.flatten().map(|e| e.file_name()).collect();
+    if names.len() <= keep {
+        return;
+    }
+    names.sort();
+    for name in &names[..names.len() - keep] {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
 }
 
 /// What a drain did.
@@ -474,6 +491,22 @@ mod tests {
         assert_eq!(value["tool_name"], "Bash");
         assert!(value.get("tool_response").is_none());
         assert!(parse_payload(head, None).expect_err("not salvaged").contains("not valid JSON"));
+    }
+
+    #[test]
+    fn only_the_newest_rejected_payloads_are_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for t in 10..15 {
+            std::fs::write(dir.path().join(format!("{t}-x.txt")), "x").expect("write");
+        }
+        prune_oldest(dir.path(), 3);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["12-x.txt", "13-x.txt", "14-x.txt"]);
     }
 
     #[test]

@@ -107,7 +107,7 @@ pub fn append(dirs: &[PathBuf], record: &SpoolRecord, now_ms: i64) -> io::Result
     let name = format!("{now_ms}-{}-{}.{EXT}", std::process::id(), record.uid);
     let mut last_err = io::Error::other("no spool directory configured");
     for dir in dirs {
-        match write_durable(dir, &name, &line) {
+        match write_durable(dir, &name, &line, MAX_FILES) {
             Ok(path) => return Ok(path),
             Err(e) => last_err = e,
         }
@@ -115,10 +115,22 @@ pub fn append(dirs: &[PathBuf], record: &SpoolRecord, now_ms: i64) -> io::Result
     Err(last_err)
 }
 
-fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+fn write_durable(dir: &Path, name: &str, bytes: &[u8], max_files: usize) -> io::Result<PathBuf> {
     fsutil::ensure_private_dir(dir)?;
     if !fsutil::is_private_dir(dir) {
         return Err(untrusted(dir));
+    }
+    // A store that stays unavailable must not let the spool fill the disk: past the cap, the
+    // next spool is tried, and when every one is full the run fails and says so.
+    if fs::read_dir(dir)?.take(max_files).count() >= max_files {
+        return Err(io::Error::new(
+            io::ErrorKind::StorageFull,
+            format!(
+                "the spool {} holds {max_files} records already; run `agent-memory recover` \
+                 (and `agent-memory doctor` if the store cannot take them)",
+                dir.display()
+            ),
+        ));
     }
     let path = dir.join(name);
     let mut file = fsutil::private_file_options().create_new(true).write(true).open(&path)?;
@@ -132,6 +144,9 @@ fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     fsutil::sync_dir(dir)?;
     Ok(path)
 }
+
+/// Records one spool directory holds at most.
+pub const MAX_FILES: usize = 50_000;
 
 /// Why a spool directory is not used.
 fn untrusted(dir: &Path) -> io::Error {
@@ -240,4 +255,22 @@ pub fn depth(dirs: &[PathBuf], now_ms: i64) -> SpoolDepth {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".bad"))
         .count();
     SpoolDepth { files: files.len(), records, quarantined }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_spool_refuses_and_the_next_one_takes_the_record() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (first, second) = (dir.path().join("a"), dir.path().join("b"));
+        for i in 0..3 {
+            write_durable(&first, &format!("{i}.jsonl"), b"{}\n", 3).expect("room");
+        }
+        let full = write_durable(&first, "3.jsonl", b"{}\n", 3).expect_err("full");
+        assert_eq!(full.kind(), io::ErrorKind::StorageFull);
+        assert!(full.to_string().contains("agent-memory recover"), "{full}");
+        assert!(write_durable(&second, "3.jsonl", b"{}\n", 3).is_ok());
+    }
 }
