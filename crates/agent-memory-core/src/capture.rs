@@ -497,7 +497,7 @@ mod tests {
     fn only_the_newest_rejected_payloads_are_kept() {
         let dir = tempfile::tempdir().expect("tempdir");
         for t in 10..15 {
-            std::fs::write(dir.path().join(format!("{t}-x.txt")), "x").expect("write");
+            fsutil::write_atomic(&dir.path().join(format!("{t}-x.txt")), b"x").expect("write");
         }
         prune_oldest(dir.path(), 3);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
