@@ -81,7 +81,8 @@ pub fn line(text: &str) -> io::Result<()> {
 
 /// `value` as pretty JSON and a line end: what every `--json` prints.
 fn json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    // `From` gives back the pipe's own error (a broken pipe stays one), any other as data.
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::from)?;
     writeln!(out)
 }
 

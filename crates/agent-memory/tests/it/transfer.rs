@@ -152,3 +152,45 @@ fn every_imported_field_is_sanitized_and_clamped() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("line 2") && said.contains("longer than 64 MiB"), "{said}");
 }
+
+/// A reader that stops early (`… --json | head`) is not an error, in JSON as in text.
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let home = home();
+    let mut lines = vec![
+        serde_json::json!({"type": "header", "data": {"format": "agent-memory-export", "version": 1, "exported_at": 0}}),
+    ];
+    for i in 0..100 {
+        lines.push(serde_json::json!({"type": "event", "data": {"project": null, "content_hash": format!("h{i}"), "event": {
+            "uid": format!("u{i}"), "agent": "other", "kind": "prompt", "source_event": "x", "session": "s",
+            "cwd": "/w", "at_ms": 1_000 + i, "tool": null, "tool_kind": null, "summary": format!("Prompt {i}"),
+            "body": "a long prompt body ".repeat(150), "payload": {}, "files": [], "sensitivity": "normal",
+            "transcript_path": null}}}));
+    }
+    let stream: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = home.run(&["import", "-"], stream.as_bytes());
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let ids: Vec<String> = (1..=100).map(|i| format!("e{i}")).collect();
+    for json in [true, false] {
+        let mut args: Vec<&str> = vec!["show"];
+        args.extend(ids.iter().map(String::as_str));
+        if json {
+            args.push("--json");
+        }
+        let mut child = home
+            .cmd()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn show");
+        let mut first = [0u8; 16];
+        child.stdout.take().expect("stdout").read_exact(&mut first).expect("read the start");
+        // The reader is gone: the rest of ~300 KB finds a closed pipe.
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success(), "json {json}: {}", agent_memory_testkit::describe(&out));
+        assert!(out.stderr.is_empty(), "json {json}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
