@@ -64,6 +64,20 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The file is not a database, or SQLite found it damaged: a case for
+    /// [`Store::move_aside`], not for waiting.
+    pub fn is_damaged(&self) -> bool {
+        let code = match self {
+            StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => source,
+            StoreError::Sql(source) => source,
+            _ => return false,
+        };
+        matches!(
+            code.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+        )
+    }
+
     /// The database was busy or locked past the busy timeout.
     pub fn is_busy(&self) -> bool {
         let code = match self {
@@ -328,6 +342,33 @@ impl Store {
 
     /// Copies the write-ahead log into the database and empties it; after large writes, so the
     /// next process does not read a long log at start.
+    /// SQLite's own consistency check of every page and index: `None` when it finds nothing
+    /// wrong, else its first complaint.
+    pub fn quick_check(&self) -> Result<Option<String>> {
+        let first: String = self.conn().query_row("PRAGMA quick_check(1)", [], |r| r.get(0))?;
+        Ok((first != "ok").then_some(first))
+    }
+
+    /// Moves a damaged store file (with its write-ahead log and shared memory) aside as
+    /// `memory.db.damaged-<time>`, so a fresh store can open in its place; returns where it
+    /// went. Nothing is deleted: what can still be read of it is read from there.
+    pub fn move_aside(path: &Path, now_ms: i64) -> std::io::Result<PathBuf> {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let moved = path.with_file_name(format!("{name}.damaged-{now_ms}"));
+        std::fs::rename(path, &moved)?;
+        for suffix in ["-wal", "-shm"] {
+            let side = path.with_file_name(format!("{name}{suffix}"));
+            if side.exists() {
+                let to = moved.with_file_name(format!(
+                    "{}{suffix}",
+                    moved.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+                ));
+                std::fs::rename(&side, to)?;
+            }
+        }
+        Ok(moved)
+    }
+
     pub fn checkpoint(&self) -> Result<()> {
         self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         Ok(())

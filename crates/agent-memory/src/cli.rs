@@ -27,7 +27,7 @@ pub enum Command {
     /// Read a JSONL export back; importing the same file twice adds nothing.
     Import(ImportArgs),
     /// Move spooled events (written while the store was unavailable) into the store.
-    Recover(JsonFlag),
+    Recover(RecoverArgs),
     /// Print or locate the configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -251,6 +251,17 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct JsonFlag {
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// When the store is damaged (not a database, or failing SQLite's check): move it aside,
+    /// open a fresh one, carry over whatever of the old one can still be read, then drain the
+    /// spool.
+    #[arg(long)]
+    pub repair: bool,
     #[arg(long)]
     pub json: bool,
 }

@@ -102,7 +102,8 @@ impl Context {
         let path = self.home.db_path();
         Store::open(&path, Duration::from_secs(5)).with_context(|| {
             format!(
-                "cannot use the store at {}; run `agent-memory status` or check the file",
+                "cannot use the store at {}; `agent-memory doctor` says what to do, and if the \
+                 file is damaged `agent-memory recover --repair` moves it aside and rebuilds it",
                 path.display()
             )
         })

@@ -20,7 +20,7 @@ use agent_memory_core::adapter;
 use agent_memory_core::capture::spool;
 use agent_memory_core::event::EventKind;
 use agent_memory_core::install::{self, Agent, Scope, Wiring};
-use agent_memory_core::store::Store;
+use agent_memory_core::store::{Store, StoreError};
 use agent_memory_core::{fsutil, time};
 
 use super::Context;
@@ -99,14 +99,21 @@ fn store_checks(ctx: &Context) -> (Vec<Finding>, Option<Store>) {
     let store = match ctx.store() {
         Ok(store) => store,
         Err(err) => {
-            findings.push(Finding::fail(
-                "store",
-                format!("{err:#}"),
+            let damaged = err
+                .chain()
+                .any(|c| c.downcast_ref::<StoreError>().is_some_and(StoreError::is_damaged));
+            let fix = if damaged {
+                "the file is damaged: run `agent-memory recover --repair`, which moves it aside, \
+                 opens a fresh store with whatever of it can still be read, and stores what \
+                 hooks spooled meanwhile"
+                    .to_owned()
+            } else {
                 format!(
                     "check the file and its directory's permissions; hooks spool events meanwhile, and `agent-memory recover` moves them in once {} opens",
                     path.display()
-                ),
-            ));
+                )
+            };
+            findings.push(Finding::fail("store", format!("{err:#}"), fix));
             return (findings, None);
         }
     };

@@ -78,14 +78,67 @@ fn garbage_store_spools_and_recovers_once_replaced() {
         home.log()
     );
 
-    // Status says what is wrong instead of crashing.
+    // Status says what is wrong and what to do, and doctor names the repair.
     let status = home.run(&["status"], b"");
     assert!(!status.status.success());
-    assert!(String::from_utf8_lossy(&status.stderr).contains("memory.db"));
+    let said = String::from_utf8_lossy(&status.stderr);
+    assert!(said.contains("memory.db") && said.contains("recover --repair"), "{said}");
+    let doctor = home.run(&["doctor"], b"");
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        said.contains("fix: the file is damaged: run `agent-memory recover --repair`"),
+        "{said}"
+    );
 
-    std::fs::remove_file(home.db_path()).expect("remove garbage");
-    assert_eq!(home.json(&["recover"])["stored"], 1);
+    // The repair moves the file aside, keeps it, opens a fresh store and takes the spool in.
+    let out = home.run(&["recover", "--repair", "--json"], b"");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("moved it to") && said.contains("\"stored\": 1"), "{said}");
     assert_eq!(events_with(&home, "prompt against a corrupt store"), 1);
+    let kept = std::fs::read_dir(home.home())
+        .expect("home")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("memory.db.damaged-"))
+        .count();
+    assert_eq!(kept, 1, "the damaged file is kept");
+    // A healthy store is left alone.
+    let out = home.ok(&["recover", "--repair"]);
+    assert!(out.contains("nothing to repair"), "{out}");
+}
+
+/// A store damaged inside (its header still good): the repair carries over what SQLite can
+/// still read and leaves a store that passes its check.
+#[test]
+fn a_store_damaged_inside_is_rebuilt_from_what_can_be_read() {
+    let home = home();
+    for i in 0..150 {
+        assert_quiet_success(&prompt(&home, &format!("prompt number {i} about the parser")));
+    }
+    home.ok(&["remember", "The parser keeps a depth limit", "--global"]);
+    // Fold the log into the file, then overwrite pages in its middle.
+    rusqlite::Connection::open(home.db_path())
+        .and_then(|c| c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())))
+        .expect("checkpoint");
+    let len = std::fs::metadata(home.db_path()).expect("db").len();
+    let mut bytes = std::fs::read(home.db_path()).expect("read");
+    let (from, to) = ((len / 2) as usize, (len / 2 + 8192) as usize);
+    for (i, b) in bytes[from..to].iter_mut().enumerate() {
+        *b = (i as u32).wrapping_mul(2654435761).to_le_bytes()[1];
+    }
+    agent_memory_core::fsutil::write_atomic(&home.db_path(), &bytes).expect("damage");
+    let out = home.run(&["recover", "--repair"], b"");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("the store was damaged"), "the damage was found: {said}");
+    assert!(said.contains("a fresh store holds what could be read"), "{said}");
+    // Whatever could be read, the store now opens, passes SQLite's check and takes writes.
+    let ok: String = rusqlite::Connection::open(home.db_path())
+        .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get(0)))
+        .expect("check");
+    assert_eq!(ok, "ok");
+    assert_quiet_success(&prompt(&home, "a prompt after the repair"));
+    assert_eq!(events_with(&home, "a prompt after the repair"), 1);
 }
 
 /// Makes a path unwritable even for root (whose permission bits are ignored): `chattr +i`.
