@@ -1,4 +1,5 @@
-//! Many hook processes at once, from three agents: every event stored exactly once, no errors.
+//! Many hook processes at once, from three agents: every event stored exactly once, no errors;
+//! and processes killed with SIGKILL while writing lose nothing acknowledged and repeat nothing.
 
 use std::process::Stdio;
 
@@ -70,4 +71,95 @@ fn sixty_concurrent_hooks_from_three_agents_store_each_event_once() {
         "no hook run may fail, spool or be dropped under concurrency; log:\n{}",
         home.log()
     );
+}
+
+/// `kill -9` in the middle of writing: every hook that finished (the agent saw it exit 0) has
+/// its event stored, nothing is stored twice, and a work pass killed part way leaves nothing a
+/// second pass repeats.
+#[test]
+fn kill_nine_loses_no_acknowledged_event_and_duplicates_none() {
+    let home = home();
+    let mut children = Vec::new();
+    for i in 0..45 {
+        let word = WORDS[i % WORDS.len()];
+        let session = format!("killed-session-{}", i % 5);
+        let mut body = payload(
+            &session,
+            "UserPromptSubmit",
+            "/tmp",
+            serde_json::json!({ "prompt": format!("{word} kill test prompt {i}") }),
+        );
+        if i % 9 == 8 {
+            // Now and then a turn ends, so the work pass below has sessions to distil.
+            body = payload(
+                &session,
+                "Stop",
+                "/tmp",
+                serde_json::json!({ "last_assistant_message": format!("done with {word}") }),
+            );
+        }
+        let event = if i % 9 == 8 { "Stop" } else { "UserPromptSubmit" };
+        let mut child = home
+            .cmd()
+            .env("AGENT_MEMORY_CAPTURE__DEADLINE_MS", "10000")
+            .env("AGENT_MEMORY_CAPTURE__BUSY_TIMEOUT_MS", "9000")
+            .args(["hook", "--agent", "claude-code", "--event", event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn hook");
+        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), &body).expect("write");
+        children.push((i, child));
+    }
+    // Every third hook is killed wherever it is: reading, writing, or already gone.
+    let mut acknowledged = Vec::new();
+    for (i, mut child) in children {
+        if i % 3 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis((i % 7) as u64));
+            let _ = child.kill();
+            let _ = child.wait();
+        } else {
+            let out = child.wait_with_output().expect("wait");
+            crate::assert_quiet_success(&out);
+            acknowledged.push(i);
+        }
+    }
+    home.ok(&["recover"]);
+    for i in &acknowledged {
+        let word = WORDS[i % WORDS.len()];
+        let text = if i % 9 == 8 {
+            format!("done with {word}")
+        } else {
+            format!("{word} kill test prompt {i}")
+        };
+        let n = count(&home, &format!("SELECT count(*) FROM events WHERE body = '{text}'"));
+        assert_eq!(n, 1, "acknowledged hook {i} stored once");
+    }
+    let total = count(&home, "SELECT count(*) FROM events");
+    assert_eq!(total, count(&home, "SELECT count(DISTINCT uid) FROM events"), "no uid twice");
+    assert!(total <= 45);
+
+    // Work passes killed at several points, then whole ones: no observation or summary twice.
+    for delay in [5, 20, 40, 80, 160] {
+        let mut pass = home
+            .cmd()
+            .args(["work"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn work");
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        let _ = pass.kill();
+        let _ = pass.wait();
+    }
+    home.ok(&["work"]);
+    home.ok(&["work"]);
+    let dupes = count(
+        &home,
+        "SELECT count(*) FROM (SELECT source_key FROM observations GROUP BY source_key HAVING count(*) > 1)",
+    );
+    assert_eq!(dupes, 0);
+    let summaries = count(&home, "SELECT count(*) FROM summaries");
+    assert_eq!(summaries, count(&home, "SELECT count(DISTINCT session_id) FROM summaries"));
 }
