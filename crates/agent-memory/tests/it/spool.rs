@@ -366,3 +366,43 @@ fn input_arriving_after_the_deadline_is_spooled_or_counted() {
     assert_eq!(outcomes["partial"], 1, "{status:#}");
     assert_eq!(outcomes["lost"], 1, "{status:#}");
 }
+
+/// Another user on the same machine (a second uid, as root can stage it) can neither read this
+/// user's store nor get an event into it, whatever home it names.
+#[test]
+fn another_user_can_neither_read_nor_write_this_users_store() {
+    if !is_root() {
+        return;
+    }
+    let home = home();
+    assert_quiet_success(&prompt(&home, "the first user's own prompt"));
+    let before = count(&home, "SELECT count(*) FROM events");
+    // The other user's temporary directory, which it may write.
+    let other_tmp = tempfile::tempdir().expect("tmp");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(other_tmp.path(), std::fs::Permissions::from_mode(0o1777))
+        .expect("chmod");
+    let as_other = |args: &[&str], stdin: &[u8]| {
+        let own = home.cmd();
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(own.get_program())
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", other_tmp.path())
+            .env("TMPDIR", other_tmp.path())
+            .env("AGENT_MEMORY_HOME", home.home())
+            .current_dir(other_tmp.path());
+        agent_memory_testkit::run_with_stdin(&mut cmd, stdin)
+    };
+    let status = as_other(&["status"], b"");
+    assert!(!status.status.success(), "{}", agent_memory_testkit::describe(&status));
+    assert!(String::from_utf8_lossy(&status.stderr).contains("ermission denied"));
+    let body = prompt_payload("planted by another user");
+    let hook = as_other(&["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"], &body);
+    assert!(hook.status.success(), "a hook never fails its agent");
+    home.ok(&["recover"]);
+    assert_eq!(count(&home, "SELECT count(*) FROM events"), before);
+    assert_eq!(events_with(&home, "planted by another user"), 0);
+}
