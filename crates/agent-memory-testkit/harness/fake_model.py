@@ -27,6 +27,23 @@ The script (environment variable FAKE_SCRIPT):
             does not offer are dropped first, so one list serves agents that name tools
             differently (Codex's MCP tools count as "<namespace>__<tool>")
 
+A step of the list may instead be abstract, and is then mapped to the offered tool of the agent
+at hand, in that agent's own argument shape (file paths relative to FAKE_PROJECT are made
+absolute for the tools that want them):
+
+  {"shell": CMD}                                   the shell tool
+  {"read": FILE}                                   the read tool (Codex: `cat FILE` in its shell)
+  {"edit": {"file", "old", "new"}}                 the edit tool (Codex: an `apply_patch` update)
+  {"write": {"file", "content"}}                   the write tool (Codex: an `apply_patch` add;
+                                                   Copilot CLI's `create`, for new files only)
+  {"apply_patch": PATCH}                           Codex only: `apply_patch` with PATCH, the text
+                                                   between *** Begin Patch and *** End Patch, run
+                                                   through its shell as Codex itself does
+
+FAKE_SCRIPT_FILE, when set, names a JSON file {"script": [...], "final": TEXT} read again at every
+request, so the one running server can follow a session turn by turn (run_agent.py rewrites it
+before each turn); it overrides FAKE_SCRIPT and FAKE_FINAL_TEXT.
+
 Each request is logged to --log as one JSON line {"method", "path", "headers", "body"} and the
 answer as the line after it, {"reply": {"tool", "args"} or {"text"}, "protocol"}.
 
@@ -57,27 +74,125 @@ def load_script():
 
 
 SCRIPT = load_script()
+SCRIPT_FILE = os.environ.get("FAKE_SCRIPT_FILE")
+PROJECT = os.environ.get("FAKE_PROJECT", "")
 
 
-def shell_call(name):
+def current():
+    """The script and final text in force for this request."""
+    if SCRIPT_FILE and os.path.exists(SCRIPT_FILE):
+        with open(SCRIPT_FILE, encoding="utf-8") as f:
+            turn = json.load(f)
+        return turn.get("script", "none"), turn.get("final", FINAL_TEXT)
+    return SCRIPT, FINAL_TEXT
+
+
+def absolute(path):
+    return path if os.path.isabs(path) or not PROJECT else os.path.join(PROJECT, path)
+
+
+def patch_lines(prefix, text):
+    return "".join(f"{prefix}{line}\n" for line in text.split("\n"))
+
+
+def codex_patch(body):
+    return {"tool": "exec_command",
+            "args": {"cmd": f"apply_patch <<'EOF'\n*** Begin Patch\n{body}*** End Patch\nEOF"}}
+
+
+# The tools of each abstract step, by the names the agents give them, with their arguments.
+READ_TOOLS = {"Read": lambda f: {"file_path": absolute(f)},          # Claude Code
+              "read_file": lambda f: {"file_path": absolute(f), "path": absolute(f)},  # Gemini, Hermes
+              "read": lambda f: {"filePath": absolute(f)},            # OpenCode
+              "view": lambda f: {"path": absolute(f)}}                # Copilot CLI
+EDIT_TOOLS = {"Edit": lambda f, o, n: {"file_path": absolute(f), "old_string": o, "new_string": n},
+              "replace": lambda f, o, n: {"file_path": absolute(f), "old_string": o, "new_string": n,
+                                          "instruction": "Apply the fix."},
+              "edit": lambda f, o, n: {"filePath": absolute(f), "oldString": o, "newString": n,
+                                       "path": absolute(f), "old_str": o, "new_str": n},
+              "patch": lambda f, o, n: {"mode": "replace", "path": absolute(f), "old_string": o,
+                                        "new_string": n}}              # Hermes
+WRITE_TOOLS = {"Write": lambda f, c: {"file_path": absolute(f), "content": c},
+               "write_file": lambda f, c: {"file_path": absolute(f), "path": absolute(f), "content": c},
+               "write": lambda f, c: {"filePath": absolute(f), "content": c},
+               "create": lambda f, c: {"path": absolute(f), "file_text": c}}
+
+
+def pick(tools, offered):
+    return next((name for name in tools if name in offered), None)
+
+
+def resolve(step, offered):
+    """A script step as the tool call to make, or None when the agent offers no tool for it."""
+    if "tool" in step:
+        return step if step["tool"] in offered else None
+    codex = "exec_command" in offered
+    if "shell" in step:
+        shell = next((name for name in SHELL_TOOLS if name in offered), None)
+        return {"tool": shell, "args": shell_call(shell, step["shell"])} if shell else None
+    if "apply_patch" in step:
+        return codex_patch(step["apply_patch"].rstrip("\n") + "\n") if codex else None
+    if "read" in step:
+        if codex:
+            return {"tool": "exec_command", "args": {"cmd": f"cat {step['read']}"}}
+        name = pick(READ_TOOLS, offered)
+        return {"tool": name, "args": one_path_key(name, READ_TOOLS[name](step["read"]), offered)} if name else None
+    if "edit" in step:
+        e = step["edit"]
+        if codex:
+            return codex_patch(f"*** Update File: {e['file']}\n@@\n"
+                               + patch_lines("-", e["old"]) + patch_lines("+", e["new"]))
+        name = pick(EDIT_TOOLS, offered)
+        if not name:
+            return None
+        args = EDIT_TOOLS[name](e["file"], e["old"], e["new"])
+        # OpenCode's and Copilot CLI's `edit` share a name and differ in shape.
+        if name == "edit":
+            keep = ("path", "old_str", "new_str") if "view" in offered else ("filePath", "oldString", "newString")
+            args = {k: v for k, v in args.items() if k in keep}
+        return {"tool": name, "args": args}
+    if "write" in step:
+        w = step["write"]
+        if codex:
+            return codex_patch(f"*** Add File: {w['file']}\n" + patch_lines("+", w["content"].rstrip("\n")))
+        name = pick(WRITE_TOOLS, offered)
+        if not name:
+            return None
+        args = WRITE_TOOLS[name](w["file"], w["content"])
+        return {"tool": name, "args": one_path_key(name, args, offered)}
+    return None
+
+
+def one_path_key(name, args, offered):
+    """Gemini CLI's `read_file` and `write_file` take `file_path`, Hermes's (the agent with a
+    `terminal` tool) `path`: keep the key the agent knows."""
+    if name not in ("read_file", "write_file"):
+        return args
+    drop = "file_path" if "terminal" in offered else "path"
+    return {k: v for k, v in args.items() if k != drop}
+
+
+def shell_call(name, command=None):
     """The arguments each agent's shell tool takes."""
+    command = TOOL_COMMAND if command is None else command
     if name == "exec_command":
-        return {"cmd": TOOL_COMMAND}
+        return {"cmd": command}
     if name == "shell":
-        return {"command": ["bash", "-lc", TOOL_COMMAND]}
-    return {"command": TOOL_COMMAND, "description": "Run the command"}
+        return {"command": ["bash", "-lc", command]}
+    return {"command": command, "description": "Run the command"}
 
 
 def next_step(offered, calls_so_far):
     """The tool call to answer with, or None for the final text."""
-    if SCRIPT == "none":
+    script, _ = current()
+    if script == "none":
         return None
-    if isinstance(SCRIPT, list):
-        steps = [step for step in SCRIPT if step.get("tool") in offered]
+    if isinstance(script, list):
+        steps = [resolved for resolved in (resolve(step, offered) for step in script) if resolved]
         return steps[calls_so_far] if calls_so_far < len(steps) else None
     if calls_so_far:
         return None
-    if SCRIPT == "mcp":
+    if script == "mcp":
         match = next((name for name in offered if MCP_TOOL in name), None)
         if match:
             return {"tool": match, "args": {"query": MCP_QUERY}}
@@ -146,7 +261,7 @@ def anthropic(ex, body):
         if message.get("role") == "assistant" and "tool_use" in kinds:
             calls += 1
     step = next_step(offered, calls) if offered else None
-    text = None if step else (FINAL_TEXT if offered else SIDE_TEXT)
+    text = None if step else (current()[1] if offered else SIDE_TEXT)
     ex.decided("anthropic", step, text)
     if step:
         block = {"type": "tool_use", "id": new_id("toolu_"), "name": step["tool"], "input": step["args"]}
@@ -199,7 +314,7 @@ def responses(ex, body):
         if item.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
             calls += 1
     step = next_step(offered, calls) if offered else None
-    text = None if step else (FINAL_TEXT if offered else SIDE_TEXT)
+    text = None if step else (current()[1] if offered else SIDE_TEXT)
     ex.decided("responses", step, text)
     if step:
         item = {"type": "function_call", "call_id": new_id("call_"), "arguments": json.dumps(step["args"])}
@@ -239,7 +354,7 @@ def chat_completions(ex, body):
         if message.get("role") == "assistant" and message.get("tool_calls"):
             calls += 1
     step = next_step(offered, calls) if offered else None
-    text = None if step else (FINAL_TEXT if offered else SIDE_TEXT)
+    text = None if step else (current()[1] if offered else SIDE_TEXT)
     ex.decided("chat", step, text)
     base = {"id": new_id("chatcmpl-", 12), "created": 0, "model": body.get("model", "fake-model")}
     usage = {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT, "total_tokens": USAGE_IN + USAGE_OUT}
@@ -315,7 +430,7 @@ def gemini(ex, path, body):
             if content.get("role") == "model" and any("functionCall" in p for p in parts):
                 calls += 1
         step = next_step(offered, calls)
-        parts = [{"functionCall": {"name": step["tool"], "args": step["args"]}}] if step else [{"text": FINAL_TEXT}]
+        parts = [{"functionCall": {"name": step["tool"], "args": step["args"]}}] if step else [{"text": current()[1]}]
     ex.decided("gemini", step, None if step else parts[0]["text"])
     answer = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
               "usageMetadata": {"promptTokenCount": USAGE_IN, "candidatesTokenCount": USAGE_OUT,

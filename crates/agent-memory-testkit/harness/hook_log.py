@@ -3,10 +3,13 @@
 
 `scripts/record-fixtures` wires it as every hook of the agent it records: each call appends
 {"agent", "event", "stdin"} to LOG as one JSON line (stdin parsed when it is JSON, else kept as
-text), then exits 0 with empty stdout, so the agent carries on as if no hook were there.
+text), then exits 0 with empty stdout, so the agent carries on as if no hook were there. When
+the payload names a transcript (`transcript_path`) that exists, the line also holds its size then,
+"transcript_bytes": the sessions recorder cuts the transcript at each hook with it.
 """
 
 import json
+import os
 import sys
 
 
@@ -19,8 +22,12 @@ def main():
         stdin = json.loads(raw)
     except ValueError:
         stdin = raw
+    line = {"agent": agent, "event": event, "stdin": stdin}
+    transcript = stdin.get("transcript_path") if isinstance(stdin, dict) else None
+    if isinstance(transcript, str) and os.path.isfile(transcript):
+        line["transcript_bytes"] = os.path.getsize(transcript)
     with open(log, "a", encoding="utf-8") as out:
-        out.write(json.dumps({"agent": agent, "event": event, "stdin": stdin}, ensure_ascii=False) + "\n")
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,16 @@ Environment:
                    fake MCP server); FAKE_SCRIPT=mcp implies it
   <AGENT>_BIN      the agent's executable (CLAUDE_BIN, CODEX_BIN, ...), default under CLIENTS
   CLAUDE_VIA       settings (default) or plugin-dir: Claude Code's hooks from a --plugin-dir plugin
-  RESUME_PROMPT    Gemini CLI: a second session resuming the first, with this prompt
+  RESUME_PROMPT    a second turn: the agent's own "continue the last session" run, with this
+                   prompt (Gemini CLI `--resume latest`, Claude Code and OpenCode `--continue`,
+                   Codex `exec resume --last`, Copilot CLI `--continue`, Hermes `--continue`)
   RECORD=1         OpenCode: a plugin that logs every hook call to hooks.jsonl
+  OPENCODE_PLUGIN  OpenCode: one more plugin file to install (the sessions recorder's)
+  SCENARIO         a scenario file (see record_sessions.py): its `files` are written into the
+                   project before its one commit, and its `turns` ({prompt, steps, final}) run
+                   one after another in one session, the first as a new session and every
+                   later one as a resumed one; the fake model follows each turn's steps
+                   through FAKE_SCRIPT_FILE. PROMPT, RESUME_PROMPT and FAKE_SCRIPT are then unused.
 """
 
 import json
@@ -53,6 +61,14 @@ class Run:
         self.home = os.path.join(self.dir, "home")
         self.proj = os.path.join(self.dir, "proj")
         self.prompt = os.environ.get("PROMPT") or "Run echo hello in the shell, then say done."
+        self.scenario = self.load_scenario(os.environ.get("SCENARIO"))
+        # Every turn after the first, as (prompt, the fake model's script for it or None).
+        self.turns = []
+        if self.scenario:
+            self.prompt = self.scenario["turns"][0]["prompt"]
+            self.turns = [(t["prompt"], t) for t in self.scenario["turns"][1:]]
+        elif os.environ.get("RESUME_PROMPT"):
+            self.turns = [(os.environ["RESUME_PROMPT"], None)]
         self.timeout_s = int(os.environ.get("HOOK_TIMEOUT_S") or 10)
         self.mcp = os.environ.get("MCP") == "1" or os.environ.get("FAKE_SCRIPT") == "mcp"
         self.mcp_name = os.environ.get("MCP_NAME") or "mem"
@@ -62,6 +78,22 @@ class Run:
         self.env = dict(os.environ, HOME=self.home, PWD=self.proj)
         self.port = None
         self.model = None
+
+    @staticmethod
+    def load_scenario(path):
+        if not path:
+            return None
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def script_file(self):
+        return self.path("fake-script.json")
+
+    def set_turn(self, turn):
+        """Points the fake model at one scenario turn's steps and closing answer."""
+        if turn is not None:
+            self.write_json(self.script_file(), {"script": turn.get("steps") or "none",
+                                                 "final": turn.get("final") or "Done."})
 
     @staticmethod
     def prepare(path):
@@ -98,10 +130,14 @@ class Run:
     def start_model(self):
         port_file = self.path("port")
         log = open(self.path("fake-model.out"), "w")
+        env = dict(os.environ, FAKE_PROJECT=self.proj)
+        if self.scenario:
+            self.set_turn(self.scenario["turns"][0])
+            env["FAKE_SCRIPT_FILE"] = self.script_file()
         self.model = subprocess.Popen(
             [sys.executable, os.path.join(HARNESS, "fake_model.py"), "--port", "0",
              "--port-file", port_file, "--log", self.path("model-requests.jsonl")],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         for _ in range(200):
             if os.path.exists(port_file):
                 self.port = int(open(port_file).read())
@@ -120,12 +156,18 @@ class Run:
         os.makedirs(self.home)
         os.makedirs(self.proj)
         self.write(os.path.join(self.proj, "README.md"), "# demo project\n")
+        # A scenario's project: real code with a real bug, committed, so `git apply` and
+        # `git diff` work on it as in any repository.
+        for name, text in ((self.scenario or {}).get("files") or {}).items():
+            self.write(os.path.join(self.proj, name), text)
+            if name.endswith(".sh"):
+                os.chmod(os.path.join(self.proj, name), 0o755)
         git = ["git", "-c", "user.email=dev@example.invalid", "-c", "user.name=dev", "-c", "init.defaultBranch=main"]
         # A fixed date makes the one commit the same in every run: agents that name a project by
         # its first commit (OpenCode) name it the same.
         when = "2026-01-01T00:00:00Z"
         env = dict(self.env, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
-        for args in (["init", "-q", "."], ["add", "README.md"], ["commit", "-q", "-m", "init"]):
+        for args in (["init", "-q", "."], ["add", "-A"], ["commit", "-q", "-m", "init"]):
             subprocess.run(git + args, cwd=self.proj, check=True, env=env, stdout=subprocess.DEVNULL)
 
     def execute(self, argv, name, timeout=240):
@@ -140,6 +182,17 @@ class Run:
                 os.killpg(child.pid, signal.SIGKILL)
                 child.wait()
                 return 124
+
+    def session(self, name, first, resumed):
+        """Runs the first turn (`first`, an argv), then each later turn as `resumed(prompt)`, the
+        agent's own way of continuing its latest session; stops at the first turn that fails."""
+        rc = self.execute(first, name)
+        for i, (prompt, turn) in enumerate(self.turns):
+            if rc != 0:
+                break
+            self.set_turn(turn)
+            rc = self.execute(resumed(prompt), f"{name}-resume" + (str(i + 1) if i else ""))
+        return rc
 
     # One method per agent: write its configuration, then run it.
 
@@ -171,8 +224,12 @@ class Run:
                            cwd=self.proj, env=self.env, stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         allowed = f"Bash,mcp__{self.mcp_name}__mem_search"
-        return self.execute([claude, "-p", self.prompt, "--output-format", "json", *extra,
-                             "--allowedTools", allowed, "--model", "claude-sonnet-4-5"], "claude")
+        if self.scenario:
+            # A scenario's steps read, edit and write files as well.
+            allowed += ",Read,Edit,Write"
+        flags = ["--output-format", "json", *extra, "--allowedTools", allowed, "--model", "claude-sonnet-4-5"]
+        return self.session("claude", [claude, "-p", self.prompt, *flags],
+                            lambda prompt: [claude, "-p", prompt, "--continue", *flags])
 
     def codex(self):
         codex = self.bin("CODEX_BIN", "codex/node_modules/.bin/codex")
@@ -199,7 +256,9 @@ class Run:
         trust = subprocess.run([sys.executable, os.path.join(HARNESS, "codex_trust.py"), hooks_path],
                                check=True, capture_output=True, text=True).stdout
         self.write(os.path.join(codex_home, "config.toml"), "\n".join(config) + "\n" + trust)
-        return self.execute([codex, "exec", "--json", "--skip-git-repo-check", self.prompt], "codex")
+        flags = ["exec", "--json", "--skip-git-repo-check"]
+        return self.session("codex", [codex, *flags, self.prompt],
+                            lambda prompt: [codex, *flags, "resume", "--last", prompt])
 
     def gemini(self):
         gemini = self.bin("GEMINI_BIN", "gemini/node_modules/.bin/gemini")
@@ -226,12 +285,9 @@ class Run:
             settings["mcpServers"] = {self.mcp_name: {"command": self.mcp_argv[0], "args": self.mcp_argv[1:],
                                                       "env": self.mcp_env, "trust": True}}
         self.write_json(os.path.join(self.home, ".gemini", "settings.json"), settings)
-        rc = self.execute([gemini, "--yolo", "-p", self.prompt, "--output-format", "json"], "gemini")
-        resume = os.environ.get("RESUME_PROMPT")
-        if rc == 0 and resume:
-            rc = self.execute([gemini, "--yolo", "--resume", "latest", "-p", resume, "--output-format", "json"],
-                              "gemini-resume")
-        return rc
+        return self.session("gemini", [gemini, "--yolo", "-p", self.prompt, "--output-format", "json"],
+                            lambda prompt: [gemini, "--yolo", "--resume", "latest", "-p", prompt,
+                                            "--output-format", "json"])
 
     def opencode(self):
         opencode = self.bin("OPENCODE_BIN", "opencode/node_modules/.bin/opencode")
@@ -255,6 +311,8 @@ class Run:
         if os.environ.get("RECORD") == "1":
             shutil.copy(os.path.join(HARNESS, "opencode_record.js"), os.path.join(own, "plugins"))
             self.env["HOOK_LOG"] = self.path("hooks.jsonl")
+        if os.environ.get("OPENCODE_PLUGIN"):
+            shutil.copy(os.environ["OPENCODE_PLUGIN"], os.path.join(own, "plugins"))
         provider = {"npm": "@ai-sdk/openai-compatible", "name": "fake",
                     "options": {"baseURL": f"http://127.0.0.1:{self.port}/v1", "apiKey": FAKE_KEY},
                     "models": {"fake-model": {"name": "fake-model", "tool_call": True,
@@ -266,7 +324,9 @@ class Run:
             settings["mcp"] = {self.mcp_name: {"type": "local", "command": self.mcp_argv,
                                                "environment": self.mcp_env, "enabled": True}}
         self.write_json(os.path.join(own, "opencode.json"), settings)
-        return self.execute([opencode, "run", "--format", "json", "--print-logs", self.prompt], "opencode")
+        return self.session("opencode", [opencode, "run", "--format", "json", "--print-logs", self.prompt],
+                            lambda prompt: [opencode, "run", "--continue", "--format", "json", "--print-logs",
+                                            prompt])
 
     def copilot(self):
         copilot = self.bin("COPILOT_BIN", "copilot/node_modules/.bin/copilot")
@@ -288,9 +348,15 @@ class Run:
             self.write_json(os.path.join(copilot_home, "mcp-config.json"), {"mcpServers": {self.mcp_name: server}})
         else:
             os.makedirs(copilot_home)
+        if self.turns:
+            # A resumed session (`--continue` refuses `--trust-folder`) loads the repository's
+            # hooks only from a folder the user's config trusts.
+            self.write_json(os.path.join(copilot_home, "config.json"), {"trusted_folders": [self.proj]})
         # Repository hooks load only in a trusted folder.
-        return self.execute([copilot, "-p", self.prompt, "--allow-all-tools", "--trust-folder",
-                             "--disable-client-telemetry", "--no-auto-update"], "copilot")
+        flags = ["--allow-all-tools", "--disable-client-telemetry", "--no-auto-update"]
+        # `--continue` refuses `--trust-folder`; the first run's trust is kept in COPILOT_HOME.
+        return self.session("copilot", [copilot, "-p", self.prompt, "--trust-folder", *flags],
+                            lambda prompt: [copilot, "--continue", "-p", prompt, *flags])
 
     def hermes(self):
         hermes = self.bin("HERMES_BIN", "hermes/bin/hermes")
@@ -310,7 +376,9 @@ class Run:
             lines += ["mcp_servers:", f"  {self.mcp_name}:", f"    command: {q(self.mcp_argv[0])}",
                       f"    args: {q(self.mcp_argv[1:])}", f"    env: {q(self.mcp_env)}"]
         self.write(os.path.join(hermes_home, "config.yaml"), "\n".join(lines) + "\n")
-        return self.execute([hermes, "chat", "-Q", "--yolo", "--accept-hooks", "-q", self.prompt], "hermes")
+        flags = ["chat", "-Q", "--yolo", "--accept-hooks"]
+        return self.session("hermes", [hermes, *flags, "-q", self.prompt],
+                            lambda prompt: [hermes, *flags, "--continue", "-q", prompt])
 
 
 def main():

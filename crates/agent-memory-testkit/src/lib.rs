@@ -214,3 +214,480 @@ pub fn locked_dependencies(package: &str) -> BTreeSet<String> {
     }
     seen
 }
+
+/// The memory-quality corpus (`fixtures/sessions/<name>/`, recorded by `scripts/record-sessions`):
+/// each scenario's real agent session as the hook calls it made, what a useful memory of it
+/// holds, and what would be false to say about it; the replay of a session through the real
+/// binary, and the scoring rules the quality benchmark applies to what the store then says.
+///
+/// The rules, exactly (bench/README.md states them too):
+/// * a **fact** is a set of keywords; it is found in a text when every keyword is, as a
+///   case-insensitive substring (so CJK keywords match inside unsegmented text); a keyword may
+///   list alternatives with `|` (`"fraction|1000%"`), any one of which is enough;
+/// * a text is cut into **statements**: its lines, and each line at sentence ends (`. `, `! `,
+///   `? `, `。`, `！`, `？`);
+/// * a **false pass** is a statement naming a failed run (its command verbatim, not followed by
+///   more of a longer command such as ` && …`) or a check that never passed in the session (a
+///   `never_passed` keyword), with a pass word (`pass`, `succeed`, `success`, `通过`, `成功`) and
+///   no failure word (`fail`, `error`, `still`, `not pass`, `失败`, `未通过`, `没有通过`, `仍`);
+/// * a **false fix**, in a scenario whose failure stayed unresolved, is a statement with a fix
+///   word (`fixed`, `fixes`, `resolved`, `solved`, `bugfix`, `修复了`, `已修复`, `解决了`,
+///   `已解决`) and no negation (`not`, `n't`, `unfixed`, `unresolved`, `still`, `yet`, `未`,
+///   `没有`, `仍`, `还没`);
+/// * a **repeated request** is a next step (a summary's `next_steps`, or a briefing line that
+///   starts with `Next` or `下一步`) that holds a request of the session verbatim, or at least
+///   60% of its words (ASCII words of two or more characters, each CJK character a word) when
+///   it has three or more;
+/// * a **merged item** is an observation or memory candidate that names the subjects (file
+///   paths, each held by one scenario only, found where no letter, digit or `_` precedes them)
+///   of two or more scenarios.
+pub mod sessions {
+    use std::io::Write as _;
+    use std::path::{Path, PathBuf};
+
+    use crate::TestHome;
+
+    /// Placeholders the recorder put in every payload.
+    pub const PROJECT_PLACEHOLDER: &str = "/home/dev/work/proj";
+    pub const HOME_PLACEHOLDER: &str = "/home/dev";
+
+    /// One recorded session and what is known to be true and false about it.
+    #[derive(Debug, Clone)]
+    pub struct Scenario {
+        pub name: String,
+        /// The recording harness's agent name (`claude`, `codex`, …).
+        pub agent: String,
+        pub categories: Vec<String>,
+        /// `en`, `zh` or `mixed`.
+        pub language: String,
+        pub facts: Vec<Fact>,
+        /// A question a later prompt asks about the session (prompt-time recall).
+        pub follow_up: String,
+        /// Words a person would search for.
+        pub query: String,
+        /// The files and names the session is about.
+        pub subjects: Vec<String>,
+        pub claims: Claims,
+        pub hooks: Vec<HookCall>,
+    }
+
+    /// A short set of keywords a useful memory holds.
+    #[derive(Debug, Clone)]
+    pub struct Fact {
+        pub id: String,
+        pub keywords: Vec<String>,
+    }
+
+    /// What would be false to say about a session.
+    #[derive(Debug, Clone, Default)]
+    pub struct Claims {
+        /// Commands whose run failed (the exit code may say otherwise).
+        pub failed_runs: Vec<String>,
+        /// Keywords of checks that never passed in the session.
+        pub never_passed: Vec<String>,
+        /// Whether the failure was left unresolved.
+        pub unresolved: bool,
+        /// The user's prompts.
+        pub requests: Vec<String>,
+    }
+
+    /// One recorded hook call.
+    #[derive(Debug, Clone)]
+    pub struct HookCall {
+        /// As `agent-memory hook --agent` takes it.
+        pub agent: String,
+        pub event: String,
+        /// The sanitized payload, as JSON text.
+        pub payload: String,
+        /// Lines the agent's transcript gained before this call (Codex's rollout file changes).
+        pub transcript: Vec<String>,
+    }
+
+    /// Where a replay puts what the placeholders stand for, and the salt that keeps the ids of
+    /// one scenario apart from another's in a shared store (0 keeps them as recorded).
+    #[derive(Debug, Clone)]
+    pub struct Places {
+        pub home: PathBuf,
+        pub project: PathBuf,
+        pub salt: u32,
+    }
+
+    pub fn sessions_dir() -> PathBuf {
+        crate::fixtures_dir().join("sessions")
+    }
+
+    fn strings(value: &serde_json::Value) -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// The scenario `name`, with its recorded hook calls (none when it was never recorded).
+    pub fn load(name: &str) -> Scenario {
+        let dir = sessions_dir().join(name);
+        let text = std::fs::read_to_string(dir.join("scenario.json"))
+            .unwrap_or_else(|e| panic!("cannot read the scenario {name}: {e}"));
+        let s: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}/scenario.json: {e}"));
+        let gold = &s["gold"];
+        let facts = gold["facts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| Fact {
+                id: f["id"].as_str().unwrap_or_default().to_owned(),
+                keywords: strings(&f["keywords"]),
+            })
+            .collect();
+        let claims = &s["claims"];
+        let hooks = std::fs::read_to_string(dir.join("hooks.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| {
+                let v: serde_json::Value = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{name}/hooks.jsonl: {e}"));
+                HookCall {
+                    agent: v["agent"].as_str().unwrap_or_default().to_owned(),
+                    event: v["event"].as_str().unwrap_or_default().to_owned(),
+                    payload: v["payload"].to_string(),
+                    transcript: v["transcript"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|l| l.to_string())
+                        .collect(),
+                }
+            })
+            .collect();
+        Scenario {
+            name: name.to_owned(),
+            agent: s["agent"].as_str().unwrap_or_default().to_owned(),
+            categories: strings(&s["categories"]),
+            language: s["language"].as_str().unwrap_or("en").to_owned(),
+            facts,
+            follow_up: gold["follow_up"].as_str().unwrap_or_default().to_owned(),
+            query: gold["query"].as_str().unwrap_or_default().to_owned(),
+            subjects: strings(&gold["subjects"]),
+            claims: Claims {
+                failed_runs: strings(&claims["failed_runs"]),
+                never_passed: strings(&claims["never_passed"]),
+                unresolved: claims["unresolved"].as_bool().unwrap_or(false),
+                requests: strings(&claims["requests"]),
+            },
+            hooks,
+        }
+    }
+
+    /// Every recorded scenario, by name.
+    pub fn load_all() -> Vec<Scenario> {
+        let mut names: Vec<String> = std::fs::read_dir(sessions_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("hooks.jsonl").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names.iter().map(|n| load(n)).collect()
+    }
+
+    /// `text` with the placeholders replaced by `places` and the ids salted.
+    pub fn localize(text: &str, places: &Places) -> String {
+        let project = places.project.to_string_lossy();
+        let home = places.home.to_string_lossy();
+        let text = text.replace(PROJECT_PLACEHOLDER, &project).replace(HOME_PLACEHOLDER, &home);
+        salt_ids(&text, places.salt)
+    }
+
+    /// Gives the placeholder ids of one scenario numbers of their own: UUIDs
+    /// (`…-0000-4000-8000-000000000000`), prefixed ids (`call_000…1`) and Hermes session ids.
+    fn salt_ids(text: &str, salt: u32) -> String {
+        if salt == 0 {
+            return text.to_owned();
+        }
+        let mut out = text
+            .replace("-0000-4000-8000-000000000000", &format!("-0000-4000-8000-{salt:012}"))
+            .replace("20260101_000000_", &format!("20260101_{salt:06}_"));
+        for prefix in
+            ["toolu_", "call_", "msg_", "prt_", "ses_", "evt_", "resp_", "chatcmpl_", "fc_"]
+        {
+            let mut next = String::with_capacity(out.len());
+            let mut rest = out.as_str();
+            while let Some(at) = rest.find(prefix) {
+                let (head, tail) = rest.split_at(at + prefix.len());
+                next.push_str(head);
+                let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+                let boundary = !head[..at].ends_with(|c: char| c.is_ascii_alphanumeric());
+                if digits >= 8 && boundary {
+                    next.push_str(&format!("{:04}", salt % 10_000));
+                    rest = &tail[4..];
+                } else {
+                    rest = tail;
+                }
+            }
+            next.push_str(rest);
+            out = next;
+        }
+        out
+    }
+
+    /// What a replay did.
+    #[derive(Debug, Default, Clone)]
+    pub struct Replayed {
+        pub hooks: usize,
+        /// Hook runs that printed something (an answer to the agent).
+        pub answered: usize,
+    }
+
+    /// Replays `scenario`'s hook calls in order through the real binary of `home`, each as
+    /// `agent-memory hook --agent A --event E` with the localized payload on stdin; before a call,
+    /// the transcript lines recorded with it are appended to the transcript it names. Panics when
+    /// a hook exits non-zero (a hook always exits 0).
+    pub fn replay(home: &TestHome, scenario: &Scenario, places: &Places) -> Replayed {
+        std::fs::create_dir_all(&places.project).expect("create the project directory");
+        let mut done = Replayed::default();
+        for call in &scenario.hooks {
+            let payload = localize(&call.payload, places);
+            if !call.transcript.is_empty() {
+                append_transcript(&payload, &call.transcript, places);
+            }
+            let out = home.hook(&call.agent, &call.event, payload.as_bytes());
+            assert!(
+                out.status.success(),
+                "{}: the {} hook failed:\n{}",
+                scenario.name,
+                call.event,
+                crate::describe(&out)
+            );
+            done.hooks += 1;
+            done.answered += usize::from(!out.stdout.is_empty());
+        }
+        done
+    }
+
+    fn append_transcript(payload: &str, lines: &[String], places: &Places) {
+        let value: serde_json::Value = serde_json::from_str(payload).unwrap_or_default();
+        let Some(path) = value["transcript_path"].as_str() else { return };
+        let path = Path::new(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create the transcript's directory");
+        }
+        // Appended as the agent appends to its transcript, in a test's own temp home.
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("open the transcript");
+        for line in lines {
+            writeln!(file, "{}", localize(line, places)).expect("append to the transcript");
+        }
+    }
+
+    /// Every string in a JSON value, one a line, leaving out the values of `skip` keys.
+    pub fn json_text(value: &serde_json::Value, skip: &[&str]) -> String {
+        fn walk(value: &serde_json::Value, skip: &[&str], out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::String(s) => out.push(s.clone()),
+                serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, skip, out)),
+                serde_json::Value::Object(map) => {
+                    for (key, v) in map {
+                        if !skip.contains(&key.as_str()) {
+                            walk(v, skip, out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(value, skip, &mut out);
+        out.join("\n")
+    }
+
+    fn has(text: &str, keyword: &str) -> bool {
+        keyword.split('|').any(|alt| !alt.is_empty() && text.contains(&alt.to_lowercase()))
+    }
+
+    /// Whether `text` holds every keyword of `fact`.
+    pub fn fact_found(text: &str, fact: &Fact) -> bool {
+        let text = text.to_lowercase();
+        !fact.keywords.is_empty() && fact.keywords.iter().all(|k| has(&text, k))
+    }
+
+    /// Whether the session's requests alone already hold `fact` (a briefing that repeats the
+    /// request finds it without having learned anything from the work).
+    pub fn in_request(fact: &Fact, claims: &Claims) -> bool {
+        fact_found(&claims.requests.join("\n"), fact)
+    }
+
+    /// The facts of `facts` that `text` holds.
+    pub fn facts_found<'a>(text: &str, facts: &'a [Fact]) -> Vec<&'a Fact> {
+        facts.iter().filter(|f| fact_found(text, f)).collect()
+    }
+
+    /// `text` cut into statements: lines, and lines at sentence ends.
+    pub fn statements(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for line in text.lines() {
+            let mut current = String::new();
+            let mut chars = line.chars().peekable();
+            while let Some(c) = chars.next() {
+                current.push(c);
+                let ends = matches!(c, '。' | '！' | '？')
+                    || (matches!(c, '.' | '!' | '?') && chars.peek().is_some_and(|n| *n == ' '));
+                if ends {
+                    out.push(std::mem::take(&mut current).trim().to_owned());
+                }
+            }
+            out.push(current.trim().to_owned());
+        }
+        out.retain(|s| !s.is_empty());
+        out
+    }
+
+    const PASS: &[&str] = &["pass", "succeed", "success", "通过", "成功"];
+    const FAIL: &[&str] =
+        &["fail", "error", "still", "not pass", "失败", "未通过", "没有通过", "仍"];
+    const FIXED: &[&str] =
+        &["fixed", "fixes", "resolved", "solved", "bugfix", "修复了", "已修复", "解决了", "已解决"];
+    const NOT_FIXED: &[&str] =
+        &["not", "n't", "unfixed", "unresolved", "still", "yet", "未", "没有", "仍", "还没"];
+
+    fn any(text: &str, words: &[&str]) -> bool {
+        words.iter().any(|w| text.contains(w))
+    }
+
+    /// Whether `statement` names `command` as a whole, not as the start of a longer command.
+    fn names_command(statement: &str, command: &str) -> bool {
+        let command = command.split_whitespace().collect::<Vec<_>>().join(" ");
+        let statement = statement.split_whitespace().collect::<Vec<_>>().join(" ");
+        if command.is_empty() {
+            return false;
+        }
+        statement.match_indices(&command).any(|(at, _)| {
+            let after = &statement[at + command.len()..];
+            let rest = after.trim_start();
+            after.is_empty()
+                || after.starts_with(['`', '\'', '"', ')', ']', ':', ','])
+                || (after.starts_with(' ')
+                    && !rest.starts_with(['&', '|', ';', '>', '<'])
+                    && !rest.starts_with("2>"))
+        })
+    }
+
+    /// The statements of `text` that say a failed run, or a check that never passed, passed.
+    pub fn false_passes(text: &str, claims: &Claims) -> Vec<String> {
+        statements(text)
+            .into_iter()
+            .filter(|s| {
+                let lower = s.to_lowercase();
+                let about = claims.failed_runs.iter().any(|c| names_command(s, c))
+                    || claims.never_passed.iter().any(|k| lower.contains(&k.to_lowercase()));
+                about && any(&lower, PASS) && !any(&lower, FAIL)
+            })
+            .collect()
+    }
+
+    /// The statements of `text` that say an unresolved failure was fixed.
+    pub fn false_fixes(text: &str, claims: &Claims) -> Vec<String> {
+        if !claims.unresolved {
+            return Vec::new();
+        }
+        statements(text)
+            .into_iter()
+            .filter(|s| {
+                let lower = s.to_lowercase();
+                any(&lower, FIXED) && !any(&lower, NOT_FIXED)
+            })
+            .collect()
+    }
+
+    /// Words for comparing requests: ASCII words of two or more characters, and each CJK
+    /// character on its own.
+    pub fn words(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut word = String::new();
+        for c in text.to_lowercase().chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+                continue;
+            }
+            if word.len() >= 2 {
+                out.push(std::mem::take(&mut word));
+            }
+            word.clear();
+            if !c.is_ascii() && c.is_alphanumeric() {
+                out.push(c.to_string());
+            }
+        }
+        if word.len() >= 2 {
+            out.push(word);
+        }
+        out
+    }
+
+    /// The next steps that repeat one of the session's requests.
+    pub fn repeated_requests(next_steps: &[String], claims: &Claims) -> Vec<String> {
+        next_steps
+            .iter()
+            .filter(|step| {
+                let step_words: std::collections::HashSet<String> =
+                    words(step).into_iter().collect();
+                claims.requests.iter().any(|request| {
+                    let asked = words(request);
+                    let held = asked.iter().filter(|w| step_words.contains(*w)).count();
+                    step.contains(request.as_str())
+                        || (asked.len() >= 3 && held * 10 >= asked.len() * 6)
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The next steps a briefing lists: its lines that start with `Next` or `下一步` (after list
+    /// marks and emphasis).
+    pub fn briefing_next_steps(briefing: &str) -> Vec<String> {
+        briefing
+            .lines()
+            .map(|l| l.trim_start_matches(['-', '*', ' ', '#', '>']))
+            .filter(|l| l.to_lowercase().starts_with("next") || l.starts_with("下一步"))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The subjects that are file paths held by exactly one of `scenarios`, with their scenario.
+    pub fn own_subjects(scenarios: &[Scenario]) -> Vec<(String, String)> {
+        let paths = |s: &Scenario| -> Vec<String> {
+            s.subjects.iter().filter(|p| p.contains(['.', '/'])).cloned().collect()
+        };
+        let mut out = Vec::new();
+        for s in scenarios {
+            for path in paths(s) {
+                let holders = scenarios.iter().filter(|o| paths(o).contains(&path)).count();
+                if holders == 1 {
+                    out.push((path, s.name.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The scenarios whose own subjects `text` names; an item naming two or more is merged.
+    pub fn scenarios_named(text: &str, own: &[(String, String)]) -> Vec<String> {
+        let mut named: Vec<String> = own
+            .iter()
+            .filter(|(path, _)| {
+                text.match_indices(path.as_str())
+                    .any(|(at, _)| !text[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            })
+            .map(|(_, name)| name.clone())
+            .collect();
+        named.sort();
+        named.dedup();
+        named
+    }
+}

@@ -14,6 +14,7 @@ mod install;
 mod mcp;
 mod memory;
 mod project_identity;
+mod quality;
 mod recall_inject;
 mod redaction;
 mod samples;
