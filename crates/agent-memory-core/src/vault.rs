@@ -386,7 +386,7 @@ fn scan(
 }
 
 /// Front matter (simple `key: value` lines between `---` fences) and the body after it.
-fn parse(text: &str) -> (BTreeMap<String, String>, String) {
+pub fn parse(text: &str) -> (BTreeMap<String, String>, String) {
     let mut front = BTreeMap::new();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
