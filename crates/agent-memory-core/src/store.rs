@@ -67,28 +67,27 @@ impl StoreError {
     /// The file is not a database, or SQLite found it damaged: a case for
     /// [`Store::move_aside`], not for waiting.
     pub fn is_damaged(&self) -> bool {
-        let code = match self {
-            StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => source,
-            StoreError::Sql(source) => source,
-            _ => return false,
-        };
         matches!(
-            code.sqlite_error_code(),
+            self.sqlite_code(),
             Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
         )
     }
 
     /// The database was busy or locked past the busy timeout.
     pub fn is_busy(&self) -> bool {
-        let code = match self {
-            StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => source,
-            StoreError::Sql(source) => source,
-            _ => return false,
-        };
         matches!(
-            code.sqlite_error_code(),
+            self.sqlite_code(),
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
         )
+    }
+
+    fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
+        match self {
+            StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => source,
+            StoreError::Sql(source) => source,
+            _ => return None,
+        }
+        .sqlite_error_code()
     }
 }
 

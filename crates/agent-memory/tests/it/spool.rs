@@ -188,10 +188,9 @@ fn read_only_store_spools() {
     assert_eq!(events_with(&home, "prompt against a read-only store"), 1);
 }
 
-#[test]
-fn unwritable_home_spools_to_the_fallback() {
-    let home = home();
-    assert_quiet_success(&prompt(&home, "initialise the store first"));
+/// One prompt hook while the home cannot be written, so its event goes to the fallback spool.
+fn spool_while_the_home_is_unwritable(home: &TestHome) {
+    assert_quiet_success(&prompt(home, "initialise the store first"));
     std::fs::remove_dir_all(home.spool_dir()).ok();
     // A connection that closes last folds the write-ahead log back and deletes it, so the
     // store would need to create files in the home to take a write.
@@ -199,11 +198,15 @@ fn unwritable_home_spools_to_the_fallback() {
     conn.query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0)).expect("read");
     drop(conn);
     assert!(!home.home().join("memory.db-wal").exists());
-    {
-        let _guard = Immutable::new(&home.home());
-        assert_quiet_success(&prompt(&home, "prompt while the home is unwritable"));
-        assert!(!home.spool_dir().exists(), "the home could not take a spool");
-    }
+    let _guard = Immutable::new(&home.home());
+    assert_quiet_success(&prompt(home, "prompt while the home is unwritable"));
+    assert!(!home.spool_dir().exists(), "the home could not take a spool");
+}
+
+#[test]
+fn unwritable_home_spools_to_the_fallback() {
+    let home = home();
+    spool_while_the_home_is_unwritable(&home);
     let fallback_files: usize =
         home.fallback_spool_dirs().iter().map(|dir| spool_files(dir).len()).sum();
     assert_eq!(fallback_files, 1, "the event waits in the fallback spool");
@@ -261,16 +264,7 @@ fn full_disk_spools_to_the_fallback_and_recovers() {
 fn a_fallback_spool_others_could_write_is_never_drained() {
     use std::os::unix::fs::PermissionsExt;
     let home = home();
-    assert_quiet_success(&prompt(&home, "initialise the store first"));
-    std::fs::remove_dir_all(home.spool_dir()).ok();
-    // The last connection to close folds the write-ahead log away, so a write needs the home.
-    let conn = rusqlite::Connection::open(home.db_path()).expect("open");
-    conn.query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0)).expect("read");
-    drop(conn);
-    {
-        let _guard = Immutable::new(&home.home());
-        assert_quiet_success(&prompt(&home, "prompt while the home is unwritable"));
-    }
+    spool_while_the_home_is_unwritable(&home);
     let dirs = home.fallback_spool_dirs();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     let dir = &dirs[0];
