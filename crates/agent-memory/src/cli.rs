@@ -15,8 +15,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record one agent hook call (reads the hook's JSON on stdin; always exits 0).
-    ///
-    /// `main` reads these flags with [`HookArgs::parse_fast`] first; keep the two in step.
+    // `main` reads these flags with `HookArgs::parse_fast` first; keep the two in step.
     Hook(HookArgs),
     /// Search everything captured, ranked by relevance.
     Search(SearchArgs),
@@ -149,7 +148,7 @@ pub struct HookArgs {
     pub agent: String,
     /// The agent's event name (SessionStart, PostToolUse, AfterTool, …); read from the payload
     /// when omitted.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub event: String,
 }
 

@@ -34,8 +34,17 @@ fn main() -> ExitCode {
     }
     let cli = match cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        // A hook command line with a typo must still not fail the agent's hook.
-        Err(_) if args.get(1).is_some_and(|a| a == "hook") => return ExitCode::SUCCESS,
+        // A hook command line with a typo must still not fail the agent's hook; a person asking
+        // for its help gets it.
+        Err(err)
+            if args.get(1).is_some_and(|a| a == "hook")
+                && !matches!(
+                    err.kind(),
+                    clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+                ) =>
+        {
+            return ExitCode::SUCCESS;
+        }
         Err(err) => err.exit(),
     };
     match cli.command {

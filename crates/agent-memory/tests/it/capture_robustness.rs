@@ -171,3 +171,14 @@ fn hooks_of_runs_agent_memory_started_itself_record_nothing() {
     assert_quiet_success(&out);
     assert!(!home.db_path().exists(), "nothing was opened or written");
 }
+
+/// `hook --help` answers a person; a hook command line with a typo still never fails an agent.
+#[test]
+fn hook_help_is_printed_and_a_mistyped_hook_still_succeeds() {
+    let home = crate::home();
+    let help = home.ok(&["hook", "--help"]);
+    assert!(help.contains("Usage: agent-memory hook") && help.contains("--agent"), "{help}");
+    assert!(!help.contains("parse_fast") && !help.contains("[default: ]"), "{help}");
+    let out = home.run(&["hook", "--agnt", "codex"], b"{}");
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty());
+}
