@@ -18,7 +18,6 @@ pub mod spool;
 pub mod transcript;
 
 use std::borrow::Cow;
-use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -39,19 +38,6 @@ pub struct Input {
     pub bytes: Vec<u8>,
     /// The full length of the input when it was longer than the cap.
     pub truncated_from: Option<u64>,
-}
-
-/// Reads at most `cap` bytes of `reader`, then reads and drops the rest (an agent writing into
-/// a closed pipe may report an error) and records how long the input really was.
-pub fn read_capped(reader: &mut dyn Read, cap: usize) -> io::Result<Input> {
-    let mut bytes = Vec::with_capacity(cap.min(64 * 1024));
-    reader.take(cap as u64).read_to_end(&mut bytes)?;
-    if bytes.len() < cap {
-        return Ok(Input { bytes, truncated_from: None });
-    }
-    let rest = io::copy(reader, &mut io::sink())?;
-    let truncated_from = (rest > 0).then_some(bytes.len() as u64 + rest);
-    Ok(Input { bytes, truncated_from })
 }
 
 /// How far an input got through the stages before the store.
@@ -473,15 +459,6 @@ fn store_records(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn read_capped_keeps_the_head_and_counts_the_rest() {
-        let data = vec![b'a'; 1000];
-        let input = read_capped(&mut &data[..], 100).expect("read");
-        assert_eq!((input.bytes.len(), input.truncated_from), (100, Some(1000)));
-        let input = read_capped(&mut &data[..100], 100).expect("read");
-        assert_eq!((input.bytes.len(), input.truncated_from), (100, None));
-    }
 
     #[test]
     fn a_cut_payload_keeps_its_small_fields() {

@@ -186,10 +186,7 @@ impl InFlight {
 /// fact of the access.
 fn raw_for_spool(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
-    let sensitive = text
-        .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ':' | '=' | '[' | ']'))
-        .any(|word| !word.is_empty() && capture::redact::is_sensitive_path(word));
-    if sensitive {
+    if capture::redact::command_touches_sensitive_path(&text) {
         return String::new();
     }
     sanitize_text(&text).into_owned()
@@ -406,6 +403,19 @@ fn open_store(home: &Home, config: &Config, deadline: Instant) -> Result<Store, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_keeps_its_head_and_counts_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let in_flight = InFlight::new(&Home::at(dir.path().join("home")));
+        let meta = || SpoolRecord::new("u1", "codex", "UserPromptSubmit", 1);
+        let data = vec![b'a'; 1000];
+        let input = in_flight.read_input(&mut &data[..], 100, meta()).expect("read");
+        assert_eq!((input.bytes.len(), input.truncated_from), (100, Some(1000)));
+        let input = in_flight.read_input(&mut &data[..100], 100, meta()).expect("read");
+        assert_eq!((input.bytes.len(), input.truncated_from), (100, None));
+        assert!(in_flight.spool_unfinished("deadline").is_none(), "read, nothing in flight");
+    }
 
     #[test]
     fn the_watchdog_spools_an_unfinished_run_once_and_sanitized() {

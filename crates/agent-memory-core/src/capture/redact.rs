@@ -680,12 +680,13 @@ pub fn is_sensitive_path(path: &str) -> bool {
 /// True when a shell command line reads one of those files (`cat .env`, `less ~/.ssh/id_rsa`,
 /// `source .env`, `grep X .env.local`, `cp secrets.yaml /tmp`…): any word of the command that
 /// [`is_sensitive_path`] says yes to. Words are split at whitespace, quotes, `=`, `<`, `>`, `|`,
-/// `&`, `;`, `(`, `)`, `{`, `}`, `,` and `:` (so `--env-file=.env`, `$(cat .env)`, `-v
-/// ./secrets.yaml:/run/x` and `scp host:.netrc .` count); a trailing `*` glob is also tried
-/// without it (`cat .env*`). Erring towards yes only costs the output of one command.
+/// `&`, `;`, `(`, `)`, `{`, `}`, `[`, `]`, `,` and `:` (so `--env-file=.env`, `$(cat .env)`, `-v
+/// ./secrets.yaml:/run/x`, `scp host:.netrc .` and a JSON payload's `"file_path":".env"`
+/// count); a trailing `*` glob is also tried without it (`cat .env*`). Erring towards yes only
+/// costs the output of one command, or the content of a payload spooled unfinished.
 pub fn command_touches_sensitive_path(command: &str) -> bool {
     command
-        .split(|c: char| c.is_whitespace() || "\"'`=<>|&;(){},:".contains(c))
+        .split(|c: char| c.is_whitespace() || "\"'`=<>|&;(){}[],:".contains(c))
         .filter(|word| !word.is_empty())
         .any(|word| is_sensitive_path(word) || is_sensitive_path(word.trim_end_matches('*')))
 }
