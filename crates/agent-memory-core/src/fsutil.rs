@@ -30,12 +30,16 @@ pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// The user id this process runs as, read off the process's own entry in `/proc` (the owner
-/// of `/proc/self` is the effective uid), else off the user's home directory.
+/// of `/proc/self` is the effective uid), else off the user's home directory. Read once: every
+/// hook asks for it several times, and it cannot change.
 #[cfg(unix)]
 pub fn own_uid() -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
-    let home = || fs::metadata(std::env::var_os("HOME")?).ok();
-    fs::metadata("/proc/self").ok().or_else(home).map(|meta| meta.uid())
+    static UID: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *UID.get_or_init(|| {
+        let home = || fs::metadata(std::env::var_os("HOME")?).ok();
+        fs::metadata("/proc/self").ok().or_else(home).map(|meta| meta.uid())
+    })
 }
 
 #[cfg(not(unix))]
