@@ -15,8 +15,17 @@ const WORDS: &[&str] = &[
     "ivy",
 ];
 
+/// The tests of this module take turns: each starts dozens of processes at once, and two such
+/// crowds on two cores would push hooks past the deadlines these tests give them.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn sixty_concurrent_hooks_from_three_agents_store_each_event_once() {
+    let _turn = turn();
     let home = home();
     let agents = [
         ("claude-code", "UserPromptSubmit"),
@@ -78,6 +87,7 @@ fn sixty_concurrent_hooks_from_three_agents_store_each_event_once() {
 /// second pass repeats.
 #[test]
 fn kill_nine_loses_no_acknowledged_event_and_duplicates_none() {
+    let _turn = turn();
     let home = home();
     let mut children = Vec::new();
     for i in 0..45 {
