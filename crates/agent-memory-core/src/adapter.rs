@@ -3,12 +3,14 @@
 //! Owns the agent registry ([`AGENTS`]: one [`AgentSpec`] row per agent with everything
 //! agent-memory knows about it: names, hook events and their routes, tool families, where and in
 //! which shape it takes context, its program and config root, how it is installed, and whether
-//! its transcript is read), dispatch on the agent name, and what every adapter shares: lenient
-//! field reading, the builders that write an event's summary, body, neutral payload and
-//! [`ToolFacts`], tool-output text, file paths and timestamps. Only this module and its children
-//! know agent wire formats, and no module outside `adapter/` and `install/` names an agent: the
-//! rest of the code asks the registry. Each agent with its own adapter keeps its serde structs in
-//! `adapter/<agent>/wire.rs`; agents without one are read by `generic`.
+//! and what of its transcript is read), dispatch on the agent name, and what every adapter
+//! shares: lenient field reading, the builders that write an event's summary, body, neutral
+//! payload and [`ToolFacts`], tool-output text, file paths and timestamps. Only this module and
+//! its children know agent wire formats, and no module outside `adapter/` and `install/` names an
+//! agent: the rest of the code asks the registry. Each agent with its own adapter keeps its serde
+//! structs in `adapter/<agent>/wire.rs`; agents without one are read by `generic`. `shell`
+//! reads what any agent's shell call wrote by its command line and whether its output shows a
+//! failure.
 //!
 //! Adapters must not redact, filter, touch the disk or print: the caller sanitizes the payload
 //! before (secrets, injected context and `<private>` spans are already gone) and decides what to
@@ -16,8 +18,10 @@
 
 mod claude_code;
 mod codex;
+mod copilot_log;
 mod gemini;
 mod generic;
+mod shell;
 
 use std::collections::HashSet;
 
@@ -26,12 +30,16 @@ use serde_json::{Map, Value, json};
 
 use crate::event::{CaptureContext, Event, EventKind, Sensitivity, ToolFacts, ToolKind};
 use crate::install::{self, Installer};
-use crate::text::one_line;
+use crate::text::{clip, one_line};
 
 /// Longest event summary, in characters (the cut ends in `…`).
 pub const SUMMARY_MAX_CHARS: usize = 200;
 /// Most tool output an event keeps, in characters, in its body and in its payload's `output`.
 pub const OUTPUT_MAX_CHARS: usize = 4_000;
+/// Longest [`ToolFacts::added`], in characters (the cut ends in `…`).
+const ADDED_MAX_CHARS: usize = 300;
+/// What stands for a line break in [`ToolFacts::added`], which is one line.
+const LINE_BREAK: &str = " ⏎ ";
 
 const NOT_CAPTURED: &str = "event not captured";
 /// Copilot sends no event name in its payloads; its hooks must pass `--event`.
@@ -127,6 +135,9 @@ pub struct AgentSpec {
     pub install: Option<Installer>,
     /// Reads the agent's own transcript for tool calls its hooks never report, at a stop.
     pub transcript: Option<TranscriptReader>,
+    /// Reads a turn's closing answer from the end of the agent's own transcript, for an agent
+    /// whose stop hook does not hand it over; the work pass calls it, never the hook.
+    pub closing_answer: Option<ClosingAnswerReader>,
 }
 
 /// What a hook event can be answered with.
@@ -202,6 +213,29 @@ pub struct Unreported {
 pub type TranscriptReader =
     fn(line: &[u8], stop: &Event, known: &HashSet<String>) -> Option<Unreported>;
 
+/// Reads the closing answer of a turn from the end of the agent's transcript: whole lines, the
+/// first of which may be cut or malformed.
+pub type ClosingAnswerReader = fn(tail: &[u8], turn: TurnSpan) -> ClosingAnswer;
+
+/// When a turn began (its first stored event, when known) and when its stop came, in Unix
+/// milliseconds of the agent's own clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnSpan {
+    pub began_ms: Option<i64>,
+    pub stop_ms: i64,
+}
+
+/// What the end of an agent's transcript says of a turn's closing answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClosingAnswer {
+    /// The answer, as the agent wrote it (the caller sanitizes it).
+    Found(String),
+    /// The transcript holds the turn's end, and no answer with text.
+    Absent,
+    /// The transcript does not hold the turn's end yet: the agent writes it lazily.
+    Unwritten,
+}
+
 /// Reads the fields every event of an agent carries.
 type HeadReader = fn(&Hook<'_>) -> Result<Head, AdapterError>;
 
@@ -276,6 +310,7 @@ pub static AGENTS: &[AgentSpec] = &[
             plan: install::claude_code::plan,
         }),
         transcript: None,
+        closing_answer: None,
     },
     AgentSpec {
         name: "codex",
@@ -295,6 +330,7 @@ pub static AGENTS: &[AgentSpec] = &[
             plan: install::codex::plan,
         }),
         transcript: Some(codex::rollout::unreported),
+        closing_answer: None,
     },
     AgentSpec {
         name: "gemini",
@@ -314,6 +350,7 @@ pub static AGENTS: &[AgentSpec] = &[
             plan: install::gemini::plan,
         }),
         transcript: None,
+        closing_answer: None,
     },
     AgentSpec {
         name: "opencode",
@@ -333,6 +370,7 @@ pub static AGENTS: &[AgentSpec] = &[
             plan: install::opencode::plan,
         }),
         transcript: None,
+        closing_answer: None,
     },
     AgentSpec {
         name: "copilot",
@@ -356,6 +394,8 @@ pub static AGENTS: &[AgentSpec] = &[
             plan: install::copilot::plan,
         }),
         transcript: None,
+        // Its `agentStop` names only the session log.
+        closing_answer: Some(copilot_log::closing_answer),
     },
     AgentSpec {
         name: "hermes",
@@ -379,6 +419,7 @@ pub static AGENTS: &[AgentSpec] = &[
             plan: install::hermes::plan,
         }),
         transcript: None,
+        closing_answer: None,
     },
 ];
 
@@ -397,6 +438,7 @@ static UNKNOWN: AgentSpec = AgentSpec {
     answer: AnswerShape::Context,
     install: None,
     transcript: None,
+    closing_answer: None,
 };
 
 /// The spec for a canonical name or an alias, case-insensitively.
@@ -564,12 +606,7 @@ impl Hook<'_> {
     }
 
     fn finish(&self, session: String, head: Head, draft: Draft) -> Normalized {
-        let mut summary = draft.summary;
-        // Paths inside the working directory read better relative to it; the body keeps them whole.
-        if let Some(cwd) = head.cwd.as_deref().filter(|cwd| cwd.len() > 1) {
-            summary = summary.replace(&format!("{}/", cwd.trim_end_matches('/')), "");
-        }
-        let summary = truncate(&one_line(&summary), SUMMARY_MAX_CHARS);
+        let summary = event_summary(draft.summary, head.cwd.as_deref());
         Normalized::Event(Box::new(Event {
             uid: self.ctx.uid.to_owned(),
             agent: self.ctx.agent.to_owned(),
@@ -589,6 +626,41 @@ impl Hook<'_> {
             facts: draft.facts,
         }))
     }
+}
+
+/// An event's summary: one line of at most [`SUMMARY_MAX_CHARS`], paths inside the working
+/// directory relative to it (the body keeps them whole).
+fn event_summary(mut summary: String, cwd: Option<&str>) -> String {
+    if let Some(cwd) = cwd.filter(|cwd| cwd.len() > 1) {
+        summary = summary.replace(&format!("{}/", cwd.trim_end_matches('/')), "");
+    }
+    truncate(&one_line(&summary), SUMMARY_MAX_CHARS)
+}
+
+/// Gives a stop the closing answer its hook did not carry (read later from the agent's
+/// transcript by its [`ClosingAnswerReader`]), as the adapter would have had the hook carried
+/// it: the answer as the payload's `last_message`, the body when the body is empty, and the
+/// summary. `answer` must already be sanitized; events of other kinds are left alone.
+pub fn set_closing_answer(stop: &mut Event, answer: &str) {
+    if stop.kind != EventKind::Stop {
+        return;
+    }
+    let draft = Draft::stop(Some(answer.to_owned()));
+    stop.summary = event_summary(draft.summary, stop.cwd.as_deref());
+    if stop.body.trim().is_empty() {
+        stop.body = draft.body;
+    }
+    match &mut stop.payload {
+        Value::Object(fields) => {
+            fields.insert("last_message".into(), Value::String(answer.to_owned()));
+        }
+        _ => stop.payload = draft.payload,
+    }
+}
+
+/// The closing answer a stop carries (`last_message`), when it carries one with text.
+pub fn closing_answer_of(stop: &Event) -> Option<&str> {
+    stop.payload.get("last_message")?.as_str().filter(|text| !text.trim().is_empty())
 }
 
 /// A payload field read leniently. Optional fields treat a wrong type as absent; required ones
@@ -722,7 +794,8 @@ impl Draft {
         } else {
             join_nonempty(&[&head, &detail], separator)
         };
-        let output = truncate(call.output.trim_end(), OUTPUT_MAX_CHARS);
+        let whole = call.output.trim_end();
+        let output = truncate(whole, OUTPUT_MAX_CHARS);
         let body = join_nonempty(&[&truncate(&detail, OUTPUT_MAX_CHARS), &output], "\n");
         let mut payload = json!({ "input": call.input, "output": output, "is_error": is_error });
         if let Some(code) = call.exit_code {
@@ -737,7 +810,9 @@ impl Draft {
         if let Some(id) = call.call_id {
             payload["call_id"] = id.into();
         }
-        let facts = facts_of(call.kind, &files, &call.input, is_error, call.exit_code);
+        // Runners sum up at the end of a long output, past what the event keeps of it.
+        let outputs = [output.as_str(), ending(whole, OUTPUT_MAX_CHARS)];
+        let facts = facts_of(call.kind, &files, &call.input, &outputs, is_error, call.exit_code);
         Draft {
             kind: EventKind::ToolUse,
             summary,
@@ -924,35 +999,47 @@ fn exit_code_in(text: &str) -> Option<i64> {
 }
 
 /// The facts of a tool call of family `kind` that changed or read `files`, from its arguments
-/// (`input`) and outcome. The one place that reads a command, a query or a created file out of
-/// an agent's tool arguments.
+/// (`input`), what it printed (`outputs`: parts of its output) and outcome. The one place that
+/// reads a command, a query, a created file or a change's text out of an agent's tool
+/// arguments.
 fn facts_of(
     kind: ToolKind,
     files: &[String],
     input: &Value,
+    outputs: &[&str],
     failed: bool,
     exit_code: Option<i64>,
 ) -> ToolFacts {
     let mut facts = ToolFacts { failed, exit_code, ..ToolFacts::default() };
     match kind {
-        ToolKind::Shell => facts.command = command_in(input),
+        ToolKind::Shell => {
+            facts.command = command_in(input);
+            // An exit code hidden by `| tail` or `; echo done` never turns a failure into a pass.
+            facts.failed |= outputs.iter().any(|output| shell::output_failed(output));
+            let writes = shell_line(input).map(|line| shell::writes(&line)).unwrap_or_default();
+            facts.added = added_text(writes.texts.iter().map(String::as_str));
+            facts.written = writes.files;
+        }
         ToolKind::Search => facts.query = query_in(input),
         ToolKind::Write => {
             facts.written = files.to_vec();
             facts.created = files.to_vec();
+            facts.added = edit_added(input);
         }
         ToolKind::Edit => {
             facts.written = files.to_vec();
             facts.created = added_files(input);
+            facts.added = edit_added(input);
         }
         _ => {}
     }
     facts
 }
 
-/// The facts of a stored tool use, derived from its neutral payload (`input`, `is_error`,
-/// `exit_code`) as the adapter would have filled them: for events stored before the facts
-/// existed, and for imports from such versions. Empty for every other kind of event.
+/// The facts of a stored tool use, derived from its neutral payload (`input`, `output`,
+/// `is_error`, `exit_code`) as the adapter would have filled them: for events stored before the
+/// facts existed, and for imports from such versions. Only the output the event kept is read.
+/// Empty for every other kind of event.
 pub fn tool_facts(
     kind: EventKind,
     tool_kind: Option<ToolKind>,
@@ -965,7 +1052,9 @@ pub fn tool_facts(
     let exit_code = payload.get("exit_code").and_then(Value::as_i64);
     let failed = payload.get("is_error").and_then(Value::as_bool) == Some(true)
         || exit_code.is_some_and(|code| code != 0);
-    facts_of(tool_kind, files, payload.get("input").unwrap_or(&Value::Null), failed, exit_code)
+    let output = payload.get("output").and_then(Value::as_str).unwrap_or_default();
+    let input = payload.get("input").unwrap_or(&Value::Null);
+    facts_of(tool_kind, files, input, &[output], failed, exit_code)
 }
 
 /// The command of a shell call: its `command` or `cmd` argument (some agents send argv, joined
@@ -982,6 +1071,28 @@ fn command_in(input: &Value) -> Option<String> {
         },
     };
     (!text.trim().is_empty()).then_some(text)
+}
+
+/// A shell call's command as a shell reads it: argv quoted back into one line, so that
+/// `["bash", "-lc", "sed -i … f"]` keeps its script whole.
+fn shell_line(input: &Value) -> Option<String> {
+    match input.get("command").or_else(|| input.get("cmd")) {
+        Some(Value::Array(words)) => {
+            let words: Vec<String> = words.iter().filter_map(Value::as_str).map(quoted).collect();
+            Some(words.join(" "))
+        }
+        _ => command_in(input),
+    }
+}
+
+/// One argv word as a shell would need it written.
+fn quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// What a search looked for, by the first of its arguments that says so.
@@ -1005,6 +1116,85 @@ fn added_files(input: &Value) -> Vec<String> {
         }
     }
     added
+}
+
+/// Input fields that hold the text an edit or write tool puts into a file, across agents:
+/// `new_string` (Claude Code, Gemini CLI, Hermes), `new_str` and `file_text` (Copilot),
+/// `newString` (OpenCode), a write's `content`, a notebook cell's `new_source`.
+const NEW_TEXT_KEYS: &[&str] =
+    &["new_string", "new_str", "newString", "content", "file_text", "new_source"];
+
+/// What an edit or write tool put into files: its new text (also each of `edits`, as Claude
+/// Code's `MultiEdit` sends them), or else the lines a patch in any string argument adds.
+fn edit_added(input: &Value) -> Option<String> {
+    fn keyed(fields: &Value) -> impl Iterator<Item = &str> {
+        NEW_TEXT_KEYS.iter().filter_map(|key| fields.get(key)?.as_str())
+    }
+    let edits = input.get("edits").and_then(Value::as_array).into_iter().flatten();
+    let texts: Vec<&str> = keyed(input).chain(edits.flat_map(keyed)).collect();
+    if let Some(added) = added_text(texts) {
+        return Some(added);
+    }
+    let patches: Vec<String> = string_args(input)
+        .into_iter()
+        .filter(|text| is_patch(text))
+        .filter_map(|text| patch_additions(text, false))
+        .collect();
+    added_text(patches.iter().map(String::as_str))
+}
+
+/// Whether a text is a patch: Codex's format, or a unified diff's hunks.
+fn is_patch(text: &str) -> bool {
+    text.lines().any(|line| {
+        line.starts_with("@@")
+            || line.starts_with("*** Begin Patch")
+            || PATCH_HEADERS.iter().any(|header| line.starts_with(header))
+    })
+}
+
+/// The lines a patch adds, without their `+`, one per line: a unified diff's (its `---`/`+++`
+/// file headers left out) or Codex's format's. With `reverse`, the lines it removes, which
+/// applying it in reverse adds. `None` when it adds none.
+fn patch_additions(patch: &str, reverse: bool) -> Option<String> {
+    let mark = if reverse { '-' } else { '+' };
+    let lines: Vec<&str> = patch.lines().collect();
+    let mut added: Vec<&str> = Vec::new();
+    let mut at = 0;
+    while let Some(line) = lines.get(at) {
+        let header = line.starts_with("--- ")
+            && lines.get(at + 1).is_some_and(|next| next.starts_with("+++ "));
+        if header {
+            at += 2;
+            continue;
+        }
+        added.extend(line.strip_prefix(mark));
+        at += 1;
+    }
+    (!added.is_empty()).then(|| added.join("\n"))
+}
+
+/// The text a change put into files as one readable line: the lines that say something (blank
+/// ones and lone brackets left out, whitespace collapsed) joined by [`LINE_BREAK`], cut at
+/// [`ADDED_MAX_CHARS`]. `None` when nothing is left.
+fn added_text<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = 0;
+    for line in texts.into_iter().flat_map(str::lines) {
+        let line = one_line(line);
+        if line.chars().all(|c| "{}()[];,".contains(c)) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(LINE_BREAK);
+            chars += LINE_BREAK.chars().count();
+        }
+        chars += line.chars().count();
+        out.push_str(&line);
+        if chars > ADDED_MAX_CHARS {
+            break;
+        }
+    }
+    (!out.is_empty()).then(|| clip(&out, ADDED_MAX_CHARS))
 }
 
 /// The string arguments of a tool call: the input itself when it is a string, else its
@@ -1092,6 +1282,13 @@ fn truncate(text: &str, max: usize) -> String {
     }
     let end = text.char_indices().nth(max.saturating_sub(1)).map_or(text.len(), |(at, _)| at);
     format!("{}…", &text[..end])
+}
+
+/// The last `max` characters of `text` from a line's start, when `text` is longer; else empty.
+fn ending(text: &str, max: usize) -> &str {
+    let Some((cut, _)) = text.char_indices().nth_back(max) else { return "" };
+    let tail = &text[cut..];
+    tail.split_once('\n').map_or("", |(_, whole_lines)| whole_lines)
 }
 
 fn join_nonempty(parts: &[&str], separator: &str) -> String {
@@ -2095,6 +2292,89 @@ mod tests {
         assert!(files_in(ToolKind::Search, &json!({ "pattern": "x", "path": "src" })).is_empty());
         let shell = json!({ "command": "apply_patch <<'EOF'\n*** Delete File: old.rs\n*** End Patch\nEOF" });
         assert_eq!(files_in(ToolKind::Shell, &shell), ["old.rs"]);
+    }
+
+    /// What a change put into files, in every agent's spelling of it; the recorded sessions'
+    /// own edits are in `adapter/shell/tests.rs`.
+    #[test]
+    fn added_text_of_changes() {
+        let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n def f():\n-    return 1\n+    return 2\n*** Add File: b.py\n+B = 1\n*** End Patch";
+        let calls = [
+            (
+                "claude-code",
+                "MultiEdit",
+                json!({ "file_path": "a.rs", "edits": [{ "old_string": "a", "new_string": "let x = 1;\n\n" }, { "old_string": "b", "new_string": "}\n  let y =   2;" }] }),
+            ),
+            ("copilot", "create", json!({ "path": "n.md", "file_text": "# Title\n\nBody" })),
+            ("hermes", "patch", json!({ "mode": "patch", "patch": patch })),
+            ("codex", "apply_patch", json!({ "input": patch })),
+            (
+                "opencode",
+                "write",
+                json!({ "filePath": "long.txt", "content": "word ".repeat(100) }),
+            ),
+            (
+                "claude-code",
+                "Edit",
+                json!({ "file_path": "x.rs", "old_string": "a", "new_string": "" }),
+            ),
+            (
+                "claude-code",
+                "Bash",
+                json!({ "command": ["bash", "-lc", "sed -i 's/a/it'\\''s/' q.txt"] }),
+            ),
+        ];
+        let mut out = String::new();
+        for (agent, tool, input) in calls {
+            let kind = tool_kind(find_agent(agent).map_or(&[][..], |spec| spec.tools), tool);
+            let facts = facts_of(kind, &files_in(kind, &input), &input, &[""], false, None);
+            let _ = writeln!(out, "{agent} {tool}: {:?} {:?}", facts.written, facts.added);
+        }
+        expect![[r##"
+            claude-code MultiEdit: ["a.rs"] Some("let x = 1; ⏎ let y = 2;")
+            copilot create: ["n.md"] Some("# Title ⏎ Body")
+            hermes patch: ["a.py", "b.py"] Some("return 2 ⏎ B = 1")
+            codex apply_patch: ["a.py", "b.py"] Some("return 2 ⏎ B = 1")
+            opencode write: ["long.txt"] Some("word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word…")
+            claude-code Edit: ["x.rs"] None
+            claude-code Bash: ["q.txt"] Some("it's")
+        "##]].assert_eq(&out);
+        assert_eq!(ending("short", 10), "");
+        assert_eq!(ending("one\ntwo\nthree\nfour", 9), "four", "from a line's start");
+        assert_eq!(ending("記憶\n記憶\n記憶", 4), "記憶");
+    }
+
+    /// A shell call that failed by its output alone and edited a file through the shell reads
+    /// back the same from its stored payload; the exit code stays as the agent reported it.
+    #[test]
+    fn shell_facts_from_the_output_and_the_command_line() {
+        let payload = json!({
+            "session_id": "s",
+            "tool_name": "Bash",
+            "tool_input": { "command": "python3 -m unittest t 2>&1; echo done > log.txt" },
+            "tool_response": { "stdout": "F\nFAILED (failures=1)\n", "stderr": "", "interrupted": false },
+        });
+        let Ok(Normalized::Event(event)) = normalize(&ctx("claude-code", "PostToolUse"), &payload)
+        else {
+            panic!("a tool use")
+        };
+        assert!(event.facts.failed && event.facts.exit_code.is_none(), "{:?}", event.facts);
+        assert_eq!(event.payload["is_error"], json!(false), "the agent's own flag is kept");
+        assert_eq!(event.facts.written, ["log.txt"]);
+        assert_eq!(event.facts.added.as_deref(), Some("done"));
+        assert!(event.facts.created.is_empty());
+        let derived = tool_facts(event.kind, event.tool_kind, &event.files, &event.payload);
+        assert_eq!(derived, event.facts);
+
+        // A summing-up past what the event keeps of a long output still counts.
+        let long = format!("{}\n=== 1 failed, 900 passed in 9s ===", "test ok\n".repeat(900));
+        let mut payload = payload;
+        payload["tool_response"]["stdout"] = json!(long);
+        let Ok(Normalized::Event(event)) = normalize(&ctx("claude-code", "PostToolUse"), &payload)
+        else {
+            panic!("a tool use")
+        };
+        assert!(event.facts.failed);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::adapter::{self, Normalized, PendingTool};
-use crate::config::Config;
+use crate::config::{CaptureConfig, Config};
 use crate::event::{CaptureContext, Event, Sensitivity, ToolKind};
 use crate::paths::Home;
 use crate::project::{self, ProjectIdentity};
@@ -224,12 +224,17 @@ pub fn sanitize_event(event: &mut Event) {
 
 /// Keeps only the fact of access to sensitive files, and caps sizes.
 pub fn finish(event: &mut Event, config: &Config) {
+    finish_with(event, &config.capture);
+}
+
+/// [`finish`] with the capture settings alone, for a later stage that completes an event.
+pub(crate) fn finish_with(event: &mut Event, caps: &CaptureConfig) {
     protect_sensitive(event);
-    truncate_chars(&mut event.body, config.capture.max_body_chars);
-    cap_strings(&mut event.payload, config.capture.max_field_chars);
+    truncate_chars(&mut event.body, caps.max_body_chars);
+    cap_strings(&mut event.payload, caps.max_field_chars);
     // The facts repeat parts of the payload; they are capped alike.
     for text in event.facts.texts_mut() {
-        truncate_chars(text, config.capture.max_field_chars);
+        truncate_chars(text, caps.max_field_chars);
     }
 }
 
@@ -247,8 +252,9 @@ fn protect_sensitive(event: &mut Event) {
     if let Value::Object(payload) = &mut event.payload {
         payload.insert("output".into(), Value::String(SENSITIVE_MARK.into()));
     }
-    // Only what names the access is kept: the command and the paths.
+    // Only what names the access is kept: the command and the paths, not what was written.
     event.facts.query = None;
+    event.facts.added = None;
     let subject = if command.is_empty() { event.files.join(", ") } else { command };
     event.body = format!("{subject}\n{SENSITIVE_MARK}");
     event.sensitivity = Sensitivity::Private;

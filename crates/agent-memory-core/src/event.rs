@@ -159,14 +159,23 @@ pub struct ToolFacts {
     /// What a search looked for: its pattern, query, glob or regex.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
-    /// Files an edit or write tool changed (as in [`Event::files`]); never files only read.
+    /// Files the call changed, as it named them: an edit or write tool's files (as in
+    /// [`Event::files`]), and the files a shell command writes by its own words (redirections,
+    /// `sed -i`, `perl -i`, `tee`, a heredoc patch given to `git apply` or `patch`); never files
+    /// only read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub written: Vec<String>,
     /// Files the call created from scratch: every file of a write tool, and the files a patch
     /// adds (as the patch names them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<String>,
-    /// The call failed: the agent said so, or it exited with a non-zero code.
+    /// Text the call put into files, short: an edit's new text, a write's content, a patch's
+    /// added lines, a shell substitution's replacement. What a memory quotes of a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<String>,
+    /// The call failed: the agent said so, it exited non-zero, or its output shows a failure
+    /// (a shell command's traceback, failed test or compiler error, even when a pipe or
+    /// `; echo done` hid the exit code).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub failed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,6 +195,7 @@ impl ToolFacts {
             .chain(self.query.iter_mut())
             .chain(self.written.iter_mut())
             .chain(self.created.iter_mut())
+            .chain(self.added.iter_mut())
     }
 }
 

@@ -136,6 +136,19 @@ fn private_spans_and_sensitive_files_keep_only_the_fact() {
         }),
     );
     assert_quiet_success(&home.hook("claude-code", "PostToolUse", &body));
+    // What an edit writes into a sensitive file is no more kept than what a read returns.
+    let body = payload(
+        "s-private",
+        "PostToolUse",
+        "/tmp",
+        serde_json::json!({
+            "tool_name": "Edit",
+            "tool_input": {"file_path": "/tmp/app/.env", "old_string": "FEATURE_FLAG=on", "new_string": "SMTP_RELAY=relay-internal-9"},
+            "tool_response": {"filePath": "/tmp/app/.env"},
+            "tool_use_id": "toolu_env_edit",
+        }),
+    );
+    assert_quiet_success(&home.hook("claude-code", "PostToolUse", &body));
     let all: String = crate::db(&home)
         .prepare("SELECT summary || body || payload || sensitivity FROM events")
         .expect("prepare")
@@ -146,7 +159,7 @@ fn private_spans_and_sensitive_files_keep_only_the_fact() {
         .join("\n");
     assert!(!all.contains("9911") && !all.contains("bank pin"), "{all}");
     assert!(all.contains("deploy now"), "{all}");
-    assert!(!all.contains("internal-db-7"), "{all}");
+    assert!(!all.contains("internal-db-7") && !all.contains("relay-internal-9"), "{all}");
     assert!(
         all.contains(".env") && all.contains("private"),
         "the access itself is recorded: {all}"
