@@ -6,6 +6,9 @@
 //! screened yet goes through [`screen`] (deterministic rules, English and Chinese), and each
 //! draft is placed by [`place`]:
 //!
+//! - only statements about the same subject are compared at all: two that name different
+//!   files, code names or numbers are never one (a decision with a new name or value on the
+//!   same subject is that decision taken again; [`similar::Subject::same_as`]);
 //! - a near-duplicate of a memory already kept (terms overlapping at least `merge_overlap`, the
 //!   shorter's terms nearly all in the longer, or vectors of their sources at least
 //!   `merge_similarity` alike when both have one) is merged
@@ -26,6 +29,8 @@
 pub mod screen;
 pub mod similar;
 pub mod tidy;
+
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -118,6 +123,9 @@ pub fn screen_new(
     now_ms: i64,
 ) -> Result<PromoteReport, MemoryError> {
     let mut report = PromoteReport::default();
+    // Every statement is compared with every memory in its scope: the scopes are read, and
+    // their terms worked out, once per pass, not once per statement.
+    let mut cache = PlaceCache::default();
     for item in memories::unscreened(store, ITEMS_PER_PASS)? {
         for draft in screen::screen(&item) {
             if draft.importance < settings.min_importance || !settings.kinds.contains(&draft.kind) {
@@ -131,7 +139,15 @@ pub fn screen_new(
                 origin: "distilled".into(),
             };
             let tier = if settings.auto { Tier::L2 } else { Tier::L1 };
-            match place(store, &statement, item.project_id, tier, settings, now_ms)? {
+            match place_with(
+                store,
+                &statement,
+                item.project_id,
+                tier,
+                settings,
+                now_ms,
+                &mut cache,
+            )? {
                 Placed::New { supersedes, .. } => {
                     report.candidates += 1;
                     report.successors += usize::from(supersedes.is_some());
@@ -156,27 +172,140 @@ pub fn place(
     settings: &Settings,
     now_ms: i64,
 ) -> Result<Placed, MemoryError> {
+    place_with(store, statement, project_id, tier, settings, now_ms, &mut PlaceCache::default())
+}
+
+/// What placing statements one after another reads again and again, kept for a pass: the
+/// memories in each scope, and their comparable terms. Every statement is compared with every
+/// memory in its scope, so without it a pass reads and parses the scope once per statement.
+#[derive(Debug, Default)]
+struct PlaceCache {
+    /// Live memories by scope (a project, or `None` for global), as last read or merged into.
+    scopes: HashMap<Option<i64>, Vec<memories::Memory>>,
+    /// Terms and names by memory id, with the text they were worked out from.
+    terms: HashMap<i64, Known>,
+}
+
+impl PlaceCache {
+    fn load(&mut self, store: &Store, scope: Option<i64>) -> Result<(), MemoryError> {
+        if let std::collections::hash_map::Entry::Vacant(entry) = self.scopes.entry(scope) {
+            let live = [Status::Candidate, Status::Active, Status::Rejected, Status::Forgotten];
+            entry.insert(memories::in_scope(store, scope, &live)?);
+        }
+        Ok(())
+    }
+
+    /// A merge changed one memory: its new state replaces the old.
+    fn merged(&mut self, memory: memories::Memory) {
+        for scope in self.scopes.values_mut() {
+            if let Some(known) = scope.iter_mut().find(|m| m.id == memory.id) {
+                let first = known.sources.first().cloned();
+                *known = memories::Memory { sources: first.into_iter().collect(), ..memory };
+                return;
+            }
+        }
+    }
+}
+
+/// A memory's text as comparisons need it, worked out once.
+#[derive(Debug)]
+struct Known {
+    text: String,
+    terms: BTreeSet<String>,
+    names: similar::Names,
+}
+
+fn known_of<'c>(cache: &'c mut HashMap<i64, Known>, memory: &memories::Memory) -> &'c Known {
+    let fresh = || Known {
+        text: memory.text.clone(),
+        terms: similar::terms(&memory.text),
+        names: similar::Names::of(&memory.text),
+    };
+    let entry = cache.entry(memory.id).or_insert_with(fresh);
+    // A merge may have given it newer wording.
+    if entry.text != memory.text {
+        *entry = fresh();
+    }
+    entry
+}
+
+#[allow(clippy::too_many_arguments)]
+fn place_with(
+    store: &mut Store,
+    statement: &Statement,
+    project_id: Option<i64>,
+    tier: Tier,
+    settings: &Settings,
+    now_ms: i64,
+    cache: &mut PlaceCache,
+) -> Result<Placed, MemoryError> {
     // What a person or agent states is input like any captured event: sanitized first.
     let text = memories::check_text(&crate::capture::sanitize_text(&statement.text))?;
     let project_id = if tier == Tier::L3 { None } else { project_id };
-    let terms = similar::terms(&text);
+    let action = decide(store, statement, &text, project_id, tier, settings, cache)?;
+    match action {
+        Action::Drop { like } => Ok(Placed::Dropped { like }),
+        Action::Merge { into, newer } => {
+            let newer = newer.then_some(text.as_str());
+            let merged = memories::merge_into(
+                store,
+                into,
+                &statement.sources,
+                statement.importance,
+                newer,
+                now_ms,
+            )?;
+            cache.merged(merged);
+            Ok(Placed::Merged { into })
+        }
+        Action::Insert { supersedes } => {
+            // A successor retires the memory it replaces: read the scopes again.
+            cache.scopes.clear();
+            insert(store, statement, &text, project_id, tier, supersedes, now_ms)
+        }
+    }
+}
+
+/// What placing a statement comes to.
+enum Action {
+    Drop { like: i64 },
+    Merge { into: i64, newer: bool },
+    Insert { supersedes: Option<i64> },
+}
+
+/// Finds what a statement is, among the memories of its scope: a near-duplicate to merge into,
+/// a decision it replaces, or nothing like it.
+fn decide(
+    store: &Store,
+    statement: &Statement,
+    text: &str,
+    project_id: Option<i64>,
+    tier: Tier,
+    settings: &Settings,
+    cache: &mut PlaceCache,
+) -> Result<Action, MemoryError> {
+    let terms = similar::terms(text);
     let vector = match (&settings.model, statement.sources.first()) {
         (Some(model), Some(source)) => memories::source_vector(store, model, source)?,
         _ => None,
     };
-    let live = [Status::Candidate, Status::Active, Status::Rejected, Status::Forgotten];
-    let mut existing = memories::in_scope(store, project_id, &live)?;
-    if project_id.is_some() {
-        existing.extend(memories::in_scope(store, None, &live)?);
-    }
-    // The most alike statement kept so far, if alike enough to be the same one.
+    cache.load(store, project_id)?;
+    cache.load(store, None)?;
+    let PlaceCache { scopes, terms: known_terms } = cache;
+    let global = if project_id.is_some() { scopes.get(&None) } else { None };
+    let existing: Vec<&memories::Memory> =
+        scopes.get(&project_id).into_iter().chain(global).flatten().collect();
+    // The most alike statement kept so far, if alike enough to be the same one. Statements
+    // about different files, code or values are never one, however alike their other words.
+    let mine = similar::Subject::of(text);
     let mut duplicate: Option<(f64, &memories::Memory)> = None;
-    for memory in &existing {
-        let theirs = similar::terms(&memory.text);
-        let mut score = similar::overlap(&terms, &theirs);
+    for &memory in &existing {
+        let known = known_of(known_terms, memory);
+        let theirs = &known.terms;
+        let mut score = similar::overlap(&terms, theirs);
         // One statement wholly inside the other (a summary's lesson restating an observation
         // without its reason) is the same statement, however different their lengths.
-        if similar::containment(&terms, &theirs) >= CONTAINED {
+        if similar::containment(&terms, theirs) >= CONTAINED {
             score = score.max(settings.merge_overlap);
         }
         if let (Some(model), Some(mine), Some(source)) =
@@ -187,11 +316,16 @@ pub fn place(
         {
             score = score.max(1.0);
         }
-        if score >= settings.merge_overlap && duplicate.is_none_or(|(best, _)| score > best) {
+        if score < settings.merge_overlap || duplicate.is_some_and(|(best, _)| score <= best) {
+            continue;
+        }
+        // Alike enough: one statement only when about the same files, code and values.
+        let deciding = statement.kind.supersedes_older() && memory.kind.supersedes_older();
+        if mine.same_as(&similar::Subject::with_names(&known.text, &known.names), deciding) {
             duplicate = Some((score, memory));
         }
     }
-    let subject = similar::subject_terms(&text);
+    let subject = similar::subject_terms(text);
     if let Some((_, memory)) = duplicate {
         let differs = similar::says_more(&subject, &similar::subject_terms(&memory.text));
         let decided_otherwise =
@@ -199,43 +333,31 @@ pub fn place(
         // A project decides for itself: it never retires global memory, nor is folded into it.
         let same_scope = (memory.tier == Tier::L3) == (tier == Tier::L3);
         if decided_otherwise && !same_scope {
-            return insert(store, statement, &text, project_id, tier, None, now_ms);
+            return Ok(Action::Insert { supersedes: None });
         }
         let replaces = decided_otherwise && memory.status == Status::Active;
         if !replaces {
             return match memory.status {
                 Status::Rejected | Status::Forgotten if tier == Tier::L1 => {
-                    Ok(Placed::Dropped { like: memory.id })
+                    Ok(Action::Drop { like: memory.id })
                 }
-                Status::Rejected | Status::Forgotten => {
-                    insert(store, statement, &text, project_id, tier, None, now_ms)
-                }
+                Status::Rejected | Status::Forgotten => Ok(Action::Insert { supersedes: None }),
                 _ => {
                     // A candidate decision takes newer wording that says more; kept memory
                     // keeps its own.
-                    let newer =
-                        (statement.kind.supersedes_older() && differs).then_some(text.as_str());
-                    let id = memory.id;
-                    memories::merge_into(
-                        store,
-                        id,
-                        &statement.sources,
-                        statement.importance,
-                        newer,
-                        now_ms,
-                    )?;
-                    Ok(Placed::Merged { into: id })
+                    let newer = statement.kind.supersedes_older() && differs;
+                    Ok(Action::Merge { into: memory.id, newer })
                 }
             };
         }
-        let old = memory.id;
-        return insert(store, statement, &text, project_id, tier, Some(old), now_ms);
+        return Ok(Action::Insert { supersedes: Some(memory.id) });
     }
     let predecessor = if statement.kind.supersedes_older() && project_id.is_some() {
         existing
             .iter()
             .filter(|m| m.status == Status::Active && m.kind.supersedes_older())
             .filter(|m| m.project.is_some())
+            .filter(|m| mine.same_as(&similar::Subject::of(&m.text), true))
             .map(|m| (similar::containment(&subject, &similar::subject_terms(&m.text)), m))
             .filter(|(score, _)| *score >= settings.supersede_overlap)
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id.cmp(&b.1.id)))
@@ -243,7 +365,7 @@ pub fn place(
     } else {
         None
     };
-    insert(store, statement, &text, project_id, tier, predecessor, now_ms)
+    Ok(Action::Insert { supersedes: predecessor })
 }
 
 fn insert(
@@ -352,6 +474,105 @@ mod tests {
         let approved = memories::approve(&mut store, id, false, 4).expect("approve");
         assert_eq!(approved.superseded, Some(old));
         assert_eq!(get(&store, old).expect("get").expect("old").status, Status::Superseded);
+    }
+
+    #[test]
+    fn template_alike_statements_about_distinct_files_stay_distinct() {
+        let mut store = Store::open_in_memory().expect("store");
+        let p = Some(project(&mut store));
+        let s = Settings::default();
+        let mut ids = Vec::new();
+        for i in 0..60 {
+            let text = format!("src/module_{i}/deploy.ts was read 3 times");
+            let placed =
+                place(&mut store, &said(Kind::Fact, &text, &format!("o{i}")), p, Tier::L1, &s, i)
+                    .expect("place");
+            let Placed::New { id, supersedes: None } = placed else { panic!("{text}: {placed:?}") };
+            ids.push(id);
+        }
+        for (i, (a, b)) in
+            [("parse_list", "parse_expr"), ("fetchUser", "fetchOrder")].into_iter().enumerate()
+        {
+            let first = format!("`{a}` returns early when the input is empty");
+            let second = format!("`{b}` returns early when the input is empty");
+            let Placed::New { id, .. } =
+                place(&mut store, &said(Kind::Problem, &first, "o90"), p, Tier::L1, &s, 90)
+                    .expect("place")
+            else {
+                panic!("new")
+            };
+            let placed =
+                place(&mut store, &said(Kind::Problem, &second, "o91"), p, Tier::L1, &s, 91)
+                    .expect("place");
+            assert!(matches!(placed, Placed::New { supersedes: None, .. }), "{i}: {placed:?}");
+            assert_ne!(placed, Placed::Merged { into: id });
+        }
+        // A fact with a new value is a statement of its own, for review to weigh against the old.
+        let timeout = said(Kind::Fact, "The API client times out after 30 seconds.", "o92");
+        place(&mut store, &timeout, p, Tier::L1, &s, 92).expect("place");
+        let longer = said(Kind::Fact, "The API client times out after 60 seconds.", "o93");
+        assert!(matches!(
+            place(&mut store, &longer, p, Tier::L1, &s, 93).expect("place"),
+            Placed::New { .. }
+        ));
+
+        // The same statement restated still merges, its file written from the project root or not.
+        let again = said(Kind::Fact, "/w/app/src/module_7/deploy.ts was read 3 times.", "s1");
+        assert_eq!(
+            place(&mut store, &again, p, Tier::L1, &s, 100).expect("place"),
+            Placed::Merged { into: ids[7] }
+        );
+        assert_eq!(get(&store, ids[7]).expect("get").expect("there").sources, ["o7", "s1"]);
+        let candidates = memories::in_scope(&store, p, &[Status::Candidate]).expect("list");
+        assert_eq!(candidates.len(), 60 + 4 + 2);
+    }
+
+    #[test]
+    fn a_decision_with_a_new_name_or_value_supersedes_not_duplicates() {
+        let mut store = Store::open_in_memory().expect("store");
+        let p = Some(project(&mut store));
+        let s = Settings::default();
+        let pairs = [
+            (
+                "Decision: keep the database pool at 5 connections.",
+                "Decision: keep the database pool at 8 connections.",
+            ),
+            (
+                "Decision: use `chrono` for every timestamp.",
+                "Decision: use `jiff` for every timestamp.",
+            ),
+        ];
+        for (i, (old, new)) in pairs.into_iter().enumerate() {
+            let at = i as i64 * 10;
+            let Placed::New { id: old_id, .. } =
+                place(&mut store, &said(Kind::Decision, old, "o1"), p, Tier::L2, &s, at + 1)
+                    .expect("place")
+            else {
+                panic!("new")
+            };
+            let placed =
+                place(&mut store, &said(Kind::Decision, new, "o2"), p, Tier::L1, &s, at + 2)
+                    .expect("place");
+            assert!(
+                matches!(placed, Placed::New { supersedes: Some(o), .. } if o == old_id),
+                "{new}: {placed:?}"
+            );
+        }
+        // A candidate not yet reviewed takes the new value in its own row instead.
+        let first = said(Kind::Decision, "Decision: retry failed uploads 3 times.", "o5");
+        let Placed::New { id, .. } = place(&mut store, &first, p, Tier::L1, &s, 30).expect("place")
+        else {
+            panic!("new")
+        };
+        let second = said(Kind::Decision, "Decision: retry failed uploads 5 times.", "o6");
+        assert_eq!(
+            place(&mut store, &second, p, Tier::L1, &s, 31).expect("place"),
+            Placed::Merged { into: id }
+        );
+        assert_eq!(
+            get(&store, id).expect("get").expect("there").text,
+            "Decision: retry failed uploads 5 times."
+        );
     }
 
     #[test]

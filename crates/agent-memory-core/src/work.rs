@@ -277,6 +277,7 @@ fn distil(store: &mut Store, pass: &Pass<'_>) -> Result<DistilReport, StoreError
         silence_ms: distil.silence_minutes as i64 * 60_000,
         lease_ms: distil.lease_seconds as i64 * 1000,
         max_sessions: SESSIONS_PER_PASS,
+        capture: pass.config.capture.clone(),
     };
     let Some(transport) = pass.transport else {
         return sessions::distil_pending(

@@ -23,7 +23,9 @@ def main():
     except ValueError:
         stdin = raw
     line = {"agent": agent, "event": event, "stdin": stdin}
-    transcript = stdin.get("transcript_path") if isinstance(stdin, dict) else None
+    transcript = None
+    if isinstance(stdin, dict):
+        transcript = stdin.get("transcript_path") or stdin.get("transcriptPath")
     if isinstance(transcript, str) and os.path.isfile(transcript):
         line["transcript_bytes"] = os.path.getsize(transcript)
     with open(log, "a", encoding="utf-8") as out:

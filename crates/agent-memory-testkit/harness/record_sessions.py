@@ -20,11 +20,16 @@ The session runs through run_agent.py with hook_log.py as every hook (OpenCode: 
 exactly what that plugin hands the hook), against fake_model.py. Every hook call becomes one line
 of hooks.jsonl, in order: {"agent", "event", "payload"}, the agent named as `agent-memory hook
 --agent` takes it, the payload sanitized as record.py sanitizes fixtures (placeholder paths, ids
-and times; the project is /home/dev/work/proj, HOME /home/dev). Codex applies `apply_patch`
-without a hook and keeps it only in its rollout file, which agent-memory reads at a stop: the
-rollout lines that reader takes (completed file changes) are kept, sanitized, on the first hook
-line at which the file held them, as "transcript": [...], and a replay appends them to the file
-the payload names (under the replay's HOME) before it runs that hook.
+and times; the project is /home/dev/work/proj, HOME /home/dev). Some of what agent-memory keeps
+is only in the agent's own transcript: Codex applies `apply_patch` without a hook and keeps it
+only in its rollout file, which agent-memory reads at a stop; Copilot CLI's stop hook carries no
+closing answer, which the work pass reads from its session log. The transcript lines those
+readers take (Codex's completed file changes; Copilot's user and assistant messages, without
+their bulky fields nothing reads) are kept, sanitized, on the first hook line at which the file
+held them, as "transcript": [...], and a replay appends them to the file the payload names
+(under the replay's HOME) before it runs that hook. Copilot writes its log lazily, the end of a
+headless session only as it exits, after its last hook: what the log gained after the last hook
+that saw it goes on the session's last hook line, since the work pass reads it after the hooks.
 
 A scenario's directory is replaced only after its session recorded cleanly, so a failed recording
 changes nothing. Environment: CLIENTS, HERMES_BIN (as for record.py).
@@ -63,19 +68,48 @@ def opencode_plugin(run_parent, log):
     return plugin
 
 
-def transcript_lines(path, start, end):
-    """The completed file changes a rollout gained between two sizes, parsed."""
+# Fields of Copilot's messages no reader needs: the prompt as the model saw it (with injected
+# context and the date), and the model's reasoning.
+COPILOT_DROPPED = ("transformedContent", "reasoningText", "reasoningOpaque", "encryptedContent")
+
+
+def codex_line(line):
+    """A rollout line's completed file change, or None."""
+    if b'"FileChange"' not in line or b'"item_completed"' not in line:
+        return None
+    return json.loads(line)
+
+
+def copilot_line(line):
+    """A session log line's user or assistant message, without the fields nothing reads, or None."""
+    if b'"user.message"' not in line and b'"assistant.message"' not in line:
+        return None
+    item = json.loads(line)
+    if item.get("type") not in ("user.message", "assistant.message"):
+        return None
+    if isinstance(item.get("data"), dict):
+        item["data"] = {k: v for k, v in item["data"].items() if k not in COPILOT_DROPPED}
+    return item
+
+
+# The transcript lines agent-memory reads, by agent, and whether it reads them after the hooks
+# (in the work pass) as well as at them.
+TRANSCRIPT_READERS = {"codex": (codex_line, False), "copilot": (copilot_line, True)}
+
+
+def transcript_lines(path, start, end, keep):
+    """The lines a transcript gained between two sizes that `keep` takes, parsed."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
     out = []
     for line in data.split(b"\n"):
-        if b'"FileChange"' not in line or b'"item_completed"' not in line:
-            continue
         try:
-            out.append(json.loads(line))
+            item = keep(line)
         except ValueError:
             continue
+        if item is not None:
+            out.append(item)
     return out
 
 
@@ -111,16 +145,24 @@ def record_one(name, scenario_path, workdir, clients):
     if not calls:
         sys.exit(f"record-sessions: {name}: no hook ran")
 
-    # The rollout lines each hook call saw first.
+    # The transcript lines each hook call saw first.
     seen = {}
+    keep, after_hooks = TRANSCRIPT_READERS.get(agent, (None, False))
     for call in calls:
         size = call.pop("transcript_bytes", None)
-        path = call["stdin"].get("transcript_path") if isinstance(call["stdin"], dict) else None
-        if agent == "codex" and size is not None and path and os.path.isfile(path):
+        stdin = call["stdin"] if isinstance(call["stdin"], dict) else {}
+        path = stdin.get("transcript_path") or stdin.get("transcriptPath")
+        if keep and size is not None and path and os.path.isfile(path):
             start = seen.get(path, 0)
             if size > start:
-                call["transcript"] = transcript_lines(path, start, size)
+                call["transcript"] = transcript_lines(path, start, size, keep)
                 seen[path] = size
+    # What the transcripts gained after the last hook that saw them, on the last hook line.
+    if after_hooks:
+        for path, start in seen.items():
+            size = os.path.getsize(path)
+            if size > start:
+                calls[-1].setdefault("transcript", []).extend(transcript_lines(path, start, size, keep))
 
     sanitizer = record.Sanitizer([(clients, record.CLIENTS_PLACEHOLDER), (HARNESS, record.HARNESS_PLACEHOLDER)])
     sanitizer.paths = sorted(sanitizer.paths + [

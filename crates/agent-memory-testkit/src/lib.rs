@@ -299,7 +299,8 @@ pub mod sessions {
         pub event: String,
         /// The sanitized payload, as JSON text.
         pub payload: String,
-        /// Lines the agent's transcript gained before this call (Codex's rollout file changes).
+        /// Lines the agent's transcript gained before this call that agent-memory reads (Codex's
+        /// rollout file changes, Copilot CLI's session log messages).
         pub transcript: Vec<String>,
     }
 
@@ -445,15 +446,22 @@ pub mod sessions {
 
     /// Replays `scenario`'s hook calls in order through the real binary of `home`, each as
     /// `agent-memory hook --agent A --event E` with the localized payload on stdin; before a call,
-    /// the transcript lines recorded with it are appended to the transcript it names. Panics when
-    /// a hook exits non-zero (a hook always exits 0).
+    /// the transcript lines recorded with it are appended to the transcript it names (or, when it
+    /// names none, the one the scenario's payloads named last). Panics when a hook exits non-zero
+    /// (a hook always exits 0).
     pub fn replay(home: &TestHome, scenario: &Scenario, places: &Places) -> Replayed {
         std::fs::create_dir_all(&places.project).expect("create the project directory");
         let mut done = Replayed::default();
+        let mut transcript = None;
         for call in &scenario.hooks {
             let payload = localize(&call.payload, places);
-            if !call.transcript.is_empty() {
-                append_transcript(&payload, &call.transcript, places);
+            transcript = transcript_path(&payload).or(transcript);
+            if let Some(path) = transcript.as_deref().filter(|_| !call.transcript.is_empty()) {
+                // An agent whose hooks carry no time of their own has its hooks stamped on
+                // arrival, now; its transcript lines are stamped now too, so the two clocks
+                // agree as they did when the session was recorded.
+                let restamp = !payload.contains("\"timestamp\"");
+                append_transcript(Path::new(path), &call.transcript, places, restamp);
             }
             let out = home.hook(&call.agent, &call.event, payload.as_bytes());
             assert!(
@@ -469,10 +477,16 @@ pub mod sessions {
         done
     }
 
-    fn append_transcript(payload: &str, lines: &[String], places: &Places) {
+    /// The transcript a payload names: `transcript_path`, or Copilot CLI's `transcriptPath`.
+    fn transcript_path(payload: &str) -> Option<String> {
         let value: serde_json::Value = serde_json::from_str(payload).unwrap_or_default();
-        let Some(path) = value["transcript_path"].as_str() else { return };
-        let path = Path::new(path);
+        ["transcript_path", "transcriptPath"]
+            .iter()
+            .find_map(|key| value[*key].as_str())
+            .map(str::to_owned)
+    }
+
+    fn append_transcript(path: &Path, lines: &[String], places: &Places, restamp: bool) {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("create the transcript's directory");
         }
@@ -483,8 +497,37 @@ pub mod sessions {
             .open(path)
             .expect("open the transcript");
         for line in lines {
-            writeln!(file, "{}", localize(line, places)).expect("append to the transcript");
+            let mut line = localize(line, places);
+            if restamp
+                && let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&line)
+                && value.get("timestamp").is_some_and(serde_json::Value::is_string)
+            {
+                value["timestamp"] = serde_json::Value::String(utc_now());
+                line = value.to_string();
+            }
+            writeln!(file, "{line}").expect("append to the transcript");
         }
+    }
+
+    /// The time now as RFC 3339 in UTC with milliseconds, as agents stamp transcript lines.
+    fn utc_now() -> String {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        let (h, m, sec, milli) =
+            (rest / 3_600_000, rest / 60_000 % 60, rest / 1000 % 60, rest % 1000);
+        format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{sec:02}.{milli:03}Z")
     }
 
     /// Every string in a JSON value, one a line, leaving out the values of `skip` keys.
@@ -579,10 +622,16 @@ pub mod sessions {
         })
     }
 
+    /// A question claims nothing: `Is the crash fixed?`.
+    fn is_question(statement: &str) -> bool {
+        statement.ends_with(['?', '？'])
+    }
+
     /// The statements of `text` that say a failed run, or a check that never passed, passed.
     pub fn false_passes(text: &str, claims: &Claims) -> Vec<String> {
         statements(text)
             .into_iter()
+            .filter(|s| !is_question(s))
             .filter(|s| {
                 let lower = s.to_lowercase();
                 let about = claims.failed_runs.iter().any(|c| names_command(s, c))
@@ -599,6 +648,7 @@ pub mod sessions {
         }
         statements(text)
             .into_iter()
+            .filter(|s| !is_question(s))
             .filter(|s| {
                 let lower = s.to_lowercase();
                 any(&lower, FIXED) && !any(&lower, NOT_FIXED)

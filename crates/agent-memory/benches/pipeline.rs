@@ -6,7 +6,7 @@
 //! recall, and file context before a read.
 //!
 //! `cargo bench -p agent-memory --bench pipeline` (release profile). Knobs: `BENCH_EVENTS`
-//! (default 100000), `BENCH_RUNS` (default 300).
+//! (default 100000), `BENCH_RUNS` (default 300), `BENCH_HOME` (run in this directory and keep it).
 
 #![allow(clippy::print_stdout)]
 
@@ -19,16 +19,22 @@ const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
 fn main() {
     let events: usize = env_or("BENCH_EVENTS", 100_000);
     let runs: usize = env_or("BENCH_RUNS", 300);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let home = dir.path().join("home");
+    let temp = tempfile::tempdir().expect("temp dir");
+    // `BENCH_HOME=DIR` runs in DIR (created, then kept) so a profiler can replay its steps,
+    // the seed export `seed.jsonl` among them.
+    let root = std::env::var_os("BENCH_HOME")
+        .map_or_else(|| temp.path().to_path_buf(), std::path::PathBuf::from);
+    std::fs::create_dir_all(&root).expect("create BENCH_HOME");
+    let dir = root.as_path();
+    let home = dir.join("home");
     let cmd = |args: &[&str]| {
         let mut c = Command::new(BIN);
-        c.args(args).env("AGENT_MEMORY_HOME", &home).env("HOME", dir.path());
+        c.args(args).env("AGENT_MEMORY_HOME", &home).env("HOME", dir);
         c
     };
 
     // Bulk import.
-    let export = dir.path().join("seed.jsonl");
+    let export = dir.join("seed.jsonl");
     write_export(&export, events);
     let started = Instant::now();
     let status = cmd(&["import", export.to_str().expect("path")])

@@ -1,20 +1,32 @@
-//! The offline distiller: deterministic rules that turn a batch of events into observations and
-//! a session into a summary, with no model behind them.
+//! The offline distiller: deterministic rules that turn a turn's events into observations and a
+//! session into a summary, with no model behind them.
 //!
-//! Owns one per-batch analysis ([`Batch`]: prompts, shell commands with their outcome, file
-//! changes, reads, searches) and one small rule per pattern over it: a failing command fixed by
-//! an edit (`bugfix`), new files with tests (`feature`), other edits (`change` or `refactor`), a
-//! decision stated in a prompt (`decision`), files studied without being changed (`discovery`).
-//! Text comes from templates in English and Simplified Chinese; names of files, commands and
-//! errors are kept as they are.
+//! Owns one per-batch analysis ([`Batch`]: prompts, checks run with their outcome, files changed
+//! by edit tools, patches and shell commands, reads, searches, and each turn's closing answer)
+//! and one small rule per pattern over it: a check failing, then files changed, then the check
+//! passing (`bugfix`); a failure left standing, or a question answered without a fix
+//! (`discovery`); new files with tests (`feature`); other edits (`change` or `refactor`); a
+//! decision stated by the user or concluded by the agent (`decision`).
+//!
+//! What was learned comes from the agent's closing answer ([`answer`]), believed only as far as
+//! the runs seen bear it out: a check counts as passed only when a run of it passed, a failure
+//! is read from the output as well as the exit code, and a claim that a check passes is dropped
+//! when no passing run was seen. Template text is in English and Simplified Chinese; names of
+//! files, commands and errors, and the agent's own words, are kept as they are.
 //!
 //! Must not: touch the store, the network, the clock or randomness. The same events and mode
 //! always give the same drafts; times come from the events.
 
+mod answer;
+mod shell;
+
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use serde_json::Value;
 
+use self::answer::{Role, Statement};
+use self::shell::{check_key, error_line, is_look_around};
 use super::mode::Mode;
 use super::{Distiller, ObservationDraft, StoredEvent, SummaryDraft, cap_subtitle};
 use crate::event::{EventKind, ToolKind};
@@ -22,10 +34,20 @@ use crate::text::{clip, dedup, one_line};
 
 /// Longest title, in characters.
 const TITLE_MAX_CHARS: usize = 100;
-/// Longest error line or quoted prompt in a fact, in characters.
+/// Longest quoted prompt in a fact, in characters.
 const QUOTE_MAX_CHARS: usize = 160;
+/// Longest statement of a closing answer in a fact, in characters.
+const STATEMENT_MAX_CHARS: usize = 240;
+/// Longest excerpt of the text a change put into a file.
+const ADDED_MAX_CHARS: usize = 120;
+/// Longest text a change put in that a summary's `completed` quotes beside the file.
+const COMPLETED_ADDED_CHARS: usize = 80;
+/// Longest narrative, in characters.
+const NARRATIVE_MAX_CHARS: usize = 700;
 /// Longest session request in a summary, in characters.
 const REQUEST_MAX_CHARS: usize = 300;
+/// Most facts in one observation.
+const MAX_FACTS: usize = 7;
 /// Reads of one file in a batch that make it worth a note even when other work happened.
 const REPEATED_READS: usize = 3;
 /// Most files or names listed in one title.
@@ -49,9 +71,10 @@ impl Distiller for OfflineDistiller {
         let batch = Batch::new(events);
         let lang = Lang::of(mode);
         let mut found = bugfixes(&batch);
+        found.extend(problems(&batch, &found));
         found.extend(feature(&batch, &found));
         found.extend(change(&batch, &found));
-        found.extend(decisions(&batch));
+        found.extend(decisions(&batch, &found));
         found.extend(discoveries(&batch, found.is_empty()));
         let mut drafts: Vec<ObservationDraft> =
             found.into_iter().filter_map(|f| f.into_draft(&batch, mode, lang)).collect();
@@ -63,12 +86,6 @@ impl Distiller for OfflineDistiller {
     fn summarize(&self, events: &[StoredEvent], mode: &Mode) -> SummaryDraft {
         let batch = Batch::new(events);
         let lang = Lang::of(mode);
-        // Changes are listed under `completed`; what was learned is the rest's key fact.
-        let learned = self
-            .observe(events, mode)
-            .into_iter()
-            .filter(|d| !DONE_KINDS.contains(&d.kind.as_str()))
-            .filter_map(|d| d.facts.into_iter().next());
         SummaryDraft {
             request: batch
                 .prompts()
@@ -76,7 +93,7 @@ impl Distiller for OfflineDistiller {
                 .map(|(_, text)| clip(&one_line(text), REQUEST_MAX_CHARS))
                 .unwrap_or_default(),
             investigated: investigated(&batch, lang),
-            learned: dedup(learned),
+            learned: learned(&batch, self.observe(events, mode)),
             completed: completed(&batch, lang),
             next_steps: next_steps(&batch, lang),
             files_read: dedup(batch.reads().map(|(_, file)| file.to_owned())),
@@ -101,17 +118,21 @@ enum Step<'a> {
     /// A real prompt (trivial ones and slash commands are dropped at analysis).
     Prompt(&'a str),
     Command(Command),
-    /// One file changed by an edit or write tool.
+    /// One file changed by an edit or write tool, a patch or a shell command.
     Change(Change),
     /// A file read, and what the read returned.
     Read(String, &'a str),
     Search(String),
+    /// The agent's closing answer to a turn.
+    Answer(&'a str),
 }
 
 #[derive(Debug)]
 struct Command {
-    /// Whitespace-collapsed, so reruns compare equal.
+    /// Whitespace-collapsed, as run.
     text: String,
+    /// What reruns of the same check share ([`check_key`]).
+    key: String,
     passed: bool,
     /// The first meaningful error line of a failed run.
     error: Option<String>,
@@ -122,24 +143,51 @@ struct Change {
     file: String,
     /// Written from scratch (a write tool, or a patch's `Add File`) rather than edited.
     created: bool,
+    /// What the change put into the file, short.
+    added: Option<String>,
 }
 
-/// A batch of events in order, analysed once.
+/// One turn: its items, and what its closing answer says.
+#[derive(Debug)]
+struct Turn {
+    items: Range<usize>,
+    said: Vec<Statement>,
+}
+
+/// A batch of events in time order, analysed once.
 #[derive(Debug)]
 struct Batch<'a> {
     items: Vec<Item<'a>>,
+    turns: Vec<Turn>,
 }
 
 impl<'a> Batch<'a> {
     fn new(events: &'a [StoredEvent]) -> Batch<'a> {
+        // Time order, not store order: a transcript's tool calls are stored at the stop that read
+        // them, after the runs they came between.
+        let mut ordered: Vec<&StoredEvent> = events.iter().collect();
+        ordered.sort_by_key(|stored| stored.event.at_ms);
         let mut items = Vec::new();
-        for stored in events {
+        let mut turns = Vec::new();
+        let mut start = 0;
+        for stored in ordered {
             let (id, at_ms) = (stored.id, stored.event.at_ms);
             for step in steps(stored) {
+                let answer = match step {
+                    Step::Answer(text) => Some(text),
+                    _ => None,
+                };
                 items.push(Item { id, at_ms, step });
+                if let Some(text) = answer {
+                    turns.push(Turn { items: start..items.len(), said: answer::statements(text) });
+                    start = items.len();
+                }
             }
         }
-        Batch { items }
+        if start < items.len() {
+            turns.push(Turn { items: start..items.len(), said: Vec::new() });
+        }
+        Batch { items, turns }
     }
 
     fn prompts(&self) -> impl Iterator<Item = (usize, &'a str)> + '_ {
@@ -178,6 +226,29 @@ impl<'a> Batch<'a> {
     fn is_changed(&self, file: &str) -> bool {
         self.changes().any(|(_, c)| c.file == file)
     }
+
+    /// The turn holding item `at`.
+    fn turn_of(&self, at: usize) -> Option<&Turn> {
+        self.turns.iter().find(|turn| turn.items.contains(&at))
+    }
+
+    /// What the answer closing the turn of item `at` says.
+    fn said_at(&self, at: usize) -> &[Statement] {
+        self.turn_of(at).map_or(&[], |turn| &turn.said)
+    }
+
+    /// The closing answer of the turn of item `at`, when it said something: a source of what
+    /// is written from it.
+    fn answer_item(&self, at: usize) -> Option<usize> {
+        let turn = self.turn_of(at).filter(|turn| !turn.said.is_empty())?;
+        let last = turn.items.end - 1;
+        matches!(self.items[last].step, Step::Answer(_)).then_some(last)
+    }
+
+    /// Whether a run of the check `key` passed after item `at`.
+    fn passes_after(&self, key: &str, at: usize) -> bool {
+        self.commands().any(|(c, command)| c > at && command.key == key && command.passed)
+    }
 }
 
 /// What one stored event contributes to the analysis.
@@ -185,68 +256,67 @@ fn steps(stored: &StoredEvent) -> Vec<Step<'_>> {
     let event = &stored.event;
     let payload = &event.payload;
     let cwd = event.cwd.as_deref();
+    let facts = &event.facts;
+    let changes = |created_too: bool| {
+        facts.written.iter().map(move |file| {
+            let file = relative(file, cwd);
+            // A patch names the files it adds as the agent wrote them.
+            let created = created_too && facts.created.iter().any(|added| added.ends_with(&file));
+            let added = facts.added.as_deref().map(|text| clip(&one_line(text), ADDED_MAX_CHARS));
+            Step::Change(Change { file, created, added })
+        })
+    };
     match event.kind {
         EventKind::Prompt => {
             let text = payload.get("prompt").and_then(Value::as_str).unwrap_or(&event.body);
             if is_trivial_prompt(text) { Vec::new() } else { vec![Step::Prompt(text)] }
         }
-        EventKind::ToolUse => {
-            let facts = &event.facts;
-            match event.tool_kind {
-                Some(ToolKind::Shell) => command(event).into_iter().map(Step::Command).collect(),
-                Some(ToolKind::Edit | ToolKind::Write) if !facts.failed => facts
-                    .written
-                    .iter()
-                    .map(|file| {
-                        let file = relative(file, cwd);
-                        // A patch names the files it adds as the agent wrote them.
-                        let created = facts.created.iter().any(|added| added.ends_with(&file));
-                        Step::Change(Change { file, created })
-                    })
-                    .collect(),
-                Some(ToolKind::Read) if !facts.failed => {
-                    let output = payload.get("output").and_then(Value::as_str).unwrap_or_default();
-                    let files = event.files.iter().map(|file| relative(file, cwd));
-                    files.map(|file| Step::Read(file, output)).collect()
-                }
-                Some(ToolKind::Search) => {
-                    let query = facts.query.as_deref().map(one_line).filter(|q| !q.is_empty());
-                    query.map(Step::Search).into_iter().collect()
-                }
-                _ => Vec::new(),
+        EventKind::ToolUse => match event.tool_kind {
+            // A shell call may change files (`sed -i`, a heredoc, `git apply`) and run a check.
+            Some(ToolKind::Shell) => {
+                let check = command(event);
+                // A write that failed on its own (blocked, refused) wrote nothing; one chained
+                // with a check may have written before the check failed.
+                let wrote = !facts.failed || check.is_some();
+                let mut steps: Vec<Step<'_>> =
+                    if wrote { changes(false).collect() } else { Vec::new() };
+                steps.extend(check.map(Step::Command));
+                steps
             }
+            Some(ToolKind::Edit | ToolKind::Write) if !facts.failed => changes(true).collect(),
+            Some(ToolKind::Read) if !facts.failed => {
+                let output = payload.get("output").and_then(Value::as_str).unwrap_or_default();
+                let files = event.files.iter().map(|file| relative(file, cwd));
+                files.map(|file| Step::Read(file, output)).collect()
+            }
+            Some(ToolKind::Search) => {
+                let query = facts.query.as_deref().map(one_line).filter(|q| !q.is_empty());
+                query.map(Step::Search).into_iter().collect()
+            }
+            _ => Vec::new(),
+        },
+        EventKind::Stop => {
+            let text = payload.get("last_message").and_then(Value::as_str).unwrap_or_default();
+            // Every stop closes a turn, said something or not.
+            vec![Step::Answer(text)]
         }
-        EventKind::SessionStart | EventKind::Stop | EventKind::SessionEnd | EventKind::Note => {
-            Vec::new()
-        }
+        EventKind::SessionStart | EventKind::SessionEnd | EventKind::Note => Vec::new(),
     }
 }
 
-/// A shell call as a command with its outcome; listings and other look-arounds are not work.
+/// A shell call as a check with its outcome; look-arounds, filters and file writes are not.
 fn command(event: &crate::event::Event) -> Option<Command> {
-    let text = one_line(event.facts.command.as_deref()?);
-    if text.is_empty() || is_look_around(&text) {
+    let raw = event.facts.command.as_deref()?;
+    if is_look_around(raw) {
         return None;
     }
+    let key = check_key(raw)?;
+    let text = one_line(raw.lines().next().unwrap_or_default());
+    // `failed` is the exit code or the output: a masked exit code never makes a pass.
     let passed = !event.facts.failed;
     let output = event.payload.get("output").and_then(Value::as_str).unwrap_or_default();
     let error = if passed { None } else { Some(error_line(output)) };
-    Some(Command { text, passed, error })
-}
-
-/// Commands that only look at things: their outcome says nothing about the work.
-fn is_look_around(command: &str) -> bool {
-    const LOOKS: &[&str] = &[
-        "ls", "ll", "pwd", "cat", "head", "tail", "less", "echo", "cd", "tree", "find", "which",
-        "wc", "file", "stat", "grep", "rg", "clear", "true",
-    ];
-    const GIT_LOOKS: &[&str] = &["status", "log", "diff", "show", "branch"];
-    let mut words = command.split_whitespace();
-    match (words.next(), words.next()) {
-        (Some("git"), Some(sub)) => GIT_LOOKS.contains(&sub),
-        (Some(first), _) => LOOKS.contains(&first),
-        (None, _) => true,
-    }
+    Some(Command { text, key, passed, error })
 }
 
 /// A path as event summaries show it: relative to the working directory when inside it.
@@ -294,41 +364,6 @@ fn is_trivial_prompt(prompt: &str) -> bool {
     text.starts_with('/') || text.chars().count() < 2 || TRIVIAL.contains(&lower.as_str())
 }
 
-/// The first line of a failed command's output that names the problem: a compiler error, a
-/// panic, an exception, a failed test. Generic wrap-up lines (`error: test failed, to rerun…`,
-/// `error: could not compile…`) and bare exit codes are passed over.
-fn error_line(output: &str) -> String {
-    const GENERIC: &[&str] =
-        &["error: test failed", "error: could not compile", "error: aborting", "exit code"];
-    let lines: Vec<&str> = output.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    // Lines that state the error beat lines that only point at it (`test x ... FAILED`).
-    let states = |line: &&str| {
-        let lower = line.to_lowercase();
-        !GENERIC.iter().any(|g| lower.starts_with(g))
-            && (lower.starts_with("error")
-                || lower.starts_with("failed ")
-                || lower.contains("panicked at")
-                || lower.contains("assertion")
-                || line.contains("Error:")
-                || line.contains("Exception:"))
-    };
-    let points = |line: &&str| line.to_lowercase().ends_with("... failed");
-    let found = lines.iter().position(states).or_else(|| lines.iter().position(points));
-    let Some(at) = found else {
-        let fallback = lines.iter().find(|l| !l.to_lowercase().starts_with("exit code"));
-        return fallback.map(|l| clip(&one_line(l), QUOTE_MAX_CHARS)).unwrap_or_default();
-    };
-    let line = lines[at];
-    // Rust puts a panic's message on the line after `panicked at`.
-    let text = match lines.get(at + 1) {
-        Some(next) if line.contains("panicked at") && !next.starts_with("note:") => {
-            format!("{}: {next}", line.trim_end_matches(':'))
-        }
-        _ => line.to_owned(),
-    };
-    clip(&one_line(&text), QUOTE_MAX_CHARS)
-}
-
 // ---------------------------------------------------------------------------------------------
 // The rules: each finds one pattern in the batch and says which items it used.
 
@@ -344,49 +379,77 @@ struct Found {
     what: What,
 }
 
+/// A failed run as a memory states it.
+#[derive(Debug, Clone)]
+struct Failure {
+    /// The command as run.
+    command: String,
+    error: String,
+    /// Run again after the last change and failed again.
+    still: bool,
+}
+
 #[derive(Debug)]
 enum What {
     Bugfix {
-        command: String,
-        /// The first failed run's error, and the last one's when it differs.
-        error: String,
+        /// The check that passed, as run.
+        check: String,
+        failure: Failure,
+        /// The last failed run's error when it differs from the first one's.
         last_error: Option<String>,
         failed_runs: usize,
         files: Vec<String>,
+        added: Vec<(String, String)>,
+        said: Vec<Statement>,
+    },
+    /// A failure left standing, or a question answered without a fix.
+    Problem {
+        failures: Vec<Failure>,
+        changed: Vec<String>,
+        read: Vec<String>,
+        /// Names the files read define.
+        names: Vec<String>,
+        unresolved: bool,
+        said: Vec<Statement>,
+        ask: Option<String>,
     },
     Feature {
         created: Vec<String>,
         tests: Vec<String>,
         check: Option<String>,
         ask: Option<String>,
+        said: Vec<Statement>,
     },
     Change {
         files: Vec<String>,
         ask: Option<String>,
+        added: Vec<(String, String)>,
+        said: Vec<Statement>,
     },
     Decision {
         decision: String,
         reason: Option<String>,
+        /// The agent concluded it, rather than the user stating it.
+        concluded: bool,
     },
     Discovery {
         files: Vec<String>,
-        reads: usize,
         names: Vec<String>,
         ask: Option<String>,
     },
 }
 
-/// A command failing, then files changed, then the same command passing.
+/// A check failing, then files changed, then the same check passing.
 fn bugfixes(batch: &Batch<'_>) -> Vec<Found> {
-    // The failed runs of each command since it last passed, by command text.
+    // The failed runs of each check since it last passed, by key.
     let mut open: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     let mut found = Vec::new();
     for (at, command) in batch.commands() {
         if !command.passed {
-            open.entry(&command.text).or_default().push(at);
+            open.entry(&command.key).or_default().push(at);
             continue;
         }
-        let Some(failures) = open.remove(command.text.as_str()) else { continue };
+        let Some(failures) = open.remove(command.key.as_str()) else { continue };
         let first = failures[0];
         let changes: Vec<usize> =
             batch.changes().map(|(c, _)| c).filter(|c| (first..at).contains(c)).collect();
@@ -404,24 +467,118 @@ fn bugfixes(batch: &Batch<'_>) -> Vec<Found> {
         let reads = batch.reads().map(|(r, _)| r).filter(|r| (first..at).contains(r));
         let mut items: Vec<usize> = failures.iter().copied().chain(changes).chain(reads).collect();
         items.push(at);
+        asked(batch, first, &mut items);
         read_before_change(batch, &mut items);
         let mut concepts = vec!["problem-solution", "what-changed"];
+        let said = batch.said_at(at).to_vec();
+        items.extend(batch.answer_item(at));
         // Needing more than one try means the first fix was wrong: worth remembering.
-        if failures.len() > 1 {
+        if failures.len() > 1 || said.iter().any(|s| s.role == Role::Gotcha) {
             concepts.push("gotcha");
         }
+        let failed_command = match &batch.items[first].step {
+            Step::Command(failed) => failed.text.clone(),
+            _ => command.text.clone(),
+        };
         found.push(Found {
             kind: "bugfix",
             fallback: Some("change"),
             concepts,
             what: What::Bugfix {
-                command: command.text.clone(),
-                error,
+                check: command.text.clone(),
+                failure: Failure { command: failed_command, error, still: false },
                 last_error,
                 failed_runs: failures.len(),
                 files: changed_files(batch, &items),
+                added: added_text(batch, &items),
+                said,
             },
             items,
+        });
+    }
+    found
+}
+
+/// Per turn without a fix: checks whose last run failed, and an answer that explains or says
+/// the problem is still there.
+fn problems(batch: &Batch<'_>, earlier: &[Found]) -> Vec<Found> {
+    let mut found = Vec::new();
+    for turn in &batch.turns {
+        let in_turn = |at: &usize| turn.items.contains(at) && !is_used(earlier, *at);
+        // The last run of each check in the turn, when it failed and never passed later.
+        let mut last: BTreeMap<&str, usize> = BTreeMap::new();
+        for (at, command) in batch.commands().filter(|(at, _)| in_turn(at)) {
+            last.insert(&command.key, at);
+        }
+        // A turn whose check was fixed is told by its bug fix, unless something still fails.
+        let fixed_here =
+            earlier.iter().any(|f| f.items.last().is_some_and(|at| turn.items.contains(at)));
+        let mut failed: Vec<usize> = last
+            .into_iter()
+            .filter(|(key, at)| match &batch.items[*at].step {
+                Step::Command(c) => !c.passed && !batch.passes_after(key, *at),
+                _ => false,
+            })
+            .map(|(_, at)| at)
+            .collect();
+        failed.sort_unstable();
+        let said = &turn.said;
+        let said_unresolved = answer::says_unresolved(said);
+        let explains = said
+            .iter()
+            .any(|s| matches!(s.role, Role::Cause | Role::Gotcha | Role::Open | Role::Unresolved));
+        let changes: Vec<usize> = batch.changes().map(|(c, _)| c).filter(in_turn).collect();
+        // Nothing failing: a problem only when the answer says one is left, or explains
+        // something in a turn that changed nothing.
+        if failed.is_empty()
+            && (fixed_here || !said_unresolved && (!changes.is_empty() || !explains))
+        {
+            continue;
+        }
+        let unresolved = said_unresolved || !failed.is_empty();
+        let last_change = changes.last().copied();
+        let failures = failed
+            .iter()
+            .filter_map(|at| match &batch.items[*at].step {
+                Step::Command(c) => Some(Failure {
+                    command: c.text.clone(),
+                    error: c.error.clone().unwrap_or_default(),
+                    still: last_change.is_some_and(|change| change < *at),
+                }),
+                _ => None,
+            })
+            .collect();
+        let reads: Vec<usize> = batch.reads().map(|(r, _)| r).filter(in_turn).collect();
+        // The answer itself stands on the turn's stop.
+        let stop = turn.items.end - 1;
+        let mut items: Vec<usize> = failed.iter().chain(&changes).chain(&reads).copied().collect();
+        items.push(stop);
+        items.sort_unstable();
+        items.dedup();
+        let ask = asked(batch, items[0], &mut items);
+        let changed = changed_files(batch, &items);
+        let read: Vec<String> = dedup(reads.iter().filter_map(|at| match &batch.items[*at].step {
+            Step::Read(file, _) => Some(file.clone()),
+            _ => None,
+        }));
+        let mut concepts = if unresolved { vec!["problem-solution"] } else { vec!["how-it-works"] };
+        if said.iter().any(|s| s.role == Role::Gotcha) {
+            concepts.push("gotcha");
+        }
+        found.push(Found {
+            kind: "discovery",
+            fallback: None,
+            concepts,
+            items,
+            what: What::Problem {
+                failures,
+                changed,
+                names: defined_names(batch, &reads),
+                read,
+                unresolved,
+                said: said.clone(),
+                ask,
+            },
         });
     }
     found
@@ -453,61 +610,113 @@ fn feature(batch: &Batch<'_>, earlier: &[Found]) -> Option<Found> {
     });
     let ask = asked(batch, first, &mut items);
     read_before_change(batch, &mut items);
+    let said = batch.said_at(first).to_vec();
+    items.extend(batch.answer_item(first));
     Some(Found {
         kind: "feature",
         fallback: Some("change"),
         concepts: vec!["what-changed", "how-it-works"],
         items,
-        what: What::Feature { created: dedup(created), tests: dedup(tests), check, ask },
+        what: What::Feature { created: dedup(created), tests: dedup(tests), check, ask, said },
     })
 }
 
-/// Files changed outside any bug fix or feature: a change, or a refactor when the prompt says so.
-fn change(batch: &Batch<'_>, earlier: &[Found]) -> Option<Found> {
-    let mut items: Vec<usize> =
-        batch.changes().map(|(at, _)| at).filter(|at| !is_used(earlier, *at)).collect();
-    let first = *items.first()?;
-    let files = changed_files(batch, &items);
-    let ask = asked(batch, first, &mut items);
-    read_before_change(batch, &mut items);
-    let refactor = ask.as_deref().is_some_and(asks_for_refactor);
-    Some(Found {
-        kind: if refactor { "refactor" } else { "change" },
-        fallback: Some("change"),
-        concepts: if refactor {
-            vec!["what-changed", "pattern"]
-        } else {
-            vec!["what-changed", "how-it-works"]
-        },
-        items,
-        what: What::Change { files, ask },
-    })
-}
-
-/// Prompts that state a decision, with the reason when they give one.
-fn decisions(batch: &Batch<'_>) -> Vec<Found> {
+/// Files changed outside any bug fix, problem or feature: one change per turn, or a refactor
+/// when the prompt says so.
+fn change(batch: &Batch<'_>, earlier: &[Found]) -> Vec<Found> {
     let mut found = Vec::new();
-    for (at, prompt) in batch.prompts() {
-        let Some((decision, reason)) = stated_decision(prompt) else { continue };
-        let mut concepts = vec!["why-it-exists"];
-        if reason.is_some() || prompt.to_lowercase().contains("instead") || prompt.contains("改用")
-        {
-            concepts.push("trade-off");
-        }
+    for turn in &batch.turns {
+        let mut items: Vec<usize> = batch
+            .changes()
+            .map(|(at, _)| at)
+            .filter(|at| turn.items.contains(at) && !is_used(earlier, *at))
+            .collect();
+        let Some(&first) = items.first() else { continue };
+        let files = changed_files(batch, &items);
+        let added = added_text(batch, &items);
+        let ask = asked(batch, first, &mut items);
+        read_before_change(batch, &mut items);
+        // The checks run after the change that passed stand behind it.
+        let checks = batch
+            .commands()
+            .filter(|(at, c)| *at > first && turn.items.contains(at) && c.passed)
+            .map(|(at, _)| at);
+        items.extend(checks.collect::<Vec<_>>());
+        items.extend(batch.answer_item(first));
+        items.sort_unstable();
+        items.dedup();
+        let refactor = ask.as_deref().is_some_and(asks_for_refactor);
         found.push(Found {
-            kind: "decision",
-            fallback: None,
-            concepts,
-            items: vec![at],
-            what: What::Decision { decision, reason },
+            kind: if refactor { "refactor" } else { "change" },
+            fallback: Some("change"),
+            concepts: if refactor {
+                vec!["what-changed", "pattern"]
+            } else {
+                vec!["what-changed", "how-it-works"]
+            },
+            items,
+            what: What::Change { files, ask, added, said: turn.said.clone() },
         });
     }
     found
 }
 
-/// Files studied without being changed: each file read three times or more, and, when the batch
-/// did nothing else worth a note, the files it read.
+/// Decisions stated in prompts, with the reason when they give one, and decisions the agent
+/// concluded in a closing answer in a turn whose prompt stated none.
+fn decisions(batch: &Batch<'_>, earlier: &[Found]) -> Vec<Found> {
+    let mut found = Vec::new();
+    for turn in &batch.turns {
+        let mut stated = false;
+        for (at, prompt) in batch.prompts().filter(|(at, _)| turn.items.contains(at)) {
+            let Some((decision, reason)) = stated_decision(prompt) else { continue };
+            stated = true;
+            let mut concepts = vec!["why-it-exists"];
+            if reason.is_some()
+                || prompt.to_lowercase().contains("instead")
+                || prompt.contains("改用")
+            {
+                concepts.push("trade-off");
+            }
+            found.push(Found {
+                kind: "decision",
+                fallback: None,
+                concepts,
+                items: vec![at],
+                what: What::Decision { decision, reason, concluded: false },
+            });
+        }
+        if stated {
+            continue;
+        }
+        let Some(said) = turn.said.iter().find(|s| s.role == Role::Decision) else { continue };
+        let (decision, reason) = split_reason(&said.text);
+        // Its source is the answer alone, so it never shares its sources with the turn's other
+        // observations (they are keyed by their sources).
+        let items = vec![turn.items.end - 1];
+        if earlier.iter().any(|f| f.items == items) {
+            continue;
+        }
+        found.push(Found {
+            kind: "decision",
+            fallback: None,
+            concepts: if reason.is_some() {
+                vec!["why-it-exists", "trade-off"]
+            } else {
+                vec!["why-it-exists"]
+            },
+            items,
+            what: What::Decision { decision, reason, concluded: true },
+        });
+    }
+    found
+}
+
+/// Files studied without being changed, when nothing else was found and no answer explains
+/// them: each file read three times or more, or else every file read.
 fn discoveries(batch: &Batch<'_>, nothing_else: bool) -> Vec<Found> {
+    if !nothing_else {
+        return Vec::new();
+    }
     let mut reads: Vec<(&str, Vec<usize>)> = Vec::new();
     for (at, file) in batch.reads().filter(|(_, file)| !batch.is_changed(file)) {
         match reads.iter_mut().find(|(known, _)| *known == file) {
@@ -517,7 +726,7 @@ fn discoveries(batch: &Batch<'_>, nothing_else: bool) -> Vec<Found> {
     }
     let mut groups: Vec<Vec<&(&str, Vec<usize>)>> =
         reads.iter().filter(|(_, ats)| ats.len() >= REPEATED_READS).map(|r| vec![r]).collect();
-    if groups.is_empty() && nothing_else && !reads.is_empty() {
+    if groups.is_empty() && !reads.is_empty() {
         groups.push(reads.iter().collect());
     }
     let mut found = Vec::new();
@@ -530,10 +739,9 @@ fn discoveries(batch: &Batch<'_>, nothing_else: bool) -> Vec<Found> {
         found.push(Found {
             kind: "discovery",
             fallback: None,
-            concepts: vec!["how-it-works", "why-it-exists"],
+            concepts: vec!["how-it-works"],
             what: What::Discovery {
                 files: group.iter().map(|(file, _)| (*file).to_owned()).collect(),
-                reads: group.iter().map(|(_, ats)| ats.len()).sum(),
                 names,
                 ask,
             },
@@ -553,6 +761,18 @@ fn changed_files(batch: &Batch<'_>, items: &[usize]) -> Vec<String> {
         Step::Change(change) => Some(change.file.clone()),
         _ => None,
     }))
+}
+
+/// What the given items' changes put into files: the last text per file.
+fn added_text(batch: &Batch<'_>, items: &[usize]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for at in items {
+        let Step::Change(change) = &batch.items[*at].step else { continue };
+        let Some(added) = change.added.as_ref().filter(|a| !a.is_empty()) else { continue };
+        out.retain(|(file, _)| *file != change.file);
+        out.push((change.file.clone(), added.clone()));
+    }
+    out
 }
 
 /// The prompt that asked for the work starting at `first`, added to the items it stands on.
@@ -599,6 +819,25 @@ fn asks_for_refactor(prompt: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
+/// Markers of a reason inside a sentence.
+const BECAUSE: &[&str] = &[" because ", " since ", "因为", "由于"];
+
+/// A statement cut at its reason: `cap X at 3, because Y` → (`cap X at 3`, `Y`).
+fn split_reason(text: &str) -> (String, Option<String>) {
+    let cut = BECAUSE.iter().filter_map(|m| Some((text.find(m)?, m.len()))).min();
+    let trim = |s: &str| s.trim().trim_matches([',', '，', '、', ':', '：', ' ']).trim().to_owned();
+    match cut {
+        Some((at, len)) => {
+            let reason = trim(&text[at + len..]);
+            (
+                clip(&trim(&text[..at]), STATEMENT_MAX_CHARS),
+                (!reason.is_empty()).then(|| clip(&reason, STATEMENT_MAX_CHARS)),
+            )
+        }
+        None => (clip(&trim(text), STATEMENT_MAX_CHARS), None),
+    }
+}
+
 /// The decision a prompt states and its reason, if any: the sentence holding a decision marker,
 /// cut at `because`/`since`/`因为`/`由于`.
 fn stated_decision(prompt: &str) -> Option<(String, Option<String>)> {
@@ -614,6 +853,9 @@ fn stated_decision(prompt: &str) -> Option<(String, Option<String>)> {
         "any more",
         "stop using",
         "switch to",
+        "we decided",
+        "we've decided",
+        "we have decided",
     ];
     const EN_START: &[&str] = &["always ", "never ", "don't ever ", "do not ever "];
     const ZH: &[&str] = &[
@@ -627,6 +869,7 @@ fn stated_decision(prompt: &str) -> Option<(String, Option<String>)> {
         "别再",
         "改用",
         "一律",
+        "决定",
     ];
     let sentences = prompt
         .split_inclusive(['.', '!', '?', '。', '！', '？', '\n', ';', '；'])
@@ -641,7 +884,6 @@ fn stated_decision(prompt: &str) -> Option<(String, Option<String>)> {
             || ZH.iter().any(|m| sentence.contains(m))
     };
     let sentence = sentences.clone().find(|s| is_decision(s))?;
-    const BECAUSE: &[&str] = &[" because ", " since ", "因为", "由于"];
     let cut = BECAUSE.iter().filter_map(|m| Some((sentence.find(m)?, m.len()))).min();
     let (decision, reason) = match cut {
         Some((at, len)) => (&sentence[..at], Some(&sentence[at + len..])),
@@ -752,14 +994,18 @@ impl Found {
         }
         let kind = [Some(self.kind), self.fallback].into_iter().flatten().find(|k| usable(k))?;
         let text = self.what.write(lang);
-        let last = batch.items[*self.items.last()?].at_ms;
+        let last = batch.items[*self.items.iter().max()?].at_ms;
         let mut ids: Vec<i64> = self.items.iter().map(|at| batch.items[*at].id).collect();
+        ids.sort_unstable();
         ids.dedup();
         Some(ObservationDraft {
-            title: clip(&one_line(&text.title), TITLE_MAX_CHARS),
-            subtitle: cap_subtitle(&text.subtitle),
-            facts: text.facts,
-            narrative: text.narrative,
+            title: title_clip(&text.title),
+            subtitle: cap_subtitle(&one_line(&text.subtitle)),
+            facts: dedup(text.facts.into_iter().filter(|f| !f.is_empty()))
+                .into_iter()
+                .take(MAX_FACTS)
+                .collect(),
+            narrative: clip(&one_line(&text.narrative), NARRATIVE_MAX_CHARS),
             kind: kind.to_owned(),
             concepts: self
                 .concepts
@@ -778,54 +1024,147 @@ impl Found {
     }
 }
 
+/// A title cut at a word boundary when it is too long.
+fn title_clip(text: &str) -> String {
+    let text = one_line(text);
+    if text.chars().count() <= TITLE_MAX_CHARS {
+        return text;
+    }
+    let cut = clip(&text, TITLE_MAX_CHARS);
+    let body = cut.trim_end_matches('…');
+    match body.rfind(' ') {
+        Some(at) if at > TITLE_MAX_CHARS / 2 => {
+            format!("{}…", body[..at].trim_end_matches([',', ';', ':']))
+        }
+        _ => cut,
+    }
+}
+
+/// The statements of `said` with one of `roles`, clipped, in order.
+fn said_as(said: &[Statement], roles: &[Role]) -> Vec<String> {
+    said.iter()
+        .filter(|s| roles.contains(&s.role))
+        .map(|s| sentence(&clip(&s.text, STATEMENT_MAX_CHARS)))
+        .collect()
+}
+
+/// The first statement of `said` with a role in `roles`, tried in the order given.
+fn first_said<'s>(said: &'s [Statement], roles: &[Role]) -> Option<&'s str> {
+    roles.iter().find_map(|role| said.iter().find(|s| s.role == *role).map(|s| s.text.as_str()))
+}
+
+/// A statement as a fact: ends with a full stop in its own script.
+fn sentence(text: &str) -> String {
+    let text = text.trim();
+    if text.ends_with(['.', '。', '!', '?', '！', '？', '…', ')', '）', '`']) {
+        return text.to_owned();
+    }
+    let wide = text.chars().last().is_some_and(|c| !c.is_ascii());
+    format!("{text}{}", if wide { "。" } else { "." })
+}
+
+/// What the agent said, in order, for a narrative: claims of a pass only when `verified`.
+fn account(said: &[Statement], verified: bool) -> String {
+    said.iter()
+        .filter(|s| verified || s.role != Role::Verify)
+        .map(|s| sentence(&s.text))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `Changed FILE: TEXT` lines for what changes put into files.
+fn added_facts(lang: Lang, added: &[(String, String)]) -> Vec<String> {
+    added
+        .iter()
+        .take(2)
+        .map(|(file, text)| {
+            lang.pick(format!("{file} now has: {text}"), format!("{file} 现在是：{text}"))
+        })
+        .collect()
+}
+
 impl What {
     fn write(&self, lang: Lang) -> Text {
         match self {
-            What::Bugfix { command, error, last_error, failed_runs, files } => {
-                bugfix_text(lang, command, error, last_error.as_deref(), *failed_runs, files)
+            What::Bugfix { check, failure, last_error, failed_runs, files, added, said } => {
+                bugfix_text(
+                    lang,
+                    check,
+                    failure,
+                    last_error.as_deref(),
+                    *failed_runs,
+                    files,
+                    added,
+                    said,
+                )
             }
-            What::Feature { created, tests, check, ask } => {
-                feature_text(lang, created, tests, check.as_deref(), ask.as_deref())
+            What::Problem { failures, changed, read, names, unresolved, said, ask } => {
+                let seen = Seen { failures, changed, read, names };
+                problem_text(lang, &seen, *unresolved, said, ask.as_deref())
             }
-            What::Change { files, ask } => change_text(lang, files, ask.as_deref()),
-            What::Decision { decision, reason } => decision_text(lang, decision, reason.as_deref()),
-            What::Discovery { files, reads, names, ask } => {
-                discovery_text(lang, files, *reads, names, ask.as_deref())
+            What::Feature { created, tests, check, ask, said } => {
+                feature_text(lang, created, tests, check.as_deref(), ask.as_deref(), said)
+            }
+            What::Change { files, ask, added, said } => {
+                change_text(lang, files, ask.as_deref(), added, said)
+            }
+            What::Decision { decision, reason, concluded } => {
+                decision_text(lang, decision, reason.as_deref(), *concluded)
+            }
+            What::Discovery { files, names, ask } => {
+                discovery_text(lang, files, names, ask.as_deref())
             }
         }
     }
 }
 
+/// An error as a memory quotes it; a bare non-zero exit when the output named none.
+fn error_words(lang: Lang, error: &str) -> String {
+    if error.is_empty() {
+        lang.pick("a non-zero exit".to_owned(), "非零退出码".to_owned())
+    } else {
+        error.to_owned()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn bugfix_text(
     lang: Lang,
-    command: &str,
-    error: &str,
+    check: &str,
+    failure: &Failure,
     last_error: Option<&str>,
     runs: usize,
     files: &[String],
+    added: &[(String, String)],
+    said: &[Statement],
 ) -> Text {
-    let en_files = Lang::En.list(files, TITLE_FILES);
-    let zh_files = Lang::Zh.list(files, TITLE_FILES);
-    let (en_error, zh_error) = if error.is_empty() {
-        ("a non-zero exit".to_owned(), "非零退出码".to_owned())
-    } else {
-        (error.to_owned(), error.to_owned())
-    };
-    // The first fact is the one a summary keeps: the error and what fixed it.
-    let mut facts = vec![
-        lang.pick(
-            format!("`{command}` failed with {en_error}; changing {en_files} fixed it."),
-            format!("`{command}` 报错 {zh_error}；修改 {zh_files} 后修复。"),
-        ),
-        lang.pick(
-            format!("`{command}` passed after the change."),
-            format!("修改后 `{command}` 通过。"),
-        ),
-    ];
+    let file_list = lang.list(files, TITLE_FILES);
+    let error = error_words(lang, &failure.error);
+    let failed = &failure.command;
+    let observed = lang.pick(
+        format!("`{failed}` failed with {error}; after changing {file_list}, `{check}` passed."),
+        format!("`{failed}` 报错 {error}；修改 {file_list} 后 `{check}` 通过。"),
+    );
+    // A plain statement before the fix is, in a fix's closing answer, what was wrong.
+    let first_fix = said.iter().position(|s| s.role == Role::Fix).unwrap_or(said.len());
+    let cause = first_said(said, &[Role::Cause, Role::Gotcha])
+        .or_else(|| first_said(&said[..first_fix], &[Role::Plain]));
+    let fix = first_said(said, &[Role::Fix]).or_else(|| {
+        said.iter()
+            .find(|s| s.role == Role::Plain && Some(s.text.as_str()) != cause)
+            .map(|s| s.text.as_str())
+    });
+    // Causes first, else what was seen: the first fact is what a summary learns from it.
+    let mut facts = said_as(said, &[Role::Cause]);
+    facts.extend(cause.filter(|c| !facts.iter().any(|f| f.starts_with(c))).map(sentence));
+    facts.push(observed.clone());
+    facts.extend(said_as(said, &[Role::Fix]));
+    facts.extend(added_facts(lang, added));
+    facts.extend(said_as(said, &[Role::Gotcha, Role::Decision, Role::Plain]));
     match (runs, last_error) {
         (_, Some(last)) => facts.push(lang.pick(
-            format!("A first fix got `{command}` past that, to {last}, before it passed."),
-            format!("第一次修改后 `{command}` 又报 {last}，再改后才通过。"),
+            format!("A first fix got `{check}` past that, to {last}, before it passed."),
+            format!("第一次修改后 `{check}` 又报 {last}，再改后才通过。"),
         )),
         (2.., None) => facts.push(lang.pick(
             format!("It took {runs} failed runs before the fix held."),
@@ -833,28 +1172,119 @@ fn bugfix_text(
         )),
         _ => {}
     }
+    let plain_title = lang.pick(
+        format!("Fixed `{failed}` failure in {file_list}: {error}"),
+        format!("修复 `{failed}` 失败（{file_list}）：{error}"),
+    );
+    let plain_lesson = lang.pick(
+        format!("{error} fixed by changing {file_list}"),
+        format!("改 {file_list} 修复 {error}"),
+    );
+    let (title, subtitle) = match (cause, fix) {
+        (Some(cause), Some(fix)) => (cause.to_owned(), format!("{fix} ({file_list}; was {error})")),
+        (Some(cause), None) => (cause.to_owned(), plain_lesson),
+        (None, Some(fix)) => (fix.to_owned(), plain_lesson),
+        (None, None) => (plain_title, plain_lesson),
+    };
+    let told = account(said, true);
     Text {
-        title: lang.pick(
-            format!("Fixed `{command}` failure in {en_files}: {en_error}"),
-            format!("修复 `{command}` 失败（{zh_files}）：{zh_error}"),
-        ),
-        subtitle: lang.pick(
-            format!("{en_error} fixed by changing {en_files}"),
-            format!("改 {zh_files} 修复 {zh_error}"),
-        ),
+        title,
+        subtitle,
         facts,
         narrative: lang.pick(
-            format!(
-                "`{command}` failed with {en_error}. The agent changed {en_files} and ran \
-                 `{command}` again, which passed. When this error comes back, look at {en_files} \
-                 first."
-            ),
-            format!(
-                "`{command}` 失败，报错 {zh_error}。修改 {zh_files} 后重新运行 `{command}`，通过了。\
-                 再次遇到这个错误时，先看 {zh_files}。"
-            ),
+            format!("{told} `{failed}` failed with {error}, and `{check}` passed once the agent changed {file_list}. When this error comes back, look at {file_list} first."),
+            format!("{told} `{failed}` 失败，报错 {error}。修改 {file_list} 后 `{check}` 通过。再次遇到这个错误时，先看 {file_list}。"),
         ),
     }
+}
+
+/// What a problem's turn was seen to do.
+struct Seen<'a> {
+    failures: &'a [Failure],
+    changed: &'a [String],
+    read: &'a [String],
+    names: &'a [String],
+}
+
+fn problem_text(
+    lang: Lang,
+    seen: &Seen<'_>,
+    unresolved: bool,
+    said: &[Statement],
+    ask: Option<&str>,
+) -> Text {
+    let Seen { failures, changed, read, names } = *seen;
+    let status: Vec<String> = failures
+        .iter()
+        .map(|f| {
+            let error = error_words(lang, &f.error);
+            match (f.still, lang) {
+                (true, Lang::En) => format!("Not fixed: `{}` still fails with {error} after the change.", f.command),
+                (false, Lang::En) if changed.is_empty() => format!("`{}` fails with {error}; not fixed in that session.", f.command),
+                (false, Lang::En) => format!("`{}` failed with {error}; it was not run again after the change, so the fix is not verified.", f.command),
+                (true, Lang::Zh) => format!("未修复：修改后 `{}` 仍然报错 {error}。", f.command),
+                (false, Lang::Zh) => format!("`{}` 报错 {error}，尚未修复。", f.command),
+            }
+        })
+        .collect();
+    let mut facts = said_as(said, &[Role::Cause]);
+    facts.extend(status.iter().cloned());
+    facts.extend(said_as(said, &[Role::Unresolved, Role::Open, Role::Gotcha, Role::Decision]));
+    if !changed.is_empty() {
+        let files = lang.list(changed, TITLE_FILES);
+        facts.push(lang.pick(format!("Tried changing {files}."), format!("尝试修改了 {files}。")));
+    }
+    if !names.is_empty() && !read.is_empty() {
+        let files = lang.list(read, TITLE_FILES);
+        let (en, zh) = (Lang::En.list(names, 4), Lang::Zh.list(names, 4));
+        let verb = if read.len() == 1 { "defines" } else { "define" };
+        facts.push(lang.pick(format!("{files} {verb} {en}."), format!("{files} 定义了 {zh}。")));
+    }
+    facts.extend(said_as(said, &[Role::Plain, Role::Fix]));
+    if let Some(ask) = ask {
+        facts.push(lang.pick(format!("Asked: {ask}"), format!("问题：{ask}")));
+    }
+    let first_failure = failures.first();
+    let plain_title = match first_failure {
+        Some(f) => lang.pick(
+            format!("`{}` fails: {}", f.command, error_words(lang, &f.error)),
+            format!("`{}` 报错：{}", f.command, error_words(lang, &f.error)),
+        ),
+        None => {
+            let files = lang.list(read, TITLE_FILES);
+            if files.is_empty() {
+                ask.map(str::to_owned).unwrap_or_default()
+            } else {
+                lang.pick(format!("How {files} works"), format!("{files} 的工作方式"))
+            }
+        }
+    };
+    let title =
+        first_said(said, &[Role::Cause, Role::Gotcha, Role::Plain, Role::Open, Role::Unresolved])
+            .map_or(plain_title, str::to_owned);
+    let subtitle = if unresolved {
+        match (first_failure, first_said(said, &[Role::Unresolved, Role::Open])) {
+            (_, Some(open)) if open != title => open.to_owned(),
+            (Some(f), _) => lang.pick(
+                format!(
+                    "Not fixed yet: `{}` fails with {}",
+                    f.command,
+                    error_words(lang, &f.error)
+                ),
+                format!("尚未修复：`{}` 报错 {}", f.command, error_words(lang, &f.error)),
+            ),
+            (None, _) => lang.pick("Not fixed yet".to_owned(), "尚未修复".to_owned()),
+        }
+    } else {
+        said.iter()
+            .filter(|s| s.text != title && s.role != Role::Verify)
+            .map(|s| s.text.clone())
+            .next()
+            .unwrap_or_else(|| ask.unwrap_or_default().to_owned())
+    };
+    let told = account(said, false);
+    let observed = status.join(" ");
+    Text { title, subtitle, facts, narrative: format!("{told} {observed}") }
 }
 
 fn feature_text(
@@ -863,21 +1293,22 @@ fn feature_text(
     tests: &[String],
     check: Option<&str>,
     ask: Option<&str>,
+    said: &[Statement],
 ) -> Text {
-    let (en_new, zh_new) =
-        (Lang::En.list(created, TITLE_FILES), Lang::Zh.list(created, TITLE_FILES));
-    let (en_tests, zh_tests) =
-        (Lang::En.list(tests, TITLE_FILES), Lang::Zh.list(tests, TITLE_FILES));
-    let mut facts = vec![
-        lang.pick(format!("Added {en_new}."), format!("新增 {zh_new}。")),
-        lang.pick(format!("Tested by {en_tests}."), format!("测试：{zh_tests}。")),
-    ];
+    let new = lang.list(created, TITLE_FILES);
+    let tested = lang.list(tests, TITLE_FILES);
+    let mut facts = said_as(said, &[Role::Fix, Role::Plain, Role::Cause]);
+    facts.push(lang.pick(
+        format!("Added {new}, tested by {tested}."),
+        format!("新增 {new}，测试：{tested}。"),
+    ));
     if let Some(check) = check {
         facts.push(lang.pick(
             format!("`{check}` passed with the new code."),
             format!("`{check}` 在新代码上通过。"),
         ));
     }
+    facts.extend(said_as(said, &[Role::Gotcha, Role::Decision]));
     if let Some(ask) = ask {
         facts.push(lang.pick(format!("Asked for: {ask}"), format!("需求：{ask}")));
     }
@@ -885,47 +1316,71 @@ fn feature_text(
         Some(check) => lang.pick(format!(" `{check}` passed."), format!("`{check}` 通过。")),
         None => String::new(),
     };
+    let told = account(said, check.is_some());
     Text {
-        title: lang.pick(format!("Added {en_new} with tests"), format!("新增 {zh_new}（含测试）")),
-        subtitle: lang.pick(format!("New {en_new}, tested by {en_tests}"), format!("新增 {zh_new}，测试见 {zh_tests}")),
+        title: first_said(said, &[Role::Fix, Role::Plain]).map_or_else(
+            || lang.pick(format!("Added {new} with tests"), format!("新增 {new}（含测试）")),
+            str::to_owned,
+        ),
+        subtitle: lang
+            .pick(format!("New {new}, tested by {tested}"), format!("新增 {new}，测试见 {tested}")),
         facts,
         narrative: lang.pick(
-            format!("The agent wrote {en_new} and covered it with {en_tests}.{verified} The new code is where this feature lives."),
-            format!("新写了 {zh_new}，并用 {zh_tests} 覆盖。{verified}这个功能的代码在这里。"),
+            format!("{told} The agent wrote {new} and covered it with {tested}.{verified}"),
+            format!("{told} 新写了 {new}，并用 {tested} 覆盖。{verified}"),
         ),
     }
 }
 
-fn change_text(lang: Lang, files: &[String], ask: Option<&str>) -> Text {
-    let (en_files, zh_files) =
-        (Lang::En.list(files, TITLE_FILES), Lang::Zh.list(files, TITLE_FILES));
+fn change_text(
+    lang: Lang,
+    files: &[String],
+    ask: Option<&str>,
+    added: &[(String, String)],
+    said: &[Statement],
+) -> Text {
+    let file_list = lang.list(files, TITLE_FILES);
     let refactor = ask.is_some_and(asks_for_refactor);
     let (en_verb, zh_verb) =
         if refactor { ("Refactored", "重构") } else { ("Changed", "修改") };
+    let plain = lang.pick(format!("{en_verb} {file_list}"), format!("{zh_verb} {file_list}"));
+    let title = first_said(said, &[Role::Fix, Role::Plain, Role::Cause, Role::Decision])
+        .map_or_else(|| plain.clone(), str::to_owned);
     let mut facts =
-        vec![lang.pick(format!("{en_verb} {en_files}."), format!("{zh_verb}了 {zh_files}。"))];
+        said_as(said, &[Role::Fix, Role::Plain, Role::Cause, Role::Decision, Role::Gotcha]);
+    facts.push(sentence(&plain));
+    facts.extend(added_facts(lang, added));
     if let Some(ask) = ask {
         facts.push(lang.pick(format!("Asked for: {ask}"), format!("需求：{ask}")));
     }
-    let why = match ask {
+    // The lesson: why, when the agent said; else what the files hold now.
+    let why =
+        said.iter().find(|s| s.text != title && matches!(s.role, Role::Cause | Role::Decision));
+    let subtitle = match (why, added.first()) {
+        (Some(why), _) => why.text.clone(),
+        (None, Some((file, text))) => format!("{file}: {text}"),
+        (None, None) => match ask {
+            Some(ask) if title == plain => ask.to_owned(),
+            _ => plain.clone(),
+        },
+    };
+    let told = account(said, false);
+    let why_asked = match ask {
         Some(ask) => lang.pick(format!(" The request was: {ask}"), format!("需求是：{ask}")),
         None => String::new(),
     };
     Text {
-        title: lang.pick(format!("{en_verb} {en_files}"), format!("{zh_verb} {zh_files}")),
-        subtitle: match ask {
-            Some(ask) => ask.to_owned(),
-            None => lang.pick(format!("{en_verb} {en_files}"), format!("{zh_verb} {zh_files}")),
-        },
+        title,
+        subtitle,
         facts,
         narrative: lang.pick(
-            format!("The agent {} {en_files}.{why}", en_verb.to_lowercase()),
-            format!("{zh_verb}了 {zh_files}。{why}"),
+            format!("{told} The agent {} {file_list}.{why_asked}", en_verb.to_lowercase()),
+            format!("{told} {zh_verb}了 {file_list}。{why_asked}"),
         ),
     }
 }
 
-fn decision_text(lang: Lang, decision: &str, reason: Option<&str>) -> Text {
+fn decision_text(lang: Lang, decision: &str, reason: Option<&str>, concluded: bool) -> Text {
     let mut facts =
         vec![lang.pick(format!("Decision: {decision}."), format!("决定：{decision}。"))];
     if let Some(reason) = reason {
@@ -937,6 +1392,11 @@ fn decision_text(lang: Lang, decision: &str, reason: Option<&str>) -> Text {
         }
         None => String::new(),
     };
+    let (en_who, zh_who) = if concluded {
+        ("The agent concluded", "经分析决定")
+    } else {
+        ("The user stated a decision", "用户明确了一个决定")
+    };
     Text {
         title: lang.pick(format!("Decision: {decision}"), format!("决定：{decision}")),
         subtitle: reason.map_or_else(
@@ -945,46 +1405,37 @@ fn decision_text(lang: Lang, decision: &str, reason: Option<&str>) -> Text {
         ),
         facts,
         narrative: lang.pick(
-            format!("The user stated a decision: {decision}.{because} Later work should follow it rather than reopen it."),
-            format!("用户明确了一个决定：{decision}。{because}之后的工作应遵循它，不要重新讨论。"),
+            format!(
+                "{en_who}: {decision}.{because} Later work should follow it rather than reopen it."
+            ),
+            format!("{zh_who}：{decision}。{because}之后的工作应遵循它，不要重新讨论。"),
         ),
     }
 }
 
-fn discovery_text(
-    lang: Lang,
-    files: &[String],
-    reads: usize,
-    names: &[String],
-    ask: Option<&str>,
-) -> Text {
-    let (en_files, zh_files) =
-        (Lang::En.list(files, TITLE_FILES), Lang::Zh.list(files, TITLE_FILES));
+fn discovery_text(lang: Lang, files: &[String], names: &[String], ask: Option<&str>) -> Text {
+    let file_list = lang.list(files, TITLE_FILES);
     // What the files hold is the key fact, when the reads show it.
     let mut facts = Vec::new();
     if !names.is_empty() {
         let (en, zh) = (Lang::En.list(names, 4), Lang::Zh.list(names, 4));
         facts.push(
-            lang.pick(format!("{en_files} defines {en}."), format!("{zh_files} 定义了 {zh}。")),
+            lang.pick(format!("{file_list} defines {en}."), format!("{file_list} 定义了 {zh}。")),
         );
     }
-    facts.push(lang.pick(
-        format!("{en_files} was read {reads} times without being changed."),
-        format!("{zh_files} 被读取 {reads} 次，未修改。"),
-    ));
     if let Some(ask) = ask {
         facts.push(lang.pick(format!("Asked: {ask}"), format!("问题：{ask}")));
     }
     Text {
-        title: lang.pick(format!("Studied {en_files}"), format!("查看了 {zh_files}")),
+        title: lang.pick(format!("Studied {file_list}"), format!("查看了 {file_list}")),
         subtitle: match ask {
             Some(ask) => ask.to_owned(),
-            None => lang.pick(format!("Read {reads} times"), format!("读取 {reads} 次")),
+            None => lang.pick(format!("Read {file_list}"), format!("读取 {file_list}")),
         },
         facts,
         narrative: lang.pick(
-            format!("The agent read {en_files} to understand it and changed nothing. Knowing what it holds saves reading it again."),
-            format!("为了理解代码读取了 {zh_files}，没有修改。记下其内容可免去再次阅读。"),
+            format!("The agent read {file_list} to understand it and changed nothing."),
+            format!("为了理解代码读取了 {file_list}，没有修改。"),
         ),
     }
 }
@@ -1003,53 +1454,101 @@ fn investigated(batch: &Batch<'_>, lang: Lang) -> Vec<String> {
     dedup(items)
 }
 
+/// Causes and explanations: what the answers explain, decisions, and the first fact of every
+/// observation that records something learned.
+fn learned(batch: &Batch<'_>, observed: Vec<ObservationDraft>) -> Vec<String> {
+    let mut out: Vec<String> = batch
+        .turns
+        .iter()
+        .flat_map(|turn| said_as(&turn.said, &[Role::Cause, Role::Gotcha, Role::Decision]))
+        .collect();
+    let from_observations = observed
+        .into_iter()
+        .filter(|d| !DONE_KINDS.contains(&d.kind.as_str()))
+        .filter_map(|d| d.facts.into_iter().next());
+    out.extend(from_observations);
+    dedup(out)
+}
+
+/// What the agent said it did, the files it changed, and the checks whose last run passed.
 fn completed(batch: &Batch<'_>, lang: Lang) -> Vec<String> {
-    let mut done = Vec::new();
+    let passed: Vec<&Command> = last_runs(batch).filter(|c| c.passed).collect();
+    let failing = last_runs(batch).any(|c| !c.passed);
+    let mut done: Vec<String> = Vec::new();
+    for turn in &batch.turns {
+        // A claim of a pass stands only when a run passed and none is left failing.
+        let verified = !passed.is_empty() && !failing;
+        let roles: &[Role] = if verified { &[Role::Fix, Role::Verify] } else { &[Role::Fix] };
+        done.extend(said_as(&turn.said, roles));
+    }
+    // Each file once, with what its last change put in when that is short enough to read.
+    let mut files: Vec<(&str, bool, Option<&str>)> = Vec::new();
     for (_, change) in batch.changes() {
-        done.push(match (change.created, lang) {
-            (true, Lang::En) => format!("created {}", change.file),
-            (false, Lang::En) => format!("changed {}", change.file),
-            (true, Lang::Zh) => format!("新增 {}", change.file),
-            (false, Lang::Zh) => format!("修改 {}", change.file),
+        let added = change.added.as_deref().filter(|a| a.chars().count() <= COMPLETED_ADDED_CHARS);
+        match files.iter_mut().find(|(file, _, _)| *file == change.file) {
+            Some(known) => known.2 = added.or(known.2),
+            None => files.push((&change.file, change.created, added)),
+        }
+    }
+    for (file, created, added) in files {
+        let verb = match (created, lang) {
+            (true, Lang::En) => "created",
+            (false, Lang::En) => "changed",
+            (true, Lang::Zh) => "新增",
+            (false, Lang::Zh) => "修改",
+        };
+        done.push(match added {
+            Some(added) => format!("{verb} {file}: `{added}`"),
+            None => format!("{verb} {file}"),
         });
     }
-    for command in last_runs(batch).filter(|c| c.passed) {
-        done.push(
-            lang.pick(format!("`{}` passed", command.text), format!("`{}` 通过", command.text)),
-        );
+    for command in passed {
+        // A check that also failed says so: which run passed is then plain.
+        let failed_before = batch.commands().any(|(_, c)| c.key == command.key && !c.passed);
+        done.push(match (failed_before, lang) {
+            (false, Lang::En) => format!("`{}` passed", command.text),
+            (true, Lang::En) => {
+                format!("`{}` passed after the change (it had failed before)", command.text)
+            }
+            (false, Lang::Zh) => format!("`{}` 通过", command.text),
+            (true, Lang::Zh) => format!("修改后 `{}` 通过（之前失败）", command.text),
+        });
     }
     dedup(done)
 }
 
+/// Only what is said to remain: the last answer's open points, and checks still failing.
 fn next_steps(batch: &Batch<'_>, lang: Lang) -> Vec<String> {
-    let mut next = Vec::new();
-    if let Some((at, prompt)) = batch.prompts().last() {
-        let acted =
-            batch.items[at..].iter().any(|i| matches!(i.step, Step::Command(_) | Step::Change(_)));
-        if !acted {
-            next.push(clip(&one_line(prompt), QUOTE_MAX_CHARS));
-        }
-    }
-    for command in last_runs(batch).filter(|c| !c.passed) {
+    let mut next: Vec<String> = batch
+        .turns
+        .iter()
+        .rev()
+        .find(|turn| !turn.said.is_empty())
+        .map(|turn| said_as(&turn.said, &[Role::Open, Role::Unresolved]))
+        .unwrap_or_default();
+    // A check still failing is a next step of its own only when the agent said nothing of
+    // what remains; otherwise its words are the next steps.
+    let said_nothing = batch.turns.last().is_none_or(|turn| turn.said.is_empty());
+    for command in last_runs(batch).filter(|c| !c.passed && said_nothing) {
         let error = command.error.as_deref().unwrap_or_default();
         next.push(lang.pick(
             format!("`{}` still fails: {error}", command.text),
             format!("`{}` 仍然失败：{error}", command.text),
         ));
     }
-    next
+    dedup(next)
 }
 
-/// Each command's last run, in order of first run.
+/// Each check's last run, in order of first run.
 fn last_runs<'b>(batch: &'b Batch<'_>) -> impl Iterator<Item = &'b Command> {
     let mut order: Vec<&str> = Vec::new();
     let mut last: BTreeMap<&str, &Command> = BTreeMap::new();
     for (_, command) in batch.commands() {
-        if last.insert(&command.text, command).is_none() {
-            order.push(&command.text);
+        if last.insert(&command.key, command).is_none() {
+            order.push(&command.key);
         }
     }
-    order.into_iter().filter_map(move |text| last.get(text).copied())
+    order.into_iter().filter_map(move |key| last.get(key).copied())
 }
 
 #[cfg(test)]
@@ -1337,31 +1836,33 @@ mod tests {
             &bugfix_session(),
             &code_mode("en", &[]),
             expect![[r#"
-                [bugfix] Fixed `cargo test` failure in src/parser.rs: error[E0425]: cannot find value `depth` in this scope
+                [bugfix] nested lists now parse
                   subtitle: error[E0425]: cannot find value `depth` in this scope fixed by changing src/parser.rs
                   concepts: problem-solution, what-changed, gotcha
-                  - `cargo test` failed with error[E0425]: cannot find value `depth` in this scope; changing src/parser.rs fixed it.
-                  - `cargo test` passed after the change.
+                  - `cargo test` failed with error[E0425]: cannot find value `depth` in this scope; after changing src/parser.rs, `cargo test` passed.
+                  - nested lists now parse.
+                  - src/parser.rs now has: depth += 1;
                   - A first fix got `cargo test` past that, to thread 'parser::tests::parses_nested' panicked at src/parser.rs:88:9: assertion `left == right` failed, before it passed.
-                  narrative: `cargo test` failed with error[E0425]: cannot find value `depth` in this scope. The agent changed src/parser.rs and ran `cargo test` again, which passed. When this error comes back, look at src/parser.rs first.
+                  narrative: nested lists now parse. `cargo test` failed with error[E0425]: cannot find value `depth` in this scope, and `cargo test` passed once the agent changed src/parser.rs. When this error comes back, look at src/parser.rs first.
                   read: ["src/parser.rs"] modified: ["src/parser.rs"]
-                  sources: [3, 4, 5, 6, 7, 8] at: +7s
+                  sources: [2, 3, 4, 5, 6, 7, 8, 9] at: +8s
             "#]],
             expect![[r#"
-            request: the parser rejects nested lists, fix it
-            investigated:
-              - src/parser.rs
-            learned:
-              - `cargo test` failed with error[E0425]: cannot find value `depth` in this scope; changing src/parser.rs fixed it.
-            completed:
-              - changed src/parser.rs
-              - `cargo test` passed
-            next_steps:
-            files_read:
-              - src/parser.rs
-            files_modified:
-              - src/parser.rs
-        "#]],
+                request: the parser rejects nested lists, fix it
+                investigated:
+                  - src/parser.rs
+                learned:
+                  - `cargo test` failed with error[E0425]: cannot find value `depth` in this scope; after changing src/parser.rs, `cargo test` passed.
+                completed:
+                  - nested lists now parse.
+                  - changed src/parser.rs: `depth += 1;`
+                  - `cargo test` passed after the change (it had failed before)
+                next_steps:
+                files_read:
+                  - src/parser.rs
+                files_modified:
+                  - src/parser.rs
+            "#]],
         );
     }
 
@@ -1369,15 +1870,16 @@ mod tests {
     fn bugfix_in_chinese() {
         let drafts = OfflineDistiller::new().observe(&bugfix_session(), &code_mode("zh-CN", &[]));
         expect![[r#"
-            [bugfix] 修复 `cargo test` 失败（src/parser.rs）：error[E0425]: cannot find value `depth` in this scope
+            [bugfix] nested lists now parse
               subtitle: 改 src/parser.rs 修复 error[E0425]: cannot find value `depth` in this scope
               concepts: problem-solution, what-changed, gotcha
-              - `cargo test` 报错 error[E0425]: cannot find value `depth` in this scope；修改 src/parser.rs 后修复。
-              - 修改后 `cargo test` 通过。
+              - `cargo test` 报错 error[E0425]: cannot find value `depth` in this scope；修改 src/parser.rs 后 `cargo test` 通过。
+              - nested lists now parse.
+              - src/parser.rs 现在是：depth += 1;
               - 第一次修改后 `cargo test` 又报 thread 'parser::tests::parses_nested' panicked at src/parser.rs:88:9: assertion `left == right` failed，再改后才通过。
-              narrative: `cargo test` 失败，报错 error[E0425]: cannot find value `depth` in this scope。修改 src/parser.rs 后重新运行 `cargo test`，通过了。再次遇到这个错误时，先看 src/parser.rs。
+              narrative: nested lists now parse. `cargo test` 失败，报错 error[E0425]: cannot find value `depth` in this scope。修改 src/parser.rs 后 `cargo test` 通过。再次遇到这个错误时，先看 src/parser.rs。
               read: ["src/parser.rs"] modified: ["src/parser.rs"]
-              sources: [3, 4, 5, 6, 7, 8] at: +7s
+              sources: [2, 3, 4, 5, 6, 7, 8, 9] at: +8s
         "#]].assert_eq(&render_observations(&drafts));
     }
 
@@ -1387,33 +1889,34 @@ mod tests {
             &feature_session(),
             &code_mode("en", &[]),
             expect![[r#"
-            [feature] Added src/export.rs with tests
-              subtitle: New src/export.rs, tested by tests/export_test.rs
-              concepts: what-changed, how-it-works
-              - Added src/export.rs.
-              - Tested by tests/export_test.rs.
-              - `cargo test --test export_test` passed with the new code.
-              - Asked for: add a CSV export of sessions
-              narrative: The agent wrote src/export.rs and covered it with tests/export_test.rs. `cargo test --test export_test` passed. The new code is where this feature lives.
-              read: [] modified: ["src/export.rs", "tests/export_test.rs", "src/lib.rs"]
-              sources: [1, 2, 3, 4, 5] at: +4s
-        "#]],
+                [feature] Added the CSV export
+                  subtitle: New src/export.rs, tested by tests/export_test.rs
+                  concepts: what-changed, how-it-works
+                  - Added the CSV export.
+                  - Added src/export.rs, tested by tests/export_test.rs.
+                  - `cargo test --test export_test` passed with the new code.
+                  - Asked for: add a CSV export of sessions
+                  narrative: Added the CSV export. The agent wrote src/export.rs and covered it with tests/export_test.rs. `cargo test --test export_test` passed.
+                  read: [] modified: ["src/export.rs", "tests/export_test.rs", "src/lib.rs"]
+                  sources: [1, 2, 3, 4, 5, 6] at: +5s
+            "#]],
             expect![[r#"
-            request: add a CSV export of sessions
-            investigated:
-            learned:
-            completed:
-              - created src/export.rs
-              - created tests/export_test.rs
-              - changed src/lib.rs
-              - `cargo test --test export_test` passed
-            next_steps:
-            files_read:
-            files_modified:
-              - src/export.rs
-              - tests/export_test.rs
-              - src/lib.rs
-        "#]],
+                request: add a CSV export of sessions
+                investigated:
+                learned:
+                completed:
+                  - Added the CSV export.
+                  - created src/export.rs: `pub fn export_csv(rows: &[Row]) -> String {}`
+                  - created tests/export_test.rs: `#[test] ⏎ fn exports_header() {}`
+                  - changed src/lib.rs: `pub mod export;`
+                  - `cargo test --test export_test` passed
+                next_steps:
+                files_read:
+                files_modified:
+                  - src/export.rs
+                  - tests/export_test.rs
+                  - src/lib.rs
+            "#]],
         );
     }
 
@@ -1423,31 +1926,33 @@ mod tests {
             &refactor_session(),
             &code_mode("en", &[]),
             expect![[r#"
-            [refactor] Refactored src/config.rs, src/main.rs
-              subtitle: refactor the config loader: extract the env layer into its own function
-              concepts: what-changed, pattern
-              - Refactored src/config.rs, src/main.rs.
-              - Asked for: refactor the config loader: extract the env layer into its own function
-              narrative: The agent refactored src/config.rs, src/main.rs. The request was: refactor the config loader: extract the env layer into its own function
-              read: ["src/config.rs"] modified: ["src/config.rs", "src/main.rs"]
-              sources: [1, 2, 3, 4] at: +3s
-        "#]],
+                [refactor] Refactored src/config.rs, src/main.rs
+                  subtitle: src/config.rs: fn env_layer() {}
+                  concepts: what-changed, pattern
+                  - Refactored src/config.rs, src/main.rs.
+                  - src/config.rs now has: fn env_layer() {}
+                  - src/main.rs now has: config::load()
+                  - Asked for: refactor the config loader: extract the env layer into its own function
+                  narrative: The agent refactored src/config.rs, src/main.rs. The request was: refactor the config loader: extract the env layer into its own function
+                  read: ["src/config.rs"] modified: ["src/config.rs", "src/main.rs"]
+                  sources: [1, 2, 3, 4, 5] at: +4s
+            "#]],
             expect![[r#"
-            request: refactor the config loader: extract the env layer into its own function
-            investigated:
-              - src/config.rs
-            learned:
-            completed:
-              - changed src/config.rs
-              - changed src/main.rs
-              - `cargo build` passed
-            next_steps:
-            files_read:
-              - src/config.rs
-            files_modified:
-              - src/config.rs
-              - src/main.rs
-        "#]],
+                request: refactor the config loader: extract the env layer into its own function
+                investigated:
+                  - src/config.rs
+                learned:
+                completed:
+                  - changed src/config.rs: `fn env_layer() {}`
+                  - changed src/main.rs: `config::load()`
+                  - `cargo build` passed
+                next_steps:
+                files_read:
+                  - src/config.rs
+                files_modified:
+                  - src/config.rs
+                  - src/main.rs
+            "#]],
         );
     }
 
@@ -1457,35 +1962,38 @@ mod tests {
             &decision_session(),
             &code_mode("zh-CN", &[]),
             expect![[r#"
-            [decision] 决定：从现在起统一用 jiff 处理时间
-              subtitle: 原因：chrono 的时区 API 太容易用错
-              concepts: why-it-exists, trade-off
-              - 决定：从现在起统一用 jiff 处理时间。
-              - 原因：chrono 的时区 API 太容易用错。
-              narrative: 用户明确了一个决定：从现在起统一用 jiff 处理时间。理由：chrono 的时区 API 太容易用错。之后的工作应遵循它，不要重新讨论。
-              read: [] modified: []
-              sources: [2] at: +1s
-            [change] 修改 src/time.rs
-              subtitle: 从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错
-              concepts: what-changed, how-it-works
-              - 修改了 src/time.rs。
-              - 需求：从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错
-              narrative: 修改了 src/time.rs。需求是：从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错
-              read: [] modified: ["src/time.rs"]
-              sources: [2, 3] at: +2s
-        "#]],
+                [decision] 决定：从现在起统一用 jiff 处理时间
+                  subtitle: 原因：chrono 的时区 API 太容易用错
+                  concepts: why-it-exists, trade-off
+                  - 决定：从现在起统一用 jiff 处理时间。
+                  - 原因：chrono 的时区 API 太容易用错。
+                  narrative: 用户明确了一个决定：从现在起统一用 jiff 处理时间。理由：chrono 的时区 API 太容易用错。之后的工作应遵循它，不要重新讨论。
+                  read: [] modified: []
+                  sources: [2] at: +1s
+                [change] 已改用 jiff
+                  subtitle: src/time.rs: use jiff::Timestamp;
+                  concepts: what-changed, how-it-works
+                  - 已改用 jiff.
+                  - 修改 src/time.rs.
+                  - src/time.rs 现在是：use jiff::Timestamp;
+                  - 需求：从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错
+                  narrative: 已改用 jiff. 修改了 src/time.rs。需求是：从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错
+                  read: [] modified: ["src/time.rs"]
+                  sources: [2, 3, 4] at: +3s
+            "#]],
             expect![[r#"
-            request: 从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错
-            investigated:
-            learned:
-              - 决定：从现在起统一用 jiff 处理时间。
-            completed:
-              - 修改 src/time.rs
-            next_steps:
-            files_read:
-            files_modified:
-              - src/time.rs
-        "#]],
+                request: 从现在起统一用 jiff 处理时间，因为 chrono 的时区 API 太容易用错
+                investigated:
+                learned:
+                  - 已改用 jiff.
+                  - 决定：从现在起统一用 jiff 处理时间。
+                completed:
+                  - 修改 src/time.rs: `use jiff::Timestamp;`
+                next_steps:
+                files_read:
+                files_modified:
+                  - src/time.rs
+            "#]],
         );
     }
 
@@ -1495,15 +2003,15 @@ mod tests {
             &study_session(),
             &code_mode("en", &[]),
             expect![[r#"
-                [discovery] Studied src/store.rs
-                  subtitle: how does the store open its database?
-                  concepts: how-it-works, why-it-exists
-                  - src/store.rs defines Store, open, migrate.
-                  - src/store.rs was read 3 times without being changed.
+                [discovery] `cargo test store::` fails: thread 'store::tests::opens' panicked at src/store.rs:9:5: database…
+                  subtitle: Not fixed yet: `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked
+                  concepts: problem-solution
+                  - `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked; not fixed in that session.
+                  - src/store.rs, README.md define Store, open, migrate.
                   - Asked: how does the store open its database?
-                  narrative: The agent read src/store.rs to understand it and changed nothing. Knowing what it holds saves reading it again.
-                  read: ["src/store.rs"] modified: []
-                  sources: [1, 2, 4, 5] at: +4s
+                  narrative: `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked; not fixed in that session.
+                  read: ["src/store.rs", "README.md"] modified: []
+                  sources: [1, 2, 4, 5, 6, 7, 9] at: +8s
             "#]],
             expect![[r#"
                 request: how does the store open its database?
@@ -1512,10 +2020,9 @@ mod tests {
                   - search: busy_timeout
                   - README.md
                 learned:
-                  - src/store.rs defines Store, open, migrate.
+                  - `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked; not fixed in that session.
                 completed:
                 next_steps:
-                  - next time, add a --readonly flag to open
                   - `cargo test store::` still fails: thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked
                 files_read:
                   - src/store.rs

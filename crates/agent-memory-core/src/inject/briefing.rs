@@ -3,11 +3,18 @@
 //! Here are a project's long-term memories, its last session summary, its recent observations
 //! and its token figures, give me Markdown within a budget. In order: the header, memory sections
 //! (L3 preferences; the project's facts, decisions, conventions and solved problems), the last
-//! session's request and next steps, a timeline of recent observations from every agent grouped
-//! by day and then by file, one line of token economics, and the closing rule that the current
-//! conversation wins. When the budget is tight the timeline gives way first, then the economics
-//! line, the last session and the memories; the header and closing line are the frame, and a
-//! budget too small for the frame gets nothing.
+//! session (what was done and learned, next steps when there are any, then the request), a
+//! timeline of recent observations from every agent grouped by day and then by file, each one
+//! line with what was learned and its lesson, one line of token economics, and the closing rule
+//! that the current conversation wins. When the budget is tight the timeline gives way first
+//! (its newest observation last of all), then the economics line, the last session and the
+//! memories; within a block, a line that does not fit is left out whole. The header and
+//! closing line are the frame, and a budget too small for the frame gets nothing.
+//!
+//! The economics line says what the briefing stands for in a person's words and figures (`~1,500
+//! tokens here stand for ~42,000 tokens of earlier work (120 observations).`), and only when the
+//! work is at least twice the briefing's own size; it never states a percentage or a saving
+//! that is not one.
 //!
 //! Must not: read the store (callers gather [`Briefing`]), or exceed the budget by one token as
 //! [`crate::tokens::estimate`] counts the final wrapped text.
@@ -16,6 +23,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use crate::capture::fence::{SENTINEL_CLOSE, SENTINEL_OPEN};
+use crate::promote::similar;
 use crate::store::distilled::Summary;
 use crate::store::recall::{BriefingItem, Economics};
 use crate::text::{clip, one_line};
@@ -231,26 +239,65 @@ pub fn markdown(briefing: &Briefing<'_>, options: &ContextOptions) -> Option<Str
     let mut memory_budget = left * MEMORY_SHARE_PERCENT / 100;
     let memories = memory_sections(briefing.memories, zh, &mut memory_budget);
     left -= left * MEMORY_SHARE_PERCENT / 100 - memory_budget;
+    // The newest observation keeps its place whatever the last session would take: it is
+    // most often that session's own lesson, and the one the timeline gives way last.
+    let newest = Timeline::newest_cost(briefing.timeline, options).filter(|c| *c <= left);
+    left -= newest.unwrap_or(0);
     let last = briefing.last.and_then(|summary| last_session(summary, options, &mut left));
-    let economics = economics_line(&briefing.economics, zh);
-    let economics = (briefing.economics.observations > 0 && cost(&economics) <= left).then(|| {
-        left -= cost(&economics);
-        economics
-    });
-    let mut timeline = Timeline::fit(briefing.timeline, options, left);
+    // Room for the economics line at its longest (the whole budget as the briefing's size),
+    // kept only when the work behind the briefing could be worth saying against the smallest
+    // briefing this can still be.
+    let smallest = options.budget_tokens - left;
+    let reserved = economics_line(&briefing.economics, smallest, zh)
+        .map(|_| cost(&economics_text(&briefing.economics, options.budget_tokens, zh)))
+        .filter(|reserve| *reserve <= left);
+    left += newest.unwrap_or(0);
+    let mut timeline = Timeline::fit(briefing.timeline, options, left - reserved.unwrap_or(0));
 
-    let assemble = |timeline: &Timeline| -> String {
+    let assemble = |timeline: &Timeline, economics: Option<&str>| -> String {
         let mut blocks: Vec<String> = vec![header.to_owned()];
         blocks.extend(memories.iter().cloned());
         blocks.extend(last.iter().cloned());
         if let Some(text) = timeline.render(options) {
             blocks.push(text);
         }
-        blocks.extend(economics.iter().cloned());
+        blocks.extend(economics.map(str::to_owned));
         blocks.push(closing.to_owned());
         blocks.join("\n\n")
     };
-    let mut text = assemble(&timeline);
+    // The economics line names the size of the briefing it is part of, so its figure is
+    // settled in a few rounds (each round's line may be a digit longer than the last). `None`
+    // when the work behind the briefing is not worth saying against it, or no figure settles.
+    let with_economics = |timeline: &Timeline| -> Option<String> {
+        let mut size = estimate(&super::wrap(&assemble(timeline, None)));
+        for _ in 0..4 {
+            let whole = assemble(timeline, Some(&economics_line(&briefing.economics, size, zh)?));
+            let settled = estimate(&super::wrap(&whole));
+            if round_figure(settled) == round_figure(size) {
+                return Some(whole);
+            }
+            size = settled;
+        }
+        None
+    };
+    let render = |timeline: &Timeline, economics: bool| -> String {
+        economics
+            .then(|| with_economics(timeline))
+            .flatten()
+            .unwrap_or_else(|| assemble(timeline, None))
+    };
+    let mut economics = reserved.is_some();
+    let mut text = match economics.then(|| with_economics(&timeline)).flatten() {
+        Some(text) => text,
+        None => {
+            if economics {
+                // The line is not said after all: its room goes to the timeline.
+                economics = false;
+                timeline = Timeline::fit(briefing.timeline, options, left);
+            }
+            assemble(&timeline, None)
+        }
+    };
     // The sums above bound the estimate; these loops only guard that promise, and the byte cap
     // for budgets set very high.
     while !timeline.items.is_empty()
@@ -258,7 +305,7 @@ pub fn markdown(briefing: &Briefing<'_>, options: &ContextOptions) -> Option<Str
             || super::wrap(&text).len() > CONTEXT_MAX_BYTES)
     {
         timeline.items.pop();
-        text = assemble(&timeline);
+        text = render(&timeline, economics);
     }
     let wrapped = super::wrap(&text);
     (estimate(&wrapped) <= options.budget_tokens && wrapped.len() <= CONTEXT_MAX_BYTES)
@@ -294,8 +341,14 @@ fn memory_sections(memories: &[BriefingMemory], zh: bool, left: &mut usize) -> V
     sections
 }
 
-/// The last session's block: who, when, what was asked and what is left to do; lines that do not
-/// fit are left out, and the block with them when not even its first line fits.
+/// The most lines each list of the last session shows (done, learned, next steps).
+const LAST_SESSION_LINES: usize = 3;
+
+/// The last session's block: who and when, then what was done, what was learned, what is left
+/// to do (when anything is) and, last, what was asked, one line each and clipped. Room is
+/// given in the order of worth: what was learned, what was done, next steps, the request; the
+/// first line that does not fit is left out whole with all worth less, and the block when
+/// none fits. A line that only repeats one shown before it is left out too.
 fn last_session(summary: &Summary, options: &ContextOptions, left: &mut usize) -> Option<String> {
     let zh = options.zh();
     let title = format!(
@@ -304,62 +357,142 @@ fn last_session(summary: &Summary, options: &ContextOptions, left: &mut usize) -
         summary.agent,
         options.stamp(summary.at_ms)
     );
-    let mut lines: Vec<String> = Vec::new();
-    if !summary.draft.request.trim().is_empty() {
-        let asked = clip(&one_line(&summary.draft.request), 200);
-        lines.push(if zh { format!("请求：{asked}") } else { format!("Asked: {asked}") });
-    }
-    let steps: Vec<&String> =
-        summary.draft.next_steps.iter().filter(|s| !s.trim().is_empty()).take(5).collect();
-    if !steps.is_empty() {
-        lines.push((if zh { "下一步：" } else { "Next steps:" }).to_owned());
-        lines.extend(steps.iter().map(|step| format!("- {}", clip(&one_line(step), 200))));
+    let draft = &summary.draft;
+    let mut said: Vec<String> = Vec::new();
+    let mut list = |items: &[String]| -> Vec<String> {
+        let mut lines = Vec::new();
+        for item in items.iter().map(|i| one_line(i)).filter(|i| !i.is_empty()) {
+            if lines.len() == LAST_SESSION_LINES {
+                break;
+            }
+            if !said.iter().any(|s| repeats(&item, s)) {
+                lines.push(format!("- {}", clip_words(&item, 160)));
+                said.push(item);
+            }
+        }
+        lines
+    };
+    // (heading, its lines), in the order they show.
+    let mut parts: [(&str, Vec<String>); 4] = [
+        (if zh { "已完成：" } else { "Done:" }, list(&draft.completed)),
+        (if zh { "学到的：" } else { "Learned:" }, list(&draft.learned)),
+        (if zh { "下一步：" } else { "Next steps:" }, list(&draft.next_steps)),
+        ("", Vec::new()),
+    ];
+    let request = one_line(&draft.request);
+    if !request.is_empty() && !said.iter().any(|s| repeats(&request, s)) {
+        let asked = clip_words(&request, 160);
+        parts[3].1.push(if zh { format!("请求：{asked}") } else { format!("Asked: {asked}") });
     }
     let mut spent = estimate(&title) + 1;
-    let mut kept = Vec::new();
-    for line in lines {
-        let line_cost = estimate(&line) + 1;
-        if spent + line_cost > *left {
-            break;
+    let mut kept: [Vec<String>; 4] = Default::default();
+    // The first line that does not fit ends the block: what is worth less never takes the
+    // place of what is worth more.
+    'fit: for part in [1, 0, 2, 3] {
+        let (heading, lines) = &parts[part];
+        for line in lines {
+            let mut line_cost = estimate(line) + 1;
+            if kept[part].is_empty() && !heading.is_empty() {
+                line_cost += estimate(heading) + 1;
+            }
+            if spent + line_cost > *left {
+                break 'fit;
+            }
+            spent += line_cost;
+            kept[part].push(line.clone());
         }
-        spent += line_cost;
-        kept.push(line);
     }
-    // A heading for next steps with none of them under it says nothing.
-    if kept.last().is_some_and(|l| l == "Next steps:" || l == "下一步：") {
-        let dropped = kept.pop().unwrap_or_default();
-        spent -= estimate(&dropped) + 1;
-    }
-    if kept.is_empty() {
+    if kept.iter().all(Vec::is_empty) {
         return None;
     }
     *left -= spent;
-    Some(format!("{title}\n{}", kept.join("\n")))
+    let mut out = vec![title];
+    for ((heading, _), lines) in parts.iter().zip(kept) {
+        if !lines.is_empty() && !heading.is_empty() {
+            out.push((*heading).to_owned());
+        }
+        out.extend(lines);
+    }
+    Some(out.join("\n"))
 }
 
-fn economics_line(economics: &Economics, zh: bool) -> String {
-    let (n, read, work, saved) = (
-        economics.observations,
-        economics.read_tokens,
-        economics.work_tokens,
-        economics.saved_percent(),
-    );
+/// Whether `line` says nothing `before` does not: every term of it is one of `before`'s.
+fn repeats(line: &str, before: &str) -> bool {
+    let terms = similar::terms(line);
+    !terms.is_empty() && terms.is_subset(&similar::terms(before))
+}
+
+/// A briefing's economics line is said only when the work behind it is at least this many
+/// times the briefing's own size: less is no saving worth a line, given how rough a token
+/// estimate is.
+const WORTH_SAYING: usize = 2;
+
+/// What the briefing stands for, for a person: `~1,500 tokens here stand for ~42,000 tokens
+/// of earlier work (120 observations).` for a briefing of `size` tokens; `None` when there is
+/// no work behind it, or too little to be worth saying against its size.
+fn economics_line(economics: &Economics, size: usize, zh: bool) -> Option<String> {
+    let work = usize::try_from(economics.work_tokens).unwrap_or(0);
+    (economics.observations > 0 && work > 0 && work >= size.saturating_mul(WORTH_SAYING))
+        .then(|| economics_text(economics, size, zh))
+}
+
+/// The economics line's words, whatever its figures.
+fn economics_text(economics: &Economics, size: usize, zh: bool) -> String {
+    let here = thousands(round_figure(size));
+    let work = thousands(round_figure(usize::try_from(economics.work_tokens).unwrap_or(0)));
+    let n = thousands(usize::try_from(economics.observations).unwrap_or(0));
     if zh {
-        format!(
-            "共 {n} 条观察：阅读约 {read} tokens，其背后的工作约 {work} tokens（节省 {saved}%）。"
-        )
+        format!("这里约 {here} tokens，代表以往约 {work} tokens 的工作（{n} 条观察）。")
     } else {
-        let noun = if n == 1 { "observation" } else { "observations" };
-        format!(
-            "{n} {noun} in all: ~{read} tokens to read, ~{work} tokens of work behind them ({saved}% saved)."
-        )
+        let noun = if economics.observations == 1 { "observation" } else { "observations" };
+        format!("~{here} tokens here stand for ~{work} tokens of earlier work ({n} {noun}).")
     }
+}
+
+/// A figure as a person reads an estimate: two significant digits from 100 on (`4,237` is
+/// `4,200`), exact below.
+fn round_figure(n: usize) -> usize {
+    if n < 100 {
+        return n;
+    }
+    let step = 10usize.pow(n.ilog10() - 1);
+    (n + step / 2) / step * step
+}
+
+/// `4200` as `4,200`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `text` in at most `max` characters, cut at a word's end when one is near (else mid-word,
+/// as in Chinese, which has no spaces), with `…` for what was cut.
+fn clip_words(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    let cut = match kept.rfind(char::is_whitespace) {
+        // A word's end in the last third of what is kept.
+        Some(at) if kept[..at].chars().count() * 3 >= max * 2 => &kept[..at],
+        _ => kept.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches(|c: char| c.is_whitespace() || ",;:—-→".contains(c)))
 }
 
 /// The timeline items that fit, newest first, with their day and file.
 #[derive(Debug)]
 struct Timeline<'a> {
     items: Vec<Placed<'a>>,
+    /// Tokens the items take with their title and headings, as [`Timeline::fit`] counts them.
+    spent: usize,
 }
 
 /// One timeline item with the group it shows under.
@@ -373,19 +506,32 @@ struct Placed<'a> {
 impl<'a> Timeline<'a> {
     fn title(zh: bool) -> &'static str {
         if zh {
-            "## 时间线，按天和文件分组，最新在前（编号、时间、助手、类型、标题、阅读所需 tokens）"
+            "## 时间线，按天和文件分组，最新在前（编号、时间、助手、类型、标题 — 教训、阅读所需 tokens）"
         } else {
-            "## Timeline by day and file, newest first (id, time, agent, type, title, ~tokens to read)"
+            "## Timeline by day and file, newest first (id, time, agent, type, title — lesson, ~tokens to read)"
         }
     }
 
+    /// What the newest item costs with the title and headings it brings; `None` without items.
+    fn newest_cost(items: &'a [BriefingItem], options: &ContextOptions) -> Option<usize> {
+        let newest = Timeline::fit(items.get(..1)?, options, usize::MAX);
+        (!newest.items.is_empty()).then_some(newest.spent)
+    }
+
     /// Takes the newest items while their lines, and the day and file headings they bring, fit
-    /// in `left` tokens.
+    /// in `left` tokens. An item that says what a newer one of its file already said (the same
+    /// title and subtitle) is left out: its line would add an id and nothing else.
     fn fit(items: &'a [BriefingItem], options: &ContextOptions, left: usize) -> Timeline<'a> {
         let zh = options.zh();
         let mut kept: Vec<Placed<'a>> = Vec::new();
         let mut spent = estimate(Timeline::title(zh)) + 1;
+        let says = |item: &BriefingItem| {
+            (item.file.clone(), one_line(&item.item.title).to_lowercase(), one_line(&item.subtitle))
+        };
         for item in items {
+            if kept.iter().any(|k| says(k.item) == says(item)) {
+                continue;
+            }
             let stamp = options.stamp(item.item.at_ms);
             let (day, time) = stamp.split_once(' ').unwrap_or((stamp.as_str(), ""));
             let placed = Placed { item, day: day.to_owned(), time: time.to_owned() };
@@ -402,7 +548,7 @@ impl<'a> Timeline<'a> {
             spent += cost;
             kept.push(placed);
         }
-        Timeline { items: kept }
+        Timeline { items: kept, spent }
     }
 
     /// Days newest first; in each day, files in the order of their newest item; in each file,
@@ -450,18 +596,30 @@ fn file_heading(file: Option<&str>, zh: bool) -> String {
     }
 }
 
+/// An observation's line: its id, time, agent and type, what was learned (the title) and the
+/// lesson (the subtitle) when it says more than the title, and what reading it in full costs.
 fn line(placed: &Placed<'_>, options: &ContextOptions) -> String {
     let item = &placed.item.item;
     let icon =
         options.icons.iter().find(|(k, _)| *k == item.kind).map_or("•", |(_, e)| e.as_str());
-    format!(
-        "- o{} {} {} {icon} {} (~{})",
-        item.id,
-        placed.time,
-        item.agent,
-        clip(&one_line(&item.title), 120),
-        item.tokens
-    )
+    let title = clip_words(&one_line(&item.title), 100);
+    let said = match lesson(placed.item) {
+        Some(lesson) => format!("{title} — {}", clip_words(&lesson, 140)),
+        None => title,
+    };
+    format!("- o{} {} {} {icon} {said} (~{})", item.id, placed.time, item.agent, item.tokens)
+}
+
+/// An observation's subtitle when it says something its title and file do not: at least two
+/// new terms, and at least a third of its terms new. A subtitle that rewords the title is no
+/// lesson.
+fn lesson(item: &BriefingItem) -> Option<String> {
+    let subtitle = one_line(&item.subtitle);
+    let terms = similar::terms(&subtitle);
+    let mut known = similar::terms(&item.item.title);
+    known.extend(similar::terms(item.file.as_deref().unwrap_or_default()));
+    let new = terms.difference(&known).count();
+    (new >= 2 && new * 3 >= terms.len()).then_some(subtitle)
 }
 
 #[cfg(test)]
@@ -489,6 +647,7 @@ pub(crate) mod tests {
                 work_tokens: 900,
             },
             file: file.map(str::to_owned),
+            subtitle: String::new(),
         }
     }
 
@@ -502,8 +661,13 @@ pub(crate) mod tests {
             draft: SummaryDraft {
                 request: "the parser test fails, please fix it".into(),
                 investigated: vec![],
-                learned: vec![],
-                completed: vec![],
+                learned: vec![
+                    "`depth` was read in parse_list before it was declared, hence E0425".into(),
+                ],
+                completed: vec![
+                    "declared `depth` before the loop in src/parser.rs".into(),
+                    "cargo test -p parser passes (12 tests)".into(),
+                ],
                 next_steps: vec!["add a regression test for nested lists".into()],
                 files_read: vec![],
                 files_modified: vec![],
@@ -514,18 +678,36 @@ pub(crate) mod tests {
             work_tokens: 3000,
             distiller: "offline".into(),
         };
+        let lesson = |mut item: BriefingItem, subtitle: &str| {
+            item.subtitle = subtitle.into();
+            item
+        };
         let timeline = vec![
-            item(
-                5,
-                0,
-                "codex",
-                "Fixed `cargo test` failure in src/parser.rs",
-                Some("src/parser.rs"),
+            lesson(
+                item(
+                    5,
+                    0,
+                    "codex",
+                    "parse_list read `depth` before declaring it",
+                    Some("src/parser.rs"),
+                ),
+                "depth was undeclared, so `cargo test` failed with E0425 → declared before the loop in src/parser.rs",
             ),
-            item(4, 1, "gemini", "Decision: use jiff for every timestamp", None),
-            item(3, 2, "claude-code", "Studied src/parser.rs", Some("src/parser.rs")),
+            lesson(
+                item(4, 1, "gemini", "Decision: use jiff for every timestamp", None),
+                "chrono's time zone API is easy to misuse",
+            ),
+            // A subtitle that only rewords the title adds nothing to its line.
+            lesson(
+                item(3, 2, "claude-code", "Studied src/parser.rs", Some("src/parser.rs")),
+                "studied parser.rs",
+            ),
             item(2, 3, "claude-code", "Changed src/lexer.rs", Some("src/lexer.rs")),
-            item(1, 26, "codex", "Added src/export.rs with tests", Some("src/export.rs")),
+            lesson(
+                item(1, 26, "codex", "Added src/export.rs with tests", Some("src/export.rs")),
+                "export writes JSONL, one event per line; the tests cover an empty store and a \
+                 store of ten thousand events, which is where the streaming writer earns its keep",
+            ),
         ];
         let economics = Economics { observations: 12, read_tokens: 480, work_tokens: 9600 };
         (summary, timeline, economics)
@@ -549,24 +731,29 @@ pub(crate) mod tests {
             # Memory from earlier sessions in this project (agent-memory)
 
             ## Last session — codex, 2026-12-02 14:33
-            Asked: the parser test fails, please fix it
+            Done:
+            - declared `depth` before the loop in src/parser.rs
+            - cargo test -p parser passes (12 tests)
+            Learned:
+            - `depth` was read in parse_list before it was declared, hence E0425
             Next steps:
             - add a regression test for nested lists
+            Asked: the parser test fails, please fix it
 
-            ## Timeline by day and file, newest first (id, time, agent, type, title, ~tokens to read)
+            ## Timeline by day and file, newest first (id, time, agent, type, title — lesson, ~tokens to read)
             ### 2026-12-02
             #### src/parser.rs
-            - o5 14:33 codex 🔴 Fixed `cargo test` failure in src/parser.rs (~40)
+            - o5 14:33 codex 🔴 parse_list read `depth` before declaring it — depth was undeclared, so `cargo test` failed with E0425 → declared before the loop in src/parser.rs (~40)
             - o3 12:33 claude-code 🔴 Studied src/parser.rs (~40)
             #### (no file)
-            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp (~40)
+            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp — chrono's time zone API is easy to misuse (~40)
             #### src/lexer.rs
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            12 observations in all: ~480 tokens to read, ~9600 tokens of work behind them (95% saved).
+            ~370 tokens here stand for ~9,600 tokens of earlier work (12 observations).
 
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
@@ -574,24 +761,29 @@ pub(crate) mod tests {
             # 本项目以往会话的记忆（agent-memory）
 
             ## 上一次会话 — codex, 2026-12-02 14:33
-            请求：the parser test fails, please fix it
+            已完成：
+            - declared `depth` before the loop in src/parser.rs
+            - cargo test -p parser passes (12 tests)
+            学到的：
+            - `depth` was read in parse_list before it was declared, hence E0425
             下一步：
             - add a regression test for nested lists
+            请求：the parser test fails, please fix it
 
-            ## 时间线，按天和文件分组，最新在前（编号、时间、助手、类型、标题、阅读所需 tokens）
+            ## 时间线，按天和文件分组，最新在前（编号、时间、助手、类型、标题 — 教训、阅读所需 tokens）
             ### 2026-12-02
             #### src/parser.rs
-            - o5 14:33 codex 🔴 Fixed `cargo test` failure in src/parser.rs (~40)
+            - o5 14:33 codex 🔴 parse_list read `depth` before declaring it — depth was undeclared, so `cargo test` failed with E0425 → declared before the loop in src/parser.rs (~40)
             - o3 12:33 claude-code 🔴 Studied src/parser.rs (~40)
             #### （无文件）
-            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp (~40)
+            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp — chrono's time zone API is easy to misuse (~40)
             #### src/lexer.rs
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            共 12 条观察：阅读约 480 tokens，其背后的工作约 9600 tokens（节省 95%）。
+            这里约 420 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
 
             以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。"#]]
         .assert_eq(&markdown(&briefing, &options(1500, "zh-CN")).expect("briefing"));
@@ -600,7 +792,7 @@ pub(crate) mod tests {
     #[test]
     fn every_budget_is_kept_exactly_and_the_newest_items_stay() {
         let (summary, _, economics) = fixture();
-        let many: Vec<BriefingItem> = (0..60)
+        let plain: Vec<BriefingItem> = (0..60)
             .map(|i| {
                 let file = format!("src/module_{}.rs", i % 7);
                 item(
@@ -612,36 +804,218 @@ pub(crate) mod tests {
                 )
             })
             .collect();
-        let briefing = Briefing { memories: &[], last: Some(&summary), timeline: &many, economics };
-        let mut fitted = 0;
-        for budget in (0..2000).step_by(7).chain([100_000]) {
-            for language in ["en", "zh-CN"] {
-                let Some(text) = session_start_context(&briefing, &options(budget, language))
-                else {
-                    continue;
-                };
-                fitted += 1;
-                assert!(
-                    estimate(&text) <= budget,
-                    "budget {budget} {language}: {}",
-                    estimate(&text)
-                );
-                assert!(text.len() <= CONTEXT_MAX_BYTES, "byte cap at {budget}: {}", text.len());
-                assert!(text.starts_with(SENTINEL_OPEN) && text.ends_with(SENTINEL_CLOSE));
-                assert!(text.contains("`agent-memory show <id>`"), "the closing line stays");
-                assert_eq!(strip_injected(&text), "", "all of it is stripped when echoed back");
-                // Whatever was cut, the newest observation is the first to stay.
-                if text.contains("- o") {
-                    assert!(text.contains("- o100 "), "{text}");
+        // Every other item with a lesson, some long enough to be clipped, some in Chinese.
+        let lessons: Vec<BriefingItem> = plain
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, mut item)| {
+                if i % 2 == 0 {
+                    let note = ["长一点的中文说明，关于原因和修复。", "a longer note "][i % 4 / 2];
+                    item.subtitle = format!(
+                        "cause {i}: a value read before it was set → set first; {}",
+                        note.repeat(6)
+                    );
+                }
+                item
+            })
+            .collect();
+        let (mut fitted, mut stated) = (0, 0);
+        for timeline in [&plain, &lessons] {
+            let briefing = Briefing { memories: &[], last: Some(&summary), timeline, economics };
+            for budget in (0..2000).step_by(7).chain([100_000]) {
+                for language in ["en", "zh-CN"] {
+                    let Some(text) = session_start_context(&briefing, &options(budget, language))
+                    else {
+                        continue;
+                    };
+                    fitted += 1;
+                    let size = estimate(&text);
+                    assert!(size <= budget, "budget {budget} {language}: {size}");
+                    assert!(
+                        text.len() <= CONTEXT_MAX_BYTES,
+                        "byte cap at {budget}: {}",
+                        text.len()
+                    );
+                    assert!(text.starts_with(SENTINEL_OPEN) && text.ends_with(SENTINEL_CLOSE));
+                    assert!(text.contains("`agent-memory show <id>`"), "the closing line stays");
+                    assert_eq!(strip_injected(&text), "", "all of it is stripped when echoed back");
+                    // Whatever was cut, the items that stay are the newest.
+                    let mut ids: Vec<i64> = text
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("- o")?.split(' ').next()?.parse().ok())
+                        .collect();
+                    ids.sort_unstable_by(|a, b| b.cmp(a));
+                    assert!(ids.iter().zip(100..).all(|(id, n)| *id == 200 - n), "{ids:?}");
+                    // The economics line names the briefing's own size, and only when the work
+                    // behind it is at least twice that.
+                    if let Some(figure) = economics_figure(&text) {
+                        stated += 1;
+                        assert_eq!(figure, round_figure(size), "{budget} {language}: {text}");
+                        assert!(9600 >= 2 * size, "{budget} {language}");
+                    }
                 }
             }
         }
-        assert!(fitted > 400, "most budgets fit the frame ({fitted})");
-        assert!(session_start_context(&briefing, &options(40, "en")).is_none());
-        let big = session_start_context(&briefing, &options(100_000, "en")).expect("big");
+        assert!(fitted > 800, "most budgets fit the frame ({fitted})");
+        assert!(stated > 400, "the economics line is said where it is worth it ({stated})");
+        let briefing =
+            |timeline| Briefing { memories: &[], last: Some(&summary), timeline, economics };
+        assert!(session_start_context(&briefing(&plain), &options(40, "en")).is_none());
+        let big = session_start_context(&briefing(&plain), &options(100_000, "en")).expect("big");
         assert!(big.contains("- o41 "), "a high budget takes every item: {big}");
         let empty = Briefing { memories: &[], last: None, timeline: &[], economics };
         assert!(session_start_context(&empty, &options(1500, "en")).is_none());
+    }
+
+    #[test]
+    fn the_economics_line_is_said_only_when_the_work_is_worth_it() {
+        let figures =
+            |observations, work_tokens| Economics { observations, read_tokens: 0, work_tokens };
+        let cases = [
+            (figures(12, 9600), 370, false),
+            (figures(120, 4237), 156, false),
+            (figures(1, 1_234_567), 1499, false),
+            (figures(12, 9600), 370, true),
+            // Twice the briefing's size is the least worth a line.
+            (figures(3, 800), 400, false),
+            (figures(3, 799), 400, false),
+            // Less work than reading costs, none, or nothing observed: nothing to say.
+            (figures(2, 65), 156, false),
+            (figures(12, 0), 156, false),
+            (figures(12, -40), 156, false),
+            (figures(0, 9600), 156, false),
+        ];
+        let said: Vec<String> = cases
+            .iter()
+            .map(|(economics, size, zh)| {
+                economics_line(economics, *size, *zh).unwrap_or_else(|| "-".to_owned())
+            })
+            .collect();
+        expect![[r#"
+            ~370 tokens here stand for ~9,600 tokens of earlier work (12 observations).
+            ~160 tokens here stand for ~4,200 tokens of earlier work (120 observations).
+            ~1,500 tokens here stand for ~1,200,000 tokens of earlier work (1 observation).
+            这里约 370 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
+            ~400 tokens here stand for ~800 tokens of earlier work (3 observations).
+            -
+            -
+            -
+            -
+            -"#]]
+        .assert_eq(&said.join("\n"));
+        let rounded: Vec<usize> =
+            [0, 99, 100, 156, 4237, 9960, 1_234_567].into_iter().map(round_figure).collect();
+        assert_eq!(rounded, [0, 99, 100, 160, 4200, 10_000, 1_200_000]);
+        assert_eq!([0, 999, 1000, 1_234_567].map(thousands), ["0", "999", "1,000", "1,234,567"]);
+
+        // A briefing bigger than the work behind it says nothing about saving.
+        let (summary, timeline, _) = fixture();
+        for economics in [figures(5, 65), figures(5, 0), figures(0, 0)] {
+            let briefing =
+                Briefing { memories: &[], last: Some(&summary), timeline: &timeline, economics };
+            for language in ["en", "zh-CN"] {
+                let text = markdown(&briefing, &options(1500, language)).expect("briefing");
+                assert!(economics_figure(&text).is_none(), "{text}");
+                assert!(!text.contains('%') && !text.contains("saved") && !text.contains("节省"));
+                assert!(text.contains("- o1 "), "its room goes to the timeline: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_last_session_gives_way_from_the_request_up() {
+        let (summary, _, _) = fixture();
+        let heads = ["Learned:", "Done:", "Next steps:", "Asked:"];
+        let mut seen = Vec::new();
+        for budget in 0..200 {
+            let mut left = budget;
+            let Some(block) = last_session(&summary, &options(1500, "en"), &mut left) else {
+                continue;
+            };
+            assert!(estimate(&block) < budget - left + 1, "{budget}: {block}");
+            let shown: Vec<bool> = heads.iter().map(|h| block.contains(h)).collect();
+            // What was learned goes last, the request first.
+            assert!(shown.windows(2).all(|w| w[0] || !w[1]), "{budget}: {block}");
+            if !seen.contains(&shown) {
+                seen.push(shown);
+            }
+        }
+        assert_eq!(seen.len(), 4, "every stage: {seen:?}");
+
+        let mut bare = summary.clone();
+        bare.draft.next_steps.clear();
+        bare.draft.learned = vec!["declared `depth` before the loop in src/parser.rs.".into()];
+        let mut left = 1000;
+        expect![[r#"
+            ## Last session — codex, 2026-12-02 14:33
+            Done:
+            - declared `depth` before the loop in src/parser.rs
+            - cargo test -p parser passes (12 tests)
+            Asked: the parser test fails, please fix it"#]]
+        .assert_eq(&last_session(&bare, &options(1500, "en"), &mut left).expect("block"));
+    }
+
+    #[test]
+    fn a_lesson_shows_when_it_says_more_than_the_title() {
+        let lesson_of = |title: &str, subtitle: &str, file: Option<&str>| {
+            let mut item = item(1, 0, "codex", title, file);
+            item.subtitle = subtitle.into();
+            lesson(&item)
+        };
+        let title = "apply_discount treated percent as a fraction";
+        let said = "percent was a fraction, so 10 meant 1000% → divides by 100 in pricing.py";
+        assert_eq!(lesson_of(title, said, Some("pricing.py")).as_deref(), Some(said));
+        assert_eq!(
+            lesson_of(title, "apply_discount treated the percent as a fraction.", None),
+            None
+        );
+        assert_eq!(
+            lesson_of("Studied src/parser.rs", "read parser.rs", Some("src/parser.rs")),
+            None
+        );
+        assert_eq!(lesson_of(title, "", None), None);
+        let zh = lesson_of("解析器读取了未声明的变量", "depth 未声明 → 在循环前声明", None);
+        assert!(zh.is_some());
+
+        // The same lesson twice in a file shows once, under its newest id.
+        let mut twice = vec![
+            item(2, 0, "codex", title, Some("pricing.py")),
+            item(1, 1, "codex", title, Some("pricing.py")),
+        ];
+        for item in &mut twice {
+            item.subtitle = said.into();
+        }
+        let text = markdown(
+            &Briefing {
+                memories: &[],
+                last: None,
+                timeline: &twice,
+                economics: Economics::default(),
+            },
+            &options(1500, "en"),
+        )
+        .expect("briefing");
+        assert!(text.contains("- o2 ") && !text.contains("- o1 "), "{text}");
+    }
+
+    #[test]
+    fn clipping_ends_at_a_word() {
+        assert_eq!(clip_words("short", 10), "short");
+        assert_eq!(
+            clip_words("the tests cover an empty store and more", 20),
+            "the tests cover an…"
+        );
+        assert_eq!(clip_words("a → b → c → d → e → f", 12), "a → b → c…");
+        assert_eq!(clip_words("长一点的中文说明关于原因和修复", 6), "长一点的中…");
+    }
+
+    /// The briefing's size as its economics line states it.
+    fn economics_figure(text: &str) -> Option<usize> {
+        let line =
+            text.lines().find(|l| l.contains(" tokens here ") || l.starts_with("这里约 "))?;
+        let figure = line.trim_start_matches(['~', '这', '里', '约', ' ']).split(' ').next()?;
+        figure.replace(',', "").parse().ok()
     }
 
     #[test]
@@ -791,24 +1165,29 @@ pub(crate) mod tests {
             - `cargo test` failed with E0425 in src/parser.rs; declaring `depth` fixed it.
 
             ## Last session — codex, 2026-12-02 14:33
-            Asked: the parser test fails, please fix it
+            Done:
+            - declared `depth` before the loop in src/parser.rs
+            - cargo test -p parser passes (12 tests)
+            Learned:
+            - `depth` was read in parse_list before it was declared, hence E0425
             Next steps:
             - add a regression test for nested lists
+            Asked: the parser test fails, please fix it
 
-            ## Timeline by day and file, newest first (id, time, agent, type, title, ~tokens to read)
+            ## Timeline by day and file, newest first (id, time, agent, type, title — lesson, ~tokens to read)
             ### 2026-12-02
             #### src/parser.rs
-            - o5 14:33 codex 🔴 Fixed `cargo test` failure in src/parser.rs (~40)
+            - o5 14:33 codex 🔴 parse_list read `depth` before declaring it — depth was undeclared, so `cargo test` failed with E0425 → declared before the loop in src/parser.rs (~40)
             - o3 12:33 claude-code 🔴 Studied src/parser.rs (~40)
             #### (no file)
-            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp (~40)
+            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp — chrono's time zone API is easy to misuse (~40)
             #### src/lexer.rs
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            12 observations in all: ~480 tokens to read, ~9600 tokens of work behind them (95% saved).
+            ~480 tokens here stand for ~9,600 tokens of earlier work (12 observations).
 
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
@@ -831,24 +1210,29 @@ pub(crate) mod tests {
             - `cargo test` failed with E0425 in src/parser.rs; declaring `depth` fixed it.
 
             ## 上一次会话 — codex, 2026-12-02 14:33
-            请求：the parser test fails, please fix it
+            已完成：
+            - declared `depth` before the loop in src/parser.rs
+            - cargo test -p parser passes (12 tests)
+            学到的：
+            - `depth` was read in parse_list before it was declared, hence E0425
             下一步：
             - add a regression test for nested lists
+            请求：the parser test fails, please fix it
 
-            ## 时间线，按天和文件分组，最新在前（编号、时间、助手、类型、标题、阅读所需 tokens）
+            ## 时间线，按天和文件分组，最新在前（编号、时间、助手、类型、标题 — 教训、阅读所需 tokens）
             ### 2026-12-02
             #### src/parser.rs
-            - o5 14:33 codex 🔴 Fixed `cargo test` failure in src/parser.rs (~40)
+            - o5 14:33 codex 🔴 parse_list read `depth` before declaring it — depth was undeclared, so `cargo test` failed with E0425 → declared before the loop in src/parser.rs (~40)
             - o3 12:33 claude-code 🔴 Studied src/parser.rs (~40)
             #### （无文件）
-            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp (~40)
+            - o4 13:33 gemini ⚖️ Decision: use jiff for every timestamp — chrono's time zone API is easy to misuse (~40)
             #### src/lexer.rs
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            共 12 条观察：阅读约 480 tokens，其背后的工作约 9600 tokens（节省 95%）。
+            这里约 520 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
 
             以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。"#]]
         .assert_eq(&markdown(&briefing, &options(1500, "zh-CN")).expect("briefing"));

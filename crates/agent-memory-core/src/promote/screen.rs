@@ -98,7 +98,16 @@ pub fn observation(item: &Unscreened) -> Option<Draft> {
         }
         "security_alert" => (Kind::Problem, statement([first]), 8),
         "security_note" => (Kind::Fact, statement([first]), 5),
-        "bugfix" => (Kind::Problem, statement([first]), if concept("gotcha") { 7 } else { 6 }),
+        "bugfix" => {
+            // What went wrong, then its lesson (the fix), unless the first fact already says it.
+            let lesson =
+                Some(item.subtitle.as_str()).filter(|l| !l.is_empty() && !first.contains(*l));
+            (
+                Kind::Problem,
+                statement(std::iter::once(first).chain(lesson)),
+                if concept("gotcha") { 7 } else { 6 },
+            )
+        }
         _ if concept("gotcha") || concept("problem-solution") => {
             (Kind::Problem, statement([first]), if concept("gotcha") { 6 } else { 5 })
         }

@@ -1,6 +1,7 @@
 //! Maintenance of long-term memory (DESIGN.md §4 promote, "tidy"): here is the store, tell me
-//! which active memories have not been found for a long time, which say the same thing, and
-//! which were superseded; on request, act on it.
+//! which active memories have not been found for a long time, which say the same thing (about
+//! the same files, code and values: [`super::similar::same_subject`]), and which were
+//! superseded; on request, act on it.
 //!
 //! A report first ([`plan`]); [`apply`] then forgets the stale ones (undoable) and folds every
 //! duplicate cluster into its most important member (the others superseded by it, their
@@ -63,7 +64,9 @@ pub fn plan(
                 continue;
             }
             let theirs = similar::terms(&active[j].text);
-            if similar::overlap(&terms, &theirs) >= settings.merge_overlap {
+            if similar::overlap(&terms, &theirs) >= settings.merge_overlap
+                && similar::same_subject(&active[i].text, &active[j].text, false)
+            {
                 taken[j] = true;
                 cluster.push(active[j].clone());
             }
@@ -123,11 +126,15 @@ mod tests {
         let old = add("The release script lives in scripts/release.sh", 4, 0);
         let keep = add("Builds run with cargo build --locked in CI", 8, 100 * DAY);
         let same = add("CI builds run with cargo build --locked", 5, 100 * DAY);
+        // Alike in every word but the file they name: two memories, not a cluster.
+        add("src/deploy.ts is read before every release", 6, 100 * DAY);
+        add("src/api.ts is read before every release", 6, 100 * DAY);
         let settings = Settings::default();
         let tidy = plan(&store, &settings, 60, 100 * DAY).expect("plan");
         assert_eq!(tidy.stale.iter().map(|m| m.id).collect::<Vec<_>>(), [old]);
-        let cluster: Vec<i64> = tidy.duplicates[0].iter().map(|m| m.id).collect();
-        assert_eq!(cluster, [keep, same]);
+        let clusters: Vec<Vec<i64>> =
+            tidy.duplicates.iter().map(|c| c.iter().map(|m| m.id).collect()).collect();
+        assert_eq!(clusters, [[keep, same]]);
         let applied = apply(&mut store, &tidy, 101 * DAY).expect("apply");
         assert_eq!(applied, Applied { forgotten: 1, merged: 1 });
         let merged = memories::get(&store, same).expect("get").expect("same");

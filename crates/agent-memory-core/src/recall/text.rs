@@ -139,11 +139,13 @@ fn observation(out: &mut String, o: &Observation) {
     if !sources.is_empty() {
         let _ = writeln!(out, "from events: {}", sources.join(" "));
     }
-    let _ = writeln!(
-        out,
-        "{} tokens to read, {} tokens of work behind it ({})",
-        o.tokens, o.work_tokens, o.distiller
-    );
+    // Its size, and what it stands for when that is more than itself.
+    let behind = if o.work_tokens > o.tokens {
+        format!(", standing for ~{} tokens of the session's work", o.work_tokens)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "~{} tokens{behind}; distilled by {}", o.tokens, o.distiller);
 }
 
 fn summary(out: &mut String, m: &Summary) {

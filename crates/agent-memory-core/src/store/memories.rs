@@ -500,20 +500,27 @@ pub fn list(store: &Store, filter: &Filter) -> Result<Vec<Memory>> {
 }
 
 /// The memories of one project (or the global ones, `project_id` `None`) in the given
-/// statuses, for promotion to compare a new statement with.
+/// statuses, for promotion to compare a new statement with: each memory's sources are only its
+/// first (a merged memory gathers thousands, and placing a statement reads every memory in
+/// scope).
 pub fn in_scope(
     store: &Store,
     project_id: Option<i64>,
     statuses: &[Status],
 ) -> Result<Vec<Memory>> {
     let statuses: Vec<String> = statuses.iter().map(|s| format!("'{}'", s.as_str())).collect();
+    let columns = COLUMNS.replace("m.sources", "json_array(json_extract(m.sources, '$[0]'))");
     let mut stmt = store.conn().prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM memories m LEFT JOIN projects p ON p.id = m.project_id
+        "SELECT {columns} FROM memories m LEFT JOIN projects p ON p.id = m.project_id
          WHERE m.project_id IS ?1 AND m.status IN ({}) ORDER BY m.id",
         statuses.join(", ")
     ))?;
     let rows = stmt.query_map([project_id], from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut out: Vec<Memory> = rows.collect::<rusqlite::Result<_>>()?;
+    for memory in &mut out {
+        memory.sources.retain(|s| !s.is_empty());
+    }
+    Ok(out)
 }
 
 /// Folds a near-duplicate statement into memory `id`: its sources are added, its importance
@@ -542,18 +549,25 @@ pub fn merge_into(
     if all == memory.sources && importance == memory.importance && text == memory.text {
         return Ok(memory);
     }
-    store.conn().execute(
-        "UPDATE memories SET sources = ?2, importance = ?3, text = ?4, updated_at = ?5
-         WHERE id = ?1",
-        params![
-            id,
-            serde_json::to_string(&all).unwrap_or_else(|_| "[]".into()),
-            importance,
-            text,
-            now_ms
-        ],
-    )?;
-    must_get(store, id)
+    // The text only when it changed: setting it re-indexes the memory's full text.
+    let sources = serde_json::to_string(&all).unwrap_or_else(|_| "[]".into());
+    if text == memory.text {
+        store
+            .conn()
+            .prepare_cached(
+                "UPDATE memories SET sources = ?2, importance = ?3, updated_at = ?4 WHERE id = ?1",
+            )?
+            .execute(params![id, sources, importance, now_ms])?;
+    } else {
+        store
+            .conn()
+            .prepare_cached(
+                "UPDATE memories SET sources = ?2, importance = ?3, text = ?4, updated_at = ?5
+                 WHERE id = ?1",
+            )?
+            .execute(params![id, sources, importance, text, now_ms])?;
+    }
+    Ok(Memory { sources: all, importance, text, updated_at: now_ms, ..memory })
 }
 
 /// The packs mounted with `pack add`: each name with how many of its memories are active and

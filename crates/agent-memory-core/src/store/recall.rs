@@ -24,16 +24,6 @@ pub struct Economics {
     pub work_tokens: i64,
 }
 
-impl Economics {
-    /// The share of the work that reading the observations instead saves, in whole percent.
-    pub fn saved_percent(&self) -> i64 {
-        if self.work_tokens <= 0 {
-            return 0;
-        }
-        100 - (self.read_tokens.max(0) * 100 / self.work_tokens).min(100)
-    }
-}
-
 /// One line of the briefing's timeline, with the file it is filed under.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BriefingItem {
@@ -41,6 +31,8 @@ pub struct BriefingItem {
     pub item: TimelineItem,
     /// The first file the observation changed, else the first it read.
     pub file: Option<String>,
+    /// The observation's one-line lesson (cause → fix), as the distiller wrote it.
+    pub subtitle: String,
 }
 
 /// Which distilled item a row is.
@@ -162,7 +154,8 @@ impl Store {
             "SELECT o.id, o.at, o.agent, o.kind, o.title, o.tokens, o.work_tokens,
                     coalesce(
                         CASE WHEN json_valid(o.files_modified) THEN o.files_modified ->> '$[0]' END,
-                        CASE WHEN json_valid(o.files_read) THEN o.files_read ->> '$[0]' END)
+                        CASE WHEN json_valid(o.files_read) THEN o.files_read ->> '$[0]' END),
+                    o.subtitle
              FROM observations o JOIN projects p ON p.id = o.project_id
              WHERE p.key = ?1 ORDER BY o.at DESC, o.id DESC LIMIT ?2",
         )?;
@@ -178,6 +171,7 @@ impl Store {
                     work_tokens: r.get(6)?,
                 },
                 file: r.get::<_, Option<String>>(7)?.filter(|f| !f.trim().is_empty()),
+                subtitle: r.get(8)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -441,7 +435,6 @@ mod tests {
         ]);
         let economics = store.project_economics("path:/w/app").expect("economics");
         assert_eq!(economics, Economics { observations: 2, read_tokens: 20, work_tokens: 400 });
-        assert_eq!(economics.saved_percent(), 95);
         assert_eq!(store.project_economics("path:/nowhere").expect("none"), Economics::default());
         let items = store.briefing_timeline("path:/w/app", 10).expect("timeline");
         let files: Vec<_> =

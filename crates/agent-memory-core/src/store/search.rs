@@ -125,6 +125,10 @@ pub struct SearchHit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<String>,
     pub title: String,
+    /// What a distilled item teaches in one line, beside its title: an observation's subtitle
+    /// (cause → fix), a summary's first thing learned or done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lesson: Option<String>,
     /// About how many tokens reading the item in full costs (`agent-memory show`): an
     /// observation's or summary's stored size, an event's summary and body estimated.
     pub tokens: i64,
@@ -147,7 +151,7 @@ struct Source {
     kind: &'static str,
     table: &'static str,
     fts: &'static str,
-    /// Id, time, agent, project, session, type, tool, tier, title, tokens.
+    /// Id, time, agent, project, session, type, tool, tier, title, tokens, lesson.
     columns: &'static str,
     /// What `x` (the table) is joined with: `s` its session, `p` its project.
     joins: &'static str,
@@ -166,7 +170,8 @@ const SOURCES: &[Source] = &[
         kind: "observation",
         table: "observations",
         fts: "observations_fts",
-        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, NULL, x.title, x.tokens",
+        columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, NULL, NULL, x.title, x.tokens,
+                  NULLIF(x.subtitle, '')",
         joins: SESSION_JOINS,
         type_column: "x.kind",
         agent_column: "x.agent",
@@ -179,7 +184,7 @@ const SOURCES: &[Source] = &[
         table: "summaries",
         fts: "summaries_fts",
         columns: "x.id, x.at, x.agent, p.name, s.source_id, 'summary', NULL, NULL, x.request,
-                  x.tokens",
+                  x.tokens, COALESCE(json_extract(x.learned, '$[0]'), json_extract(x.completed, '$[0]'))",
         joins: SESSION_JOINS,
         type_column: "'summary'",
         agent_column: "x.agent",
@@ -192,7 +197,7 @@ const SOURCES: &[Source] = &[
         table: "events",
         fts: "events_fts",
         columns: "x.id, x.at, x.agent, p.name, s.source_id, x.kind, x.tool, NULL, x.summary,
-                  am_tokens(x.summary || ' ' || x.body)",
+                  am_tokens(x.summary || ' ' || x.body), NULL",
         joins: SESSION_JOINS,
         type_column: "x.kind",
         agent_column: "x.agent",
@@ -204,7 +209,7 @@ const SOURCES: &[Source] = &[
         table: "memories",
         fts: "memories_fts",
         columns: "x.id, x.updated_at, x.origin, p.name, '', x.kind, NULL, x.tier, x.text,
-                  am_tokens(x.text)",
+                  am_tokens(x.text), NULL",
         joins: "LEFT JOIN projects p ON p.id = x.project_id",
         type_column: "x.kind",
         agent_column: "x.origin",
@@ -212,6 +217,10 @@ const SOURCES: &[Source] = &[
         text: "x.text",
     },
 ];
+
+/// How much better a raw event must match than the distilled item standing for it to rank
+/// above it (in relevance, 0 to 1).
+const MUCH_BETTER: f64 = 0.3;
 
 /// How much an item is worth by what it is, before its relevance to the query: distilled
 /// conclusions over raw events, decisions and fixes over routine changes.
@@ -255,12 +264,15 @@ impl Store {
             .map(|term| Term::new(&term))
             .collect();
         let mut plans: Vec<Option<Plan>> = sources.iter().map(|_| None).collect();
+        // Whether every hit found holds every term.
+        let mut every_term = true;
         // Rows holding every term first: a short list to score, and what a person typing
         // several words expects at the top. When that is fewer than asked for, any term.
         for join in [" AND ", " OR "] {
             if join == " AND " && terms.len() < 2 {
                 continue;
             }
+            every_term = join == " AND " || terms.len() < 2;
             found.clear();
             for (source, plan) in sources.iter().zip(plans.iter_mut()) {
                 let plan = match plan {
@@ -293,12 +305,25 @@ impl Store {
             }
         }
         let hit_counts = self.hit_counts(found.iter().map(|(h, _, _)| (h.kind, h.id)))?;
-        let best_bm25 = found.iter().filter_map(|(_, b, _)| *b).fold(0.0_f64, f64::max);
+        // BM25 is comparable only within one table (each has its own term statistics; a table
+        // of a few rows gives every term almost no weight). When every hit holds every term,
+        // each kind's best match is a full match, so each kind is measured against its own best;
+        // otherwise against the best of all.
+        let best_of = |kind: &str| {
+            found
+                .iter()
+                .filter(|(h, _, _)| !every_term || h.kind == kind)
+                .filter_map(|(_, b, _)| *b)
+                .fold(0.0_f64, f64::max)
+        };
+        let best: HashMap<&str, f64> =
+            found.iter().map(|(h, _, _)| (h.kind, best_of(h.kind))).collect();
         let now = query.ranking.now_ms.unwrap_or_else(crate::time::now_ms);
         let r = &query.ranking;
         let mut hits: Vec<SearchHit> = found
             .into_iter()
             .map(|(mut hit, bm25, similarity)| {
+                let best_bm25 = best.get(hit.kind).copied().unwrap_or_default();
                 let bm25_norm = match bm25 {
                     Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
                     _ => 0.0,
@@ -325,10 +350,45 @@ impl Store {
                 hit
             })
             .collect();
+        self.rank_distilled_first(&mut hits)?;
         // Stable on ties: newer first.
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.at_ms.cmp(&a.at_ms)));
         hits.truncate(query.limit.max(1));
         Ok(SearchResults { hits, fallback: false, semantic })
+    }
+
+    /// Puts each raw event found below the distilled items found that stand for it (an
+    /// observation made from it, its session's summary), unless the event matches much better:
+    /// the conclusion is what a reader wants, and the event is one `show` away from it.
+    fn rank_distilled_first(&self, hits: &mut [SearchHit]) -> Result<()> {
+        let events: Vec<i64> = hits.iter().filter(|h| h.kind == "event").map(|h| h.id).collect();
+        if events.is_empty() || !hits.iter().any(|h| matches!(h.kind, "observation" | "summary")) {
+            return Ok(());
+        }
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT observation_id FROM observation_sources WHERE event_id = ?1")?;
+        for event in events {
+            let made: Vec<i64> =
+                stmt.query_map([event], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let Some(at) = hits.iter().position(|h| h.kind == "event" && h.id == event) else {
+                continue;
+            };
+            let (session, relevance) = (hits[at].session.clone(), hits[at].parts.relevance);
+            let cap = hits
+                .iter()
+                .filter(|h| {
+                    (h.kind == "observation" && made.contains(&h.id))
+                        || (h.kind == "summary" && h.session == session)
+                })
+                .filter(|h| relevance < h.parts.relevance + MUCH_BETTER)
+                .map(|h| h.score)
+                .fold(f64::INFINITY, f64::min);
+            if cap.is_finite() && hits[at].score >= cap {
+                hits[at].score = cap - 1e-9;
+            }
+        }
+        Ok(())
     }
 
     /// Counts one more hit at `at_ms` for each item search found or an agent was handed; the
@@ -673,7 +733,7 @@ impl Store {
     ) -> Result<Vec<(SearchHit, f64)>> {
         let mut stmt = self.conn().prepare(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-            let score: f64 = r.get(10)?;
+            let score: f64 = r.get(11)?;
             let hit = SearchHit {
                 kind,
                 id: r.get(0)?,
@@ -686,6 +746,7 @@ impl Store {
                 tier: r.get(7)?,
                 title: r.get(8)?,
                 tokens: r.get(9)?,
+                lesson: r.get(10)?,
                 score: 0.0,
                 parts: Parts::default(),
             };

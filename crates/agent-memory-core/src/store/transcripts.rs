@@ -1,12 +1,13 @@
 //! What the store remembers about agents' own transcripts: how far each file has been read,
 //! and which tool calls of a session are already stored, so reading a transcript again adds
-//! nothing twice.
+//! nothing twice; and the closing answer a stop gets from its transcript after it was stored.
 
 use std::collections::HashSet;
 
 use rusqlite::{OptionalExtension as _, params};
 
-use super::{Result, Store};
+use super::{Result, Store, stored_payload};
+use crate::event::Event;
 
 impl Store {
     /// How many bytes of the transcript at `path` have been read; 0 for one never read.
@@ -39,5 +40,17 @@ impl Store {
         )?;
         let ids = stmt.query_map(params![agent, source_id], |r| r.get::<_, String>(0))?;
         Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Writes the closing answer a stored stop got later (from its agent's transcript): its
+    /// summary, body and payload as `stop` holds them, already sanitized and capped by capture.
+    /// The full-text index follows by its update trigger. Returns whether a stop row changed.
+    pub fn set_stop_answer(&self, id: i64, stop: &Event) -> Result<bool> {
+        let changed = self.conn().execute(
+            "UPDATE events SET summary = ?2, body = ?3, payload = ?4
+             WHERE id = ?1 AND kind = 'stop'",
+            params![id, stop.summary, stop.body, stored_payload(stop)],
+        )?;
+        Ok(changed == 1)
     }
 }

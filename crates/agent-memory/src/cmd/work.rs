@@ -1,8 +1,9 @@
 //! `agent-memory work`: one work pass (core's `work`: drain the spool, distil, screen for
 //! long-term memory, embed, sync the vault, refresh brief files, checkpoint), or `--watch` for
 //! one every interval. The stop hook starts a pass in the background (`--background`), which
-//! quietly gives way when one is already running; `serve`'s worker runs the same pass through
-//! [`serve_pass`]. This module only builds what the pass is handed (mode, LLM transport,
+//! quietly gives way when one is already running, and runs again a few times, a second apart,
+//! while a turn waits for its agent to write its transcript; `serve`'s worker runs the same pass
+//! through [`serve_pass`]. This module only builds what the pass is handed (mode, LLM transport,
 //! embedding model) and prints its report.
 
 use std::time::Duration;
@@ -16,6 +17,11 @@ use anyhow::Context as _;
 use super::Context;
 use crate::cli::WorkArgs;
 use crate::output;
+
+/// How many times, and how far apart, a background pass runs again while a turn waits for its
+/// agent to write the turn's end to its transcript.
+const WAIT_RETRIES: u32 = 5;
+const WAIT_STEP: Duration = Duration::from_secs(1);
 
 pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     let Some(lock) = WorkLock::try_take(&ctx.home)? else {
@@ -31,7 +37,15 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     // Loaded once: a sentence encoder takes a moment to load, and `--watch` embeds every pass.
     let embedder = ctx.embedder();
     loop {
-        let report = pass_once(ctx, &owner, embedder.as_deref())?;
+        let mut report = pass_once(ctx, &owner, embedder.as_deref())?;
+        // The stop's own pass waits a little for an agent that writes its transcript lazily, so
+        // the turn is distilled with its closing answer rather than at some later pass.
+        let mut retries = 0;
+        while args.background && report.distil.waiting > 0 && retries < WAIT_RETRIES {
+            std::thread::sleep(WAIT_STEP);
+            report = pass_once(ctx, &owner, embedder.as_deref())?;
+            retries += 1;
+        }
         if !args.background {
             output::work(&report, args.json)?;
         }

@@ -45,6 +45,9 @@ pub fn write_search(
             clip(&hit.title, 100),
             hit.score,
         )?;
+        if let Some(lesson) = hit.lesson.as_deref().filter(|l| !l.trim().is_empty()) {
+            writeln!(out, "        ↳ {}", clip(lesson, 140))?;
+        }
         if explain && !results.fallback {
             let p = &hit.parts;
             let bm25 = p.bm25.map_or("-".to_owned(), |b| format!("{b:.2}"));
@@ -101,6 +104,7 @@ mod tests {
             tool: None,
             tier: None,
             title: title.to_owned(),
+            lesson: (kind == "observation").then(|| "cause → fix".to_owned()),
             tokens: 42,
             score: 0.8125,
             parts,
@@ -132,12 +136,14 @@ mod tests {
         let plain = rendered(|out| write_search(out, &results, &ranking, false, false));
         expect![[r#"
             o12     <time>  claude-code a-project-with… bugfix      Fixed the flaky login test  (0.812)
+                    ↳ cause → fix
             m7      <time>  claude-code a-project-with… bugfix      Use jiff for time  (0.812)
         "#]]
         .assert_eq(&plain);
         let explained = rendered(|out| write_search(out, &results, &ranking, true, false));
         expect![[r#"
             o12     <time>  claude-code a-project-with… bugfix      Fixed the flaky login test  (0.812)
+                    ↳ cause → fix
                     = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -)
                       + 0.15×importance 0.80 (observation bugfix)
                       + 0.10×freshness 0.500 (30.0 days old, half-life 30 days)

@@ -30,6 +30,12 @@ pub fn write_work(out: &mut impl Write, report: &PassReport) -> io::Result<()> {
     if distil.busy > 0 {
         line.push_str(&format!(" ({} sessions were being distilled by another pass)", distil.busy));
     }
+    if distil.waiting > 0 {
+        line.push_str(&format!(
+            " ({} sessions wait for their agent to write a turn's end to its transcript)",
+            distil.waiting
+        ));
+    }
     writeln!(out, "{line}")?;
     if let Some(promoted) = &report.promoted {
         write_promoted(out, promoted, report.auto_promoted)?;

@@ -65,12 +65,18 @@ fn a_bug_fix_session_becomes_an_observation_and_a_summary() {
     bug_fix_session(&home, "fix-1", true);
     let report = home.json(&["work"]);
     assert_eq!(report["summaries"], 1, "{report}");
-    let bugfix: String = crate::db(&home)
-        .query_row("SELECT title FROM observations WHERE kind = 'bugfix'", [], |r| r.get(0))
+    let (title, facts): (String, String) = crate::db(&home)
+        .query_row("SELECT title, facts FROM observations WHERE kind = 'bugfix'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .expect("a bugfix observation");
+    // The agent's closing words name what was done; what was seen backs them.
+    assert_eq!(title, "Fixed the parser", "{title}");
     assert!(
-        bugfix.contains("cargo test -p parser") && bugfix.contains("src/parser.rs"),
-        "{bugfix}"
+        facts.contains("cargo test -p parser")
+            && facts.contains("src/parser.rs")
+            && facts.contains("error[E0425]"),
+        "{facts}"
     );
 
     // Idempotent: a second pass adds nothing.
@@ -190,10 +196,11 @@ fn modes_are_listed_shown_and_chosen() {
     assert!(!bad.status.success());
     bug_fix_session(&home, "zh", true);
     home.ok(&["work"]);
-    let title: String = crate::db(&home)
-        .query_row("SELECT title FROM observations WHERE kind = 'bugfix'", [], |r| r.get(0))
+    // The agent's own words stay in their language; what the rules write is in the mode's.
+    let subtitle: String = crate::db(&home)
+        .query_row("SELECT subtitle FROM observations WHERE kind = 'bugfix'", [], |r| r.get(0))
         .expect("bugfix in Chinese");
-    assert!(title.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{title}");
+    assert!(subtitle.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{subtitle}");
 }
 
 /// A scripted stand-in for the Anthropic Messages API on 127.0.0.1: answers observation
@@ -341,7 +348,7 @@ fn a_new_session_of_another_agent_starts_with_what_earlier_ones_left() {
         "the timeline: {context}"
     );
     assert!(context.contains("the conversation wins"), "{context}");
-    assert!(context.contains("tokens of work behind them"), "{context}");
+    crate::recall_inject::check_economics(&home, context);
 
     // Codex drops any answer with a key outside its schema: exactly this shape.
     let codex = session_start(&home, "codex", "SessionStart", "codex-new", &[]);

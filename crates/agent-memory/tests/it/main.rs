@@ -11,6 +11,7 @@ mod distil;
 mod doctor;
 mod hermes_provider;
 mod install;
+mod lessons;
 mod mcp;
 mod memory;
 mod project_identity;

@@ -129,3 +129,75 @@ fn scoring_rules_on_hand_made_text() {
     assert_eq!(sessions::scenarios_named("changed uuids.py and /p/stack.py", &own), ["b"]);
     assert_eq!(sessions::scenarios_named("ids.py, stack.py and shared.py", &own), ["a", "b"]);
 }
+
+/// The closing answer of a turn, from a scenario's recording.
+fn final_answer(name: &str, turn: usize) -> String {
+    let path = sessions::sessions_dir().join(name).join("scenario.json");
+    let text = std::fs::read_to_string(&path).expect("the scenario");
+    let scenario: serde_json::Value = serde_json::from_str(&text).expect("a scenario");
+    scenario["turns"][turn]["final"].as_str().expect("a closing answer").to_owned()
+}
+
+/// The stored stops of the store's sessions: row id, body and `last_message`.
+fn stops(home: &agent_memory_testkit::TestHome) -> Vec<(i64, String, Option<String>)> {
+    let db = crate::db(home);
+    let mut stmt = db
+        .prepare(
+            "SELECT id, body, json_extract(payload, '$.last_message') FROM events
+             WHERE kind = 'stop' ORDER BY id",
+        )
+        .expect("prepare");
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).expect("query");
+    rows.collect::<rusqlite::Result<_>>().expect("rows")
+}
+
+/// Copilot CLI's stop hook hands over no closing answer; `work` reads it from the session log
+/// the replay wrote, and the stored stop carries it, for `show` and search as much as for the
+/// distillers.
+#[test]
+fn a_copilot_stop_gets_its_closing_answer_from_the_session_log() {
+    let home = home();
+    let scenario = sessions::load("copilot-matrix-edit");
+    let answer = final_answer("copilot-matrix-edit", 0);
+    sessions::replay(&home, &scenario, &places(&home, 1));
+    let stored = stops(&home);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!((stored[0].1.as_str(), stored[0].2.as_deref()), ("", None), "the hook's stop");
+
+    let work = home.json(&["work"]);
+    assert_eq!(work["sessions"], 1, "{work}");
+    assert_eq!(work["summaries"], 1, "{work}");
+    let stored = stops(&home);
+    assert_eq!(stored[0].1, answer);
+    assert_eq!(stored[0].2.as_deref(), Some(answer.as_str()));
+
+    let shown = home.ok(&["show", &format!("e{}", stored[0].0)]);
+    assert!(shown.contains("range(len(rows[0])) fixes it"), "{shown}");
+    // A word only the closing answer holds finds the stop.
+    let found = home.json(&["search", "--kind", "event", "iterated"]);
+    let hits: Vec<(i64, &str)> = found["hits"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|hit| (hit["id"].as_i64().unwrap_or(0), hit["type"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(hits, [(stored[0].0, "stop")], "{found}");
+}
+
+/// A stop whose session log is gone is distilled all the same, without an answer.
+#[test]
+fn a_copilot_stop_without_its_session_log_is_distilled_without_an_answer() {
+    let home = home();
+    let scenario = sessions::load("copilot-matrix-edit");
+    let places = places(&home, 2);
+    sessions::replay(&home, &scenario, &places);
+    let logs = home.user_home().join(".copilot/session-state");
+    std::fs::remove_dir_all(&logs).expect("remove the session logs");
+
+    let work = home.json(&["work"]);
+    assert_eq!(work["sessions"], 1, "{work}");
+    assert_eq!(work["summaries"], 1, "{work}");
+    assert!(work["problems"].as_array().is_none_or(Vec::is_empty), "{work}");
+    let stored = stops(&home);
+    assert_eq!((stored[0].1.as_str(), stored[0].2.as_deref()), ("", None), "{stored:?}");
+}
