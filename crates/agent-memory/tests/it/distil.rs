@@ -460,3 +460,70 @@ fn the_timeline_orders_observations_across_agents_around_an_anchor() {
     let several = home.json(&["get", "o1", "s1"]);
     assert_eq!(several.as_array().map(Vec::len), Some(2), "get fetches several at once");
 }
+
+/// A recorded Codex session (a test run failing behind `; echo done`, a fix through `sed -i`,
+/// the run passing, a closing answer naming the cause) distilled by a configured model: its
+/// prompts carry the closing answer as the agent's claim, each run's real outcome, and the
+/// change the shell made, and its scripted answers are stored.
+#[test]
+fn a_model_is_told_the_closing_answer_and_what_really_happened() {
+    use agent_memory_testkit::sessions::{self, Places};
+    let home = home();
+    let places = Places {
+        home: home.user_home().to_path_buf(),
+        project: home.user_home().join("work/proj"),
+        salt: 0,
+    };
+    sessions::replay(&home, &sessions::load("codex-pricing-sed-masked"), &places);
+    let server = FakeAnthropic::start();
+    let out = home
+        .cmd()
+        .args(["work", "--json"])
+        .env("AGENT_MEMORY_LLM__PROVIDER", "anthropic")
+        .env("AGENT_MEMORY_LLM__BASE_URL", format!("http://127.0.0.1:{}", server.port))
+        .env("ANTHROPIC_API_KEY", "test-key-not-a-secret")
+        .output()
+        .expect("work");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let requests = server.requests.lock().expect("lock").clone();
+    assert_eq!(requests.len(), 2, "one observe call for the turn, one summary call");
+    for request in &requests {
+        let prompt: serde_json::Value = serde_json::from_str(request).expect("a JSON request");
+        let text = sessions::json_text(&prompt, &[]);
+        assert!(
+            text.contains("closing answer (the agent's own words, a claim)")
+                && text.contains("apply_discount treated percent as a fraction"),
+            "the closing answer, as a claim: {text}"
+        );
+        // The first run's exit code was 0 (`; echo done`); its output shows the failure.
+        assert!(
+            text.contains(
+                "command: python3 -m unittest test_pricing 2>&1; echo done\noutcome: FAILED"
+            ),
+            "the masked failure, as it really was: {text}"
+        );
+        assert!(
+            text.contains(
+                "command: python3 -m unittest test_pricing 2>&1 | tail -3\noutcome: passed"
+            ),
+            "the passing run: {text}"
+        );
+        assert!(
+            text.contains("changed: pricing.py") && text.contains("put in: total * percent / 100"),
+            "the change made through sed: {text}"
+        );
+        assert!(
+            text.contains("Never report a FAILED run as passed")
+                || text.contains("A command whose run is marked FAILED is never completed"),
+            "the rule: {text}"
+        );
+    }
+    let distillers: Vec<String> = crate::db(&home)
+        .prepare("SELECT distiller FROM observations UNION ALL SELECT distiller FROM summaries")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(distillers, ["llm:anthropic", "llm:anthropic"], "the model's answers were stored");
+}
