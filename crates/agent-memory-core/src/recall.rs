@@ -374,18 +374,8 @@ impl Reader<'_> {
         })
     }
 
-    /// The canonical name of an agent the registry knows or the store has sessions of.
     fn agent(&self, raw: &str) -> Result<String, RecallError> {
-        let name = adapter::canonical_agent(raw);
-        if adapter::find_agent(&name).is_some() || self.store.has_agent(&name)? {
-            return Ok(name);
-        }
-        let known = adapter::AGENTS.iter().map(|spec| spec.name).collect::<Vec<_>>();
-        Err(invalid(format!(
-            "`agent` is `{}`, which has recorded nothing; pass one of {}",
-            raw.trim(),
-            known.join(", ")
-        )))
+        known_agent(self.store, raw)
     }
 
     /// A project filter: a directory becomes its project's key; anything else must be a
@@ -443,6 +433,22 @@ pub fn parse_time(field: &str, value: Option<&str>) -> Result<Option<i64>, Recal
 
 fn invalid(message: impl Into<String>) -> RecallError {
     RecallError::Invalid(message.into())
+}
+
+/// The canonical name of an agent the registry knows or `store` has sessions of: what every
+/// filter by agent takes, so a misspelt name is an error that lists the right ones rather
+/// than an empty answer.
+pub fn known_agent(store: &Store, raw: &str) -> Result<String, RecallError> {
+    let name = adapter::canonical_agent(raw);
+    if adapter::find_agent(&name).is_some() || store.has_agent(&name)? {
+        return Ok(name);
+    }
+    let known = adapter::AGENTS.iter().map(|spec| spec.name).collect::<Vec<_>>();
+    Err(invalid(format!(
+        "`agent` is `{}`, which has recorded nothing; pass one of {}",
+        raw.trim(),
+        known.join(", ")
+    )))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use agent_memory_core::store::memories::{Filter, Status};
 use agent_memory_core::store::transfer::ExportFilter;
-use agent_memory_core::{fsutil, time};
+use agent_memory_core::{fsutil, recall, time};
 use anyhow::Context as _;
 
 use super::{Context, parse_time};
@@ -15,6 +15,7 @@ use crate::output;
 pub fn run(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let since = parse_time(args.since.as_deref())?;
+    let agent = args.agent.as_deref().map(|raw| recall::known_agent(&store, raw)).transpose()?;
     let export = |out: &mut dyn Write| {
         if args.memories {
             let filter = Filter {
@@ -24,10 +25,7 @@ pub fn run(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
             };
             store.export_memories(out, &filter, time::now_ms())
         } else {
-            let filter = ExportFilter {
-                agent: args.agent.as_deref().map(agent_memory_core::adapter::canonical_agent),
-                since_ms: since,
-            };
+            let filter = ExportFilter { agent: agent.clone(), since_ms: since };
             store.export(out, &filter, time::now_ms())
         }
     };

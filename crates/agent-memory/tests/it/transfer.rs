@@ -194,3 +194,16 @@ fn a_reader_that_stops_early_is_not_an_error() {
         assert!(out.stderr.is_empty(), "json {json}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// A misspelt agent is an error that names the agents to pass, not an empty export.
+#[test]
+fn export_of_an_unknown_agent_says_which_agents_there_are() {
+    let home = home();
+    let out = home.run(&["export", "--agent", "nosuch"], b"");
+    assert!(!out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`nosuch`") && err.contains("claude-code, codex"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing is exported: {:?}", out.stdout);
+    // An alias of a known agent is that agent, however little it recorded.
+    home.ok(&["export", "--agent", "copilot-cli"]);
+}
