@@ -319,6 +319,11 @@ fn command(event: &crate::event::Event) -> Option<Command> {
     Some(Command { text, key, passed, error })
 }
 
+/// The line of a failed run's output that names the problem, for the other distiller too.
+pub(crate) fn failure_line(output: &str) -> String {
+    error_line(output)
+}
+
 /// A path as event summaries show it: relative to the working directory when inside it.
 fn relative(file: &str, cwd: Option<&str>) -> String {
     let inside = cwd.filter(|cwd| cwd.len() > 1).and_then(|cwd| {

@@ -1,7 +1,8 @@
 //! The LLM transports against scripted fakes: an HTTP server on `127.0.0.1:0` that records each
 //! request and answers a canned response, and fake `claude`/`codex` scripts. Checks each wire
-//! format, each error mapping, that the API key never reaches an error message, and one batch
-//! through core's `LlmDistiller` end to end.
+//! format, each error mapping, that the API key never reaches an error message, and batches
+//! through core's `LlmDistiller` end to end: what the model is told of each run, change and
+//! closing answer, and what its answers become.
 
 use std::cell::Cell;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -526,4 +527,71 @@ fn the_distiller_gets_drafts_through_the_anthropic_transport() {
             .is_some_and(|u| u.contains("fix the parser depth check"))
     );
     assert!(request["system"].as_str().is_some_and(|s| s.contains("bugfix")));
+}
+
+/// A turn whose first test run failed behind `; echo done` (exit code 0, the failure only in
+/// its output), fixed with `sed -i`, rerun and closed with the agent's answer, summarised
+/// through an OpenAI-compatible endpoint: the model is told the real outcome of each run, the
+/// change, and the closing answer as the agent's claim.
+#[test]
+fn the_model_is_told_each_runs_real_outcome_and_the_closing_answer() {
+    let failing = "F\nFAIL: test_ten_percent (test_pricing.PricingTest.test_ten_percent)\n\
+        Traceback (most recent call last):\n  File \"/w/app/test_pricing.py\", line 7\n\
+        AssertionError: -1800 != 180\n\nFAILED (failures=1)\ndone";
+    let bash = |command: &str, stdout: &str| {
+        (
+            "PostToolUse",
+            json!({
+                "tool_name": "Bash",
+                "tool_input": { "command": command },
+                "tool_response": { "stdout": stdout, "stderr": "", "interrupted": false },
+            }),
+        )
+    };
+    let events = claude_events(&[
+        ("UserPromptSubmit", json!({ "prompt": "the discount test fails, fix apply_discount" })),
+        bash("python3 -m unittest test_pricing 2>&1; echo done", failing),
+        bash("sed -i 's/total \\* percent$/total * percent \\/ 100/' pricing.py", ""),
+        bash("python3 -m unittest test_pricing", "Ran 1 test in 0.000s\n\nOK"),
+        (
+            "Stop",
+            json!({ "stop_hook_active": false,
+                "last_assistant_message": "Fixed: percent was used as a fraction; test_pricing passes." }),
+        ),
+    ]);
+    let summary = json!({
+        "request": "Fix apply_discount so the discount test passes.",
+        "learned": ["apply_discount used percent as a fraction"],
+        "completed": ["pricing.py divides by 100; python3 -m unittest test_pricing passed"],
+        "next_steps": [],
+        "files_modified": ["pricing.py"],
+    });
+    let answer = json!({ "choices": [{ "message": { "content": summary.to_string() } }] });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (base, log) = serve(vec![canned(200, &answer.to_string())]);
+    let transport = build(&config(dir.path(), "openai", &base));
+    let budget = Unlimited(Cell::new(0));
+    let distiller = LlmDistiller::new(transport.as_ref(), &budget).with_max_retries(0);
+    let mode = mode::load("code", "en", None).expect("code mode");
+
+    let (draft, outcome) = distiller.summarize_detailed(&events, &mode);
+    assert_eq!(outcome.distiller, "llm:openai-compatible", "{outcome:?}");
+    assert_eq!(draft.learned, ["apply_discount used percent as a fraction"]);
+    assert_eq!(draft.next_steps, Vec::<String>::new());
+
+    let request = requests(&log)[0].json();
+    let system = request["messages"][0]["content"].as_str().expect("system prompt");
+    assert!(system.contains("A command whose run is marked FAILED is never completed"), "{system}");
+    assert!(system.contains("Never restate the request as a next step"), "{system}");
+    let user = request["messages"][1]["content"].as_str().expect("user message");
+    for expected in [
+        "command: python3 -m unittest test_pricing 2>&1; echo done\noutcome: FAILED\n\
+         error line: AssertionError: -1800 != 180",
+        "changed: pricing.py\nput in: total * percent / 100",
+        "command: python3 -m unittest test_pricing\noutcome: passed",
+        "closing answer (the agent's own words, a claim):\n\
+         Fixed: percent was used as a fraction; test_pricing passes.",
+    ] {
+        assert!(user.contains(expected), "{expected:?} in:\n{user}");
+    }
 }

@@ -204,20 +204,33 @@ fn modes_are_listed_shown_and_chosen() {
 }
 
 /// A scripted stand-in for the Anthropic Messages API on 127.0.0.1: answers observation
-/// requests with one bug-fix observation and summary requests with a summary, and records
-/// every request body.
+/// requests with one text and summary requests with another, and records every request body.
 struct FakeAnthropic {
     port: u16,
     requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl FakeAnthropic {
+    /// Answers with one bug-fix observation and a summary of the parser fix.
     fn start() -> FakeAnthropic {
+        let observations = json!({"observations": [{"type": "bugfix", "title": "Fixed the depth lookup in src/parser.rs",
+            "subtitle": "cargo test -p parser failed on an unknown value", "facts": ["`depth` must be read from self."],
+            "narrative": "The parser read a local that did not exist.", "concepts": ["gotcha", "no-such-concept"],
+            "files_read": [], "files_modified": ["src/parser.rs"], "source_event_ids": []}]});
+        let summary = json!({"request": "fix the parser test", "investigated": [], "learned": ["depth lives on self"],
+            "completed": ["cargo test -p parser passes"], "next_steps": [], "files_read": [], "files_modified": ["src/parser.rs"]});
+        FakeAnthropic::answering(&observations.to_string(), &summary.to_string())
+    }
+
+    /// Answers every observation request with `observations` and every summary request with
+    /// `summary`, as the model's text: any text, well-formed or not.
+    fn answering(observations: &str, summary: &str) -> FakeAnthropic {
         use std::io::{BufRead, BufReader, Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().expect("addr").port();
         let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let seen = std::sync::Arc::clone(&requests);
+        let (observations, summary) = (observations.to_owned(), summary.to_owned());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let mut reader = BufReader::new(stream);
@@ -236,17 +249,10 @@ impl FakeAnthropic {
                     continue;
                 }
                 let body = String::from_utf8_lossy(&body).into_owned();
-                let text = if body.contains("Observation types") {
-                    json!({"observations": [{"type": "bugfix", "title": "Fixed the depth lookup in src/parser.rs",
-                        "subtitle": "cargo test -p parser failed on an unknown value", "facts": ["`depth` must be read from self."],
-                        "narrative": "The parser read a local that did not exist.", "concepts": ["gotcha", "no-such-concept"],
-                        "files_read": [], "files_modified": ["src/parser.rs"], "source_event_ids": []}]})
-                } else {
-                    json!({"request": "fix the parser test", "investigated": [], "learned": ["depth lives on self"],
-                        "completed": ["cargo test -p parser passes"], "next_steps": [], "files_read": [], "files_modified": ["src/parser.rs"]})
-                };
+                let text =
+                    if body.contains("Observation types") { &observations } else { &summary };
                 seen.lock().expect("lock").push(body);
-                let answer = json!({"content": [{"type": "text", "text": text.to_string()}],
+                let answer = json!({"content": [{"type": "text", "text": text}],
                     "usage": {"input_tokens": 1000, "output_tokens": 100}})
                 .to_string();
                 let mut stream = reader.into_inner();
@@ -258,6 +264,34 @@ impl FakeAnthropic {
             }
         });
         FakeAnthropic { port, requests }
+    }
+
+    /// What each request asked: its system prompt and its user message, one after the other.
+    fn prompts(&self) -> Vec<String> {
+        let requests = self.requests.lock().expect("lock").clone();
+        requests
+            .iter()
+            .map(|body| {
+                let request: serde_json::Value = serde_json::from_str(body).expect("JSON request");
+                let system = request["system"].as_str().expect("a system prompt");
+                let user = request["messages"][0]["content"].as_str().expect("a user message");
+                format!("{system}\n{user}")
+            })
+            .collect()
+    }
+
+    /// One `work --json` pass of `home` with this server as its configured model.
+    fn work(&self, home: &TestHome) -> serde_json::Value {
+        let out = home
+            .cmd()
+            .args(["work", "--json"])
+            .env("AGENT_MEMORY_LLM__PROVIDER", "anthropic")
+            .env("AGENT_MEMORY_LLM__BASE_URL", format!("http://127.0.0.1:{}", self.port))
+            .env("ANTHROPIC_API_KEY", "test-key-not-a-secret")
+            .output()
+            .expect("work");
+        assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+        serde_json::from_slice(&out.stdout).expect("the work report")
     }
 }
 
@@ -461,38 +495,56 @@ fn the_timeline_orders_observations_across_agents_around_an_anchor() {
     assert_eq!(several.as_array().map(Vec::len), Some(2), "get fetches several at once");
 }
 
-/// A recorded Codex session (a test run failing behind `; echo done`, a fix through `sed -i`,
-/// the run passing, a closing answer naming the cause) distilled by a configured model: its
-/// prompts carry the closing answer as the agent's claim, each run's real outcome, and the
-/// change the shell made, and its scripted answers are stored.
-#[test]
-fn a_model_is_told_the_closing_answer_and_what_really_happened() {
+/// Replays the recorded session `name` into `home`'s project.
+fn replay_recorded(home: &TestHome, name: &str) {
     use agent_memory_testkit::sessions::{self, Places};
-    let home = home();
     let places = Places {
         home: home.user_home().to_path_buf(),
         project: home.user_home().join("work/proj"),
         salt: 0,
     };
-    sessions::replay(&home, &sessions::load("codex-pricing-sed-masked"), &places);
-    let server = FakeAnthropic::start();
-    let out = home
-        .cmd()
-        .args(["work", "--json"])
-        .env("AGENT_MEMORY_LLM__PROVIDER", "anthropic")
-        .env("AGENT_MEMORY_LLM__BASE_URL", format!("http://127.0.0.1:{}", server.port))
-        .env("ANTHROPIC_API_KEY", "test-key-not-a-secret")
-        .output()
-        .expect("work");
-    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
-    let requests = server.requests.lock().expect("lock").clone();
-    assert_eq!(requests.len(), 2, "one observe call for the turn, one summary call");
-    for request in &requests {
-        let prompt: serde_json::Value = serde_json::from_str(request).expect("a JSON request");
-        let text = sessions::json_text(&prompt, &[]);
+    sessions::replay(home, &sessions::load(name), &places);
+}
+
+/// Every observation and then every summary as `show --json` prints them, oldest first.
+fn shown(home: &TestHome) -> Vec<serde_json::Value> {
+    let observations = count(home, "SELECT count(*) FROM observations");
+    let summaries = count(home, "SELECT count(*) FROM summaries");
+    let mut ids: Vec<String> = (1..=observations).map(|n| format!("o{n}")).collect();
+    ids.extend((1..=summaries).map(|n| format!("s{n}")));
+    let mut args = vec!["show"];
+    args.extend(ids.iter().map(String::as_str));
+    let items = home.json(&args);
+    items.as_array().expect("items").iter().map(|i| i["item"].clone()).collect()
+}
+
+/// A recorded Codex session (a test run failing behind `; echo done`, a fix through `sed -i`,
+/// the run passing, a closing answer naming the cause) distilled by a configured model: its
+/// prompts carry the closing answer as the agent's claim, each run's real outcome with the line
+/// that names the failure, and the change the shell made; its scripted answers are stored.
+#[test]
+fn a_model_is_told_the_closing_answer_and_what_really_happened() {
+    let home = home();
+    replay_recorded(&home, "codex-pricing-sed-masked");
+    let observation = json!({"observations": [{"type": "bugfix",
+        "title": "apply_discount: percent is a whole number, divide it by 100",
+        "subtitle": "10 meant 1000% because percent was used as a fraction",
+        "facts": ["apply_discount multiplied by percent as if it were a fraction, so test_pricing got -1800 for 180; it now divides by 100 in pricing.py."],
+        "narrative": "The masked unittest run failed with AssertionError: -1800 != 180; a sed edit fixed pricing.py and the rerun passed.",
+        "concepts": ["problem-solution", "gotcha"], "files_read": [], "files_modified": ["pricing.py"],
+        "source_event_ids": []}]});
+    let summary = json!({"request": "Fix apply_discount so the discount test passes.",
+        "investigated": ["test_pricing"], "learned": ["apply_discount treated percent as a fraction, so 10 meant 1000%"],
+        "completed": ["pricing.py divides percent by 100; python3 -m unittest test_pricing passed"],
+        "next_steps": [], "files_read": [], "files_modified": ["pricing.py"]});
+    let server = FakeAnthropic::answering(&observation.to_string(), &summary.to_string());
+    server.work(&home);
+
+    let prompts = server.prompts();
+    assert_eq!(prompts.len(), 2, "one observe call for the turn, one summary call");
+    for text in &prompts {
         assert!(
-            text.contains("closing answer (the agent's own words, a claim)")
-                && text.contains("apply_discount treated percent as a fraction"),
+            text.contains("closing answer (the agent's own words, a claim):\nFixed: apply_discount treated percent as a fraction"),
             "the closing answer, as a claim: {text}"
         );
         // The first run's exit code was 0 (`; echo done`); its output shows the failure.
@@ -502,6 +554,7 @@ fn a_model_is_told_the_closing_answer_and_what_really_happened() {
             ),
             "the masked failure, as it really was: {text}"
         );
+        assert!(text.contains("error line: AssertionError: -1800 != 180"), "{text}");
         assert!(
             text.contains(
                 "command: python3 -m unittest test_pricing 2>&1 | tail -3\noutcome: passed"
@@ -509,7 +562,7 @@ fn a_model_is_told_the_closing_answer_and_what_really_happened() {
             "the passing run: {text}"
         );
         assert!(
-            text.contains("changed: pricing.py") && text.contains("put in: total * percent / 100"),
+            text.contains("changed: pricing.py\nput in: total * percent / 100"),
             "the change made through sed: {text}"
         );
         assert!(
@@ -518,12 +571,117 @@ fn a_model_is_told_the_closing_answer_and_what_really_happened() {
             "the rule: {text}"
         );
     }
-    let distillers: Vec<String> = crate::db(&home)
-        .prepare("SELECT distiller FROM observations UNION ALL SELECT distiller FROM summaries")
-        .expect("prepare")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
+    let items = shown(&home);
+    let distillers: Vec<&str> = items.iter().filter_map(|i| i["distiller"].as_str()).collect();
     assert_eq!(distillers, ["llm:anthropic", "llm:anthropic"], "the model's answers were stored");
+    assert_eq!(items[0]["title"], "apply_discount: percent is a whole number, divide it by 100");
+    assert_eq!(items[0]["files_modified"], json!(["pricing.py"]), "{}", items[0]);
+    assert_eq!(
+        items[1]["learned"],
+        json!(["apply_discount treated percent as a fraction, so 10 meant 1000%"]),
+        "{}",
+        items[1]
+    );
+}
+
+/// A recorded Claude Code session (a test failing with an AssertionError, the file read, an
+/// edit, the test passing, a closing answer naming the cause): the prompts carry the failure's
+/// error line, what the edit put into which file and the closing answer; the model's lesson is
+/// stored and found by search.
+#[test]
+fn a_model_is_told_what_an_edit_put_in_and_why_the_run_failed() {
+    let home = home();
+    replay_recorded(&home, "claude-webhook-edit");
+    let observation = json!({"observations": [{"type": "bugfix",
+        "title": "verifySignature: strip the sha256= prefix and lower-case the header before comparing",
+        "subtitle": "The header arrives as sha256=<HEX> in upper case",
+        "facts": ["The signature header arrives as `sha256=<HEX>` in upper case while the digest is lower-case hex, so node test/webhook.test.js failed with AssertionError; src/webhook.js now strips the prefix and lower-cases the header."],
+        "narrative": "The webhook test failed until the header was normalised.", "concepts": ["problem-solution", "gotcha"],
+        "files_read": ["src/webhook.js"], "files_modified": ["src/webhook.js"], "source_event_ids": [3, "5", 6]}]});
+    let summary = json!({"request": "Fix the failing webhook signature test in src/webhook.js.",
+        "investigated": ["src/webhook.js"], "learned": ["The header carries a sha256= prefix and upper-case hex"],
+        "completed": ["src/webhook.js normalises the header; node test/webhook.test.js passed"],
+        "next_steps": [], "files_read": ["src/webhook.js"], "files_modified": ["src/webhook.js"]});
+    let server = FakeAnthropic::answering(&observation.to_string(), &summary.to_string());
+    server.work(&home);
+
+    let prompts = server.prompts();
+    assert_eq!(prompts.len(), 2, "one observe call for the turn, one summary call");
+    for text in &prompts {
+        assert!(
+            text.contains("a claim):\nThe test failed with AssertionError because the signature header arrives as `sha256=<HEX>` in upper case"),
+            "the closing answer: {text}"
+        );
+        assert!(
+            text.contains(
+                "command: node test/webhook.test.js\noutcome: FAILED (exit code 1)\n\
+                 error line: AssertionError [ERR_ASSERTION]: uppercase signature with sha256= prefix"
+            ),
+            "the failed run and its error line: {text}"
+        );
+        assert!(
+            text.contains(
+                "changed: src/webhook.js\nput in: const given = header.replace(/^sha256=/"
+            ),
+            "the edit: {text}"
+        );
+        assert!(
+            text.contains("command: node test/webhook.test.js\noutcome: passed"),
+            "the run that verified it: {text}"
+        );
+        assert!(!text.contains("originalFile"), "an edit's receipt is not sent: {text}");
+    }
+    let items = shown(&home);
+    let observation = &items[0];
+    assert_eq!(observation["distiller"], "llm:anthropic", "{observation}");
+    assert_eq!(
+        observation["title"],
+        "verifySignature: strip the sha256= prefix and lower-case the header before comparing"
+    );
+    let summary = &items[1];
+    assert_eq!(summary["distiller"], "llm:anthropic", "{summary}");
+    assert_eq!(summary["next_steps"], json!([]), "{summary}");
+
+    let hits = home.json(&["search", "sha256 prefix", "--limit", "3"]);
+    let titles: Vec<&str> = hits["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .filter(|h| h["kind"] == "observation")
+        .filter_map(|h| h["title"].as_str())
+        .collect();
+    assert!(titles.iter().any(|t| t.starts_with("verifySignature: strip")), "{hits}");
+}
+
+/// A model that answers with something other than the JSON asked for gets one corrective
+/// retry; when that fails too, the offline rules distil the session, and nothing is lost.
+#[test]
+fn a_malformed_model_answer_falls_back_to_the_offline_rules() {
+    let home = home();
+    replay_recorded(&home, "claude-webhook-edit");
+    let server = FakeAnthropic::answering(
+        "Sure! The test failed because of the header.",
+        r#"{"request": 3}"#,
+    );
+    let report = server.work(&home);
+    assert_eq!(report["summaries"], 1, "{report}");
+
+    let prompts = server.prompts();
+    assert_eq!(prompts.len(), 4, "observe and summary, each asked twice");
+    for (first, again) in [(&prompts[0], &prompts[1]), (&prompts[2], &prompts[3])] {
+        assert!(again.starts_with(first.as_str()), "the correction is appended to the request");
+        assert!(again[first.len()..].contains("Your previous answer could not be used"), "{again}");
+    }
+    let items = shown(&home);
+    assert!(items.len() >= 2, "{items:?}");
+    assert!(
+        items.iter().all(|item| item["distiller"] == "offline"),
+        "the offline rules distilled the session: {items:?}"
+    );
+    let observation = &items[0];
+    let text = observation.to_string();
+    assert!(
+        text.contains("src/webhook.js") && text.contains("AssertionError"),
+        "the offline observation names the file and the error: {text}"
+    );
 }

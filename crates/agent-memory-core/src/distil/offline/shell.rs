@@ -117,7 +117,9 @@ pub(super) fn error_line(output: &str) -> String {
                 || is_exception(line)
                 || line.contains("Error:")
                 || line.contains("Exception:")
-                || lower.starts_with("npm err!"))
+                || lower.starts_with("npm err!")
+                || lower.starts_with("npm error ")
+                || lower.starts_with("not ok"))
     };
     let points = |line: &&str| {
         let lower = line.to_lowercase();
