@@ -21,8 +21,8 @@
 //! in bench/README.md). The offline distiller is always measured; with `BENCH_LLM_PROVIDER`
 //! set, an LLM distiller is measured as well, configured through `[llm]`'s environment
 //! (`BENCH_LLM_PROVIDER`, `BENCH_LLM_MODEL`, `BENCH_LLM_BASE_URL`, `BENCH_LLM_API_KEY_ENV`,
-//! `BENCH_LLM_COMMAND`). `BENCH_SESSIONS=a,b` limits the corpus, `BENCH_VERBOSE=1` prints what
-//! each session missed and every false statement.
+//! `BENCH_LLM_COMMAND`, `BENCH_LLM_DAILY_TOKEN_BUDGET`). `BENCH_SESSIONS=a,b` limits the
+//! corpus, `BENCH_VERBOSE=1` prints what each session missed and every false statement.
 //!
 //! `cargo bench -p agent-memory --bench quality` (release profile).
 
@@ -75,7 +75,7 @@ fn distillers() -> Vec<(String, Vec<(String, String)>)> {
     let mut out = vec![("offline".to_owned(), Vec::new())];
     if let Ok(provider) = std::env::var("BENCH_LLM_PROVIDER") {
         let mut env = vec![("AGENT_MEMORY_LLM__PROVIDER".to_owned(), provider.clone())];
-        for key in ["MODEL", "BASE_URL", "API_KEY_ENV", "COMMAND"] {
+        for key in ["MODEL", "BASE_URL", "API_KEY_ENV", "COMMAND", "DAILY_TOKEN_BUDGET"] {
             if let Ok(value) = std::env::var(format!("BENCH_LLM_{key}")) {
                 env.push((format!("AGENT_MEMORY_LLM__{key}"), value));
             }
