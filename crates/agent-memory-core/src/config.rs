@@ -154,7 +154,7 @@ impl SearchConfig {
             weight_freshness: self.weight_freshness,
             weight_hits: self.weight_hits,
             half_life_days: self.half_life_days,
-            now_ms: None,
+            ..crate::store::search::Ranking::default()
         }
     }
 

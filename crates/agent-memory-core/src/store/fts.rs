@@ -7,6 +7,12 @@
 //! which lowercases ASCII words. Queries get the same treatment, a CJK term becoming a phrase
 //! of its bigrams, so a two-character word matches wherever it occurs. This avoids a custom
 //! tokenizer through FFI: the transform is a plain SQL function called by the triggers.
+//!
+//! Distilled text (observations, summaries, memories) also carries the English stems of its
+//! words beside the words themselves ([`stemmed_text`]): `tests failing` is indexed with `test
+//! fail` too, and a query term asks for the word or its stem ([`term_phrase`]), so `failed
+//! test` finds it while an exact match still weighs more (it holds both). Raw events keep the
+//! plain shadow text: they are written by hooks, which stay as cheap as they can be.
 
 use std::borrow::Cow;
 
@@ -57,6 +63,52 @@ fn flush_run(out: &mut String, run: &mut Vec<char>) {
     }
     out.push(' ');
     run.clear();
+}
+
+/// The English (Snowball) stem of `word`, when it is a lowercase ASCII word of three letters or
+/// more whose stem differs from it: `failing` → `fail`, `tests` → `test`; `None` for `fail`,
+/// code names with digits or capitals, and every other script.
+pub fn stem(word: &str) -> Option<String> {
+    use std::sync::OnceLock;
+    static STEMMER: OnceLock<rust_stemmers::Stemmer> = OnceLock::new();
+    if word.len() < 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return None;
+    }
+    let stemmer =
+        STEMMER.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+    let stem = stemmer.stem(word);
+    (stem != word && !stem.is_empty()).then(|| stem.into_owned())
+}
+
+/// The indexed text of a distilled item: its [`shadow_text`], then on a line of its own the
+/// stems of its words that differ from them, each once.
+pub fn stemmed_text(text: &str) -> String {
+    let shadow = shadow_text(text);
+    let mut seen = std::collections::HashSet::new();
+    let mut stems: Vec<String> = Vec::new();
+    for word in shadow.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
+        if let Some(stem) = stem(&word.to_ascii_lowercase()).filter(|s| seen.insert(s.clone())) {
+            stems.push(stem);
+        }
+    }
+    if stems.is_empty() {
+        return shadow.into_owned();
+    }
+    let mut out = String::with_capacity(shadow.len() + stems.len() * 8);
+    out.push_str(&shadow);
+    out.push('\n');
+    out.push_str(&stems.join(" "));
+    out
+}
+
+/// One query term as an FTS5 expression: the quoted term, or, when `stemming` and the term has
+/// a stem of its own, the term or its stem (`("failing" OR "fail")`).
+pub fn term_phrase(term: &str, stemming: bool) -> String {
+    let exact = quote(term);
+    match stemming.then(|| stem(&term.to_lowercase())).flatten() {
+        Some(stem) => format!("({exact} OR {})", quote(&stem)),
+        None => exact,
+    }
 }
 
 /// The terms of a query: runs of letters and digits (and `_`), with CJK runs split off as
@@ -153,6 +205,24 @@ mod tests {
             ["修复", "API", "bug", "的回", "回调"]
         );
         assert_eq!(shadow_text("a 好 b").split_whitespace().collect::<Vec<_>>(), ["a", "好", "b"]);
+    }
+
+    #[test]
+    fn stems_go_beside_the_words_and_queries_ask_for_either() {
+        assert_eq!(stem("failing").as_deref(), Some("fail"));
+        assert_eq!(stem("tests").as_deref(), Some("test"));
+        assert_eq!(stem("fail"), None, "already a stem");
+        assert_eq!(stem("Failing"), None, "callers lowercase first; code names stay exact");
+        assert_eq!(stem("utf8s"), None);
+        assert_eq!(stem("支付"), None);
+        assert_eq!(
+            stemmed_text("Tests failing: tests 支付回调"),
+            "Tests failing: tests  支付 付回 回调  \ntest fail"
+        );
+        assert_eq!(stemmed_text("fail fast"), "fail fast", "nothing to add");
+        assert_eq!(term_phrase("Failing", true), r#"("Failing" OR "fail")"#);
+        assert_eq!(term_phrase("Failing", false), r#""Failing""#);
+        assert_eq!(term_phrase("支付", true), r#""支付""#);
     }
 
     #[test]

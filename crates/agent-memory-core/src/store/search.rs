@@ -63,6 +63,20 @@ pub struct Ranking {
     pub half_life_days: f64,
     /// The time freshness is measured from; the clock when `None`.
     pub now_ms: Option<i64>,
+    /// Whether a query word also finds its English stem's other forms (`failed` finds
+    /// `failing`) in distilled items, which index stems beside their words.
+    pub stemming: bool,
+    /// How much of an adjacent item's evidence (same session, the next or previous of its
+    /// kind) an item gets; the items two away give half as much. An answer often shares no word
+    /// with the question while the turn before it does.
+    pub neighbour_weight: f64,
+    /// How much of its session's evidence (everything found in it, over the best session's)
+    /// every item found in or next to it gets.
+    pub session_weight: f64,
+    /// When vectors take part: each channel's scores scaled between the weakest and strongest
+    /// candidate and mixed, this share to vectors. `None` counts either channel's evidence,
+    /// `1 - (1 - bm25)(1 - similarity)`.
+    pub vector_share: Option<f64>,
 }
 
 impl Default for Ranking {
@@ -76,6 +90,10 @@ impl Default for Ranking {
             weight_hits: 0.05,
             half_life_days: 30.0,
             now_ms: None,
+            stemming: true,
+            neighbour_weight: 0.5,
+            session_weight: 0.1,
+            vector_share: None,
         }
     }
 }
@@ -96,7 +114,13 @@ pub struct Parts {
     pub bm25_norm: f64,
     /// Cosine similarity to the query; `None` when vectors did not find it.
     pub similarity: Option<f32>,
-    /// Either channel's evidence: `1 - (1 - bm25_norm)(1 - similarity)`.
+    /// What the items next to it in its session added to its own evidence, `1 - (1 -
+    /// bm25_norm)(1 - similarity)`: half of each adjacent item's, a quarter of the next ones'.
+    pub neighbours: f64,
+    /// What its session added: a share of the evidence of everything found in that session.
+    pub session: f64,
+    /// Its own evidence plus what its neighbours and session added, over the best of this
+    /// search: 0 to 1.
     pub relevance: f64,
     pub importance: f64,
     pub freshness: f64,
@@ -160,6 +184,68 @@ struct Source {
     at_column: &'static str,
     /// The text its full-text trigger indexes, for checking in memory which terms a row holds.
     text: &'static str,
+    /// Whether its index holds the stems of its words too ([`fts::stemmed_text`]).
+    stemmed: bool,
+    /// Whether its items have neighbours: the ones before and after in the same session. Only
+    /// observations: raw events are many, short and ranked below what was distilled from them.
+    neighbours: bool,
+}
+
+/// How a candidate's two channels make its own evidence.
+struct Fusion {
+    vector_share: Option<f64>,
+    /// The lowest and highest similarity among the candidates.
+    similarity: (f64, f64),
+}
+
+impl Fusion {
+    fn new(vector_share: Option<f64>, found: &[(SearchHit, Option<f64>, Option<f32>)]) -> Fusion {
+        let similarity = found
+            .iter()
+            .filter_map(|(_, _, s)| s.map(f64::from))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        Fusion { vector_share, similarity }
+    }
+
+    /// Either channel's evidence, `1 - (1 - bm25_norm)(1 - similarity)`; or, with a vector
+    /// share, the similarity scaled between the weakest and strongest candidate's (similarities
+    /// of one model crowd into a narrow band) and mixed with `bm25_norm` in that share. A
+    /// channel that did not find the item gives it nothing.
+    fn own(&self, bm25_norm: f64, similarity: Option<f32>) -> f64 {
+        let (lo, hi) = self.similarity;
+        match self.vector_share {
+            Some(share) if hi >= lo => {
+                let sim = match similarity.map(f64::from) {
+                    Some(s) if hi > lo => (s - lo) / (hi - lo),
+                    Some(_) => 1.0,
+                    None => 0.0,
+                };
+                share * sim + (1.0 - share) * bm25_norm
+            }
+            _ => {
+                let sim = similarity.map_or(0.0, |s| f64::from(s).clamp(0.0, 1.0));
+                1.0 - (1.0 - bm25_norm) * (1.0 - sim)
+            }
+        }
+    }
+}
+
+/// A candidate while it is ranked: its own evidence and what its context adds.
+struct Scored {
+    hit: SearchHit,
+    bm25: Option<f64>,
+    bm25_norm: f64,
+    similarity: Option<f32>,
+    /// Its own evidence from either channel, 0 to 1.
+    own: f64,
+    neighbours: f64,
+    session: f64,
+}
+
+impl Scored {
+    fn total(&self) -> f64 {
+        self.own + self.neighbours + self.session
+    }
 }
 
 const SESSION_JOINS: &str =
@@ -178,6 +264,8 @@ const SOURCES: &[Source] = &[
         at_column: "x.at",
         text: "x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative || ' ' ||
                x.concepts || ' ' || x.files_read || ' ' || x.files_modified",
+        stemmed: true,
+        neighbours: true,
     },
     Source {
         kind: "summary",
@@ -191,6 +279,8 @@ const SOURCES: &[Source] = &[
         at_column: "x.at",
         text: "x.request || ' ' || x.investigated || ' ' || x.learned || ' ' || x.completed ||
                ' ' || x.next_steps",
+        stemmed: true,
+        neighbours: false,
     },
     Source {
         kind: "event",
@@ -203,6 +293,8 @@ const SOURCES: &[Source] = &[
         agent_column: "x.agent",
         at_column: "x.at",
         text: "x.summary || ' ' || x.body",
+        stemmed: false,
+        neighbours: false,
     },
     Source {
         kind: "memory",
@@ -215,6 +307,8 @@ const SOURCES: &[Source] = &[
         agent_column: "x.origin",
         at_column: "x.updated_at",
         text: "x.text",
+        stemmed: true,
+        neighbours: false,
     },
 ];
 
@@ -261,7 +355,7 @@ impl Store {
         let terms: Vec<Term> = fts::search_terms(&query.text)
             .into_iter()
             .take(query.max_terms.max(1))
-            .map(|term| Term::new(&term))
+            .map(|term| Term::new(&term, query.ranking.stemming))
             .collect();
         let mut plans: Vec<Option<Plan>> = sources.iter().map(|_| None).collect();
         // Whether every hit found holds every term.
@@ -304,7 +398,6 @@ impl Store {
                 }
             }
         }
-        let hit_counts = self.hit_counts(found.iter().map(|(h, _, _)| (h.kind, h.id)))?;
         // BM25 is comparable only within one table (each has its own term statistics; a table
         // of a few rows gives every term almost no weight). When every hit holds every term,
         // each kind's best match is a full match, so each kind is measured against its own best;
@@ -318,24 +411,38 @@ impl Store {
         };
         let best: HashMap<&str, f64> =
             found.iter().map(|(h, _, _)| (h.kind, best_of(h.kind))).collect();
-        let now = query.ranking.now_ms.unwrap_or_else(crate::time::now_ms);
-        let r = &query.ranking;
-        let mut hits: Vec<SearchHit> = found
+        let fuse = Fusion::new(query.ranking.vector_share, &found);
+        let mut scored: Vec<Scored> = found
             .into_iter()
-            .map(|(mut hit, bm25, similarity)| {
+            .map(|(hit, bm25, similarity)| {
                 let best_bm25 = best.get(hit.kind).copied().unwrap_or_default();
                 let bm25_norm = match bm25 {
                     Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
                     _ => 0.0,
                 };
-                let sim = similarity.map_or(0.0, |s| f64::from(s).clamp(0.0, 1.0));
+                let own = fuse.own(bm25_norm, similarity);
+                Scored { hit, bm25, bm25_norm, similarity, own, neighbours: 0.0, session: 0.0 }
+            })
+            .collect();
+        self.add_context(&mut scored, query)?;
+        let top = scored.iter().map(Scored::total).fold(0.0_f64, f64::max);
+        let hit_counts = self.hit_counts(scored.iter().map(|s| (s.hit.kind, s.hit.id)))?;
+        let now = query.ranking.now_ms.unwrap_or_else(crate::time::now_ms);
+        let r = &query.ranking;
+        let mut hits: Vec<SearchHit> = scored
+            .into_iter()
+            .map(|scored| {
+                let relevance = if top > 0.0 { scored.total() / top } else { 0.0 };
+                let mut hit = scored.hit;
                 let hit_count = hit_counts.get(&(hit.kind, hit.id)).copied().unwrap_or(0);
                 let age_days = ((now - hit.at_ms).max(0) as f64) / 86_400_000.0;
                 let parts = Parts {
-                    bm25,
-                    bm25_norm,
-                    similarity,
-                    relevance: 1.0 - (1.0 - bm25_norm) * (1.0 - sim),
+                    bm25: scored.bm25,
+                    bm25_norm: scored.bm25_norm,
+                    similarity: scored.similarity,
+                    neighbours: scored.neighbours,
+                    session: scored.session,
+                    relevance,
                     importance: importance(hit.kind, &hit.item_type),
                     freshness: 0.5_f64.powf(age_days / r.half_life_days.max(0.01)),
                     hit_count,
@@ -355,6 +462,94 @@ impl Store {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.at_ms.cmp(&a.at_ms)));
         hits.truncate(query.limit.max(1));
         Ok(SearchResults { hits, fallback: false, semantic })
+    }
+
+    /// Spreads each candidate's evidence to its neighbours in its session and to its session
+    /// as a whole. Only the best candidates spread (their neighbours are looked up by index, two
+    /// each side), so the cost is bounded by the candidates, not the store; a neighbour that
+    /// was not a candidate joins the candidates if it passes the query's filters.
+    fn add_context(&self, scored: &mut Vec<Scored>, query: &SearchQuery) -> Result<()> {
+        let r = &query.ranking;
+        if r.neighbour_weight > 0.0 {
+            let mut order: Vec<usize> = (0..scored.len()).collect();
+            order.sort_by(|&a, &b| scored[b].own.total_cmp(&scored[a].own));
+            order.truncate(r.candidates.max(query.limit));
+            let mut spread: HashMap<(&'static str, i64), f64> = HashMap::new();
+            for at in order {
+                let (kind, id, own) = (scored[at].hit.kind, scored[at].hit.id, scored[at].own);
+                let Some(source) = SOURCES.iter().find(|s| s.kind == kind && s.neighbours) else {
+                    continue;
+                };
+                if own <= 0.0 {
+                    continue;
+                }
+                for (distance, neighbour) in self.neighbours(source, id)? {
+                    let share = if distance == 1 { 1.0 } else { 0.5 };
+                    *spread.entry((kind, neighbour)).or_default() +=
+                        r.neighbour_weight * share * own;
+                }
+            }
+            let mut new: HashMap<&'static str, Vec<(i64, f64)>> = HashMap::new();
+            for ((kind, id), add) in spread {
+                match scored.iter_mut().find(|s| s.hit.kind == kind && s.hit.id == id) {
+                    Some(existing) => existing.neighbours += add,
+                    None => new.entry(kind).or_default().push((id, add)),
+                }
+            }
+            for (kind, ids) in new {
+                let Some(source) = SOURCES.iter().find(|s| s.kind == kind) else { continue };
+                let mut args = Vec::new();
+                let filters = filter_sql(query, source, &mut args);
+                let kept = self.passing(source, &ids, &filters, &args)?;
+                let ids: Vec<(i64, f64)> =
+                    ids.into_iter().filter(|(id, _)| kept.contains(id)).collect();
+                for (hit, add) in self.hits_by_id(source, &ids)? {
+                    scored.push(Scored {
+                        hit,
+                        bm25: None,
+                        bm25_norm: 0.0,
+                        similarity: None,
+                        own: 0.0,
+                        neighbours: add,
+                        session: 0.0,
+                    });
+                }
+            }
+        }
+        if r.session_weight > 0.0 {
+            let mut sessions: HashMap<String, f64> = HashMap::new();
+            for s in scored.iter().filter(|s| !s.hit.session.is_empty()) {
+                *sessions.entry(s.hit.session.clone()).or_default() += s.own;
+            }
+            let best = sessions.values().copied().fold(0.0_f64, f64::max);
+            if best > 0.0 {
+                for s in scored.iter_mut() {
+                    let evidence = sessions.get(&s.hit.session).copied().unwrap_or_default();
+                    s.session = r.session_weight * evidence / best;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The items of `source` next to `id` in its session, two each side, with their distance.
+    fn neighbours(&self, source: &Source, id: i64) -> Result<Vec<(usize, i64)>> {
+        let mut out = Vec::with_capacity(4);
+        for (cmp, order) in [("<", "DESC"), (">", "ASC")] {
+            let sql = format!(
+                "SELECT x.id FROM {table} x
+                 WHERE x.session_id = (SELECT session_id FROM {table} WHERE id = ?1)
+                   AND x.id {cmp} ?1
+                 ORDER BY x.id {order} LIMIT 2",
+                table = source.table,
+            );
+            let mut stmt = self.conn().prepare_cached(&sql)?;
+            let ids = stmt.query_map([id], |r| r.get::<_, i64>(0))?;
+            for (n, neighbour) in ids.enumerate() {
+                out.push((n + 1, neighbour?));
+            }
+        }
+        Ok(out)
     }
 
     /// Puts each raw event found below the distilled items found that stand for it (an
@@ -620,7 +815,12 @@ impl Store {
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let text: String = row.get::<_, Option<String>>(1)?.unwrap_or_default();
-            texts.insert(row.get(0)?, fts::index_tokens(&text));
+            let tokens = if source.stemmed {
+                fts::index_tokens(&fts::stemmed_text(&text))
+            } else {
+                fts::index_tokens(&text)
+            };
+            texts.insert(row.get(0)?, tokens);
         }
         for (id, score) in scored.iter_mut() {
             let Some(tokens) = texts.get(id) else { continue };
@@ -822,10 +1022,12 @@ const PROBE_ROWS: i64 = 256;
 /// One term of a query as a full-text channel weighs it.
 #[derive(Debug, Clone)]
 struct Term {
-    /// The FTS5 phrase.
+    /// The FTS5 expression: the quoted term, or the term or its stem.
     phrase: String,
     /// The tokens the index holds for it, to find it in a row's text in memory.
     tokens: Vec<String>,
+    /// Its stem, when the phrase also asks for that.
+    stem: Option<String>,
     /// Rows holding it: counted when few, estimated from the newest ones when many.
     docs: f64,
     /// BM25's inverse document frequency.
@@ -833,17 +1035,24 @@ struct Term {
 }
 
 impl Term {
-    fn new(term: &str) -> Term {
-        Term { phrase: fts::quote(term), tokens: fts::index_tokens(term), docs: 0.0, idf: 0.0 }
+    fn new(term: &str, stemming: bool) -> Term {
+        Term {
+            phrase: fts::term_phrase(term, stemming),
+            tokens: fts::index_tokens(term),
+            stem: stemming.then(|| fts::stem(&term.to_lowercase())).flatten(),
+            docs: 0.0,
+            idf: 0.0,
+        }
     }
 
-    /// Whether `tokens` hold this term's tokens in a row.
+    /// Whether `tokens` (a row's indexed tokens) hold this term's tokens, or its stem.
     fn is_in(&self, tokens: &[String]) -> bool {
-        match self.tokens.len() {
+        let exact = match self.tokens.len() {
             0 => false,
             1 => tokens.contains(&self.tokens[0]),
             n => tokens.windows(n).any(|w| w == self.tokens.as_slice()),
-        }
+        };
+        exact || self.stem.as_ref().is_some_and(|stem| tokens.contains(stem))
     }
 }
 

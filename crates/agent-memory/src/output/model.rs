@@ -26,7 +26,7 @@ pub fn write_model_list(
         return writeln!(
             out,
             "no embedding model installed: search uses full text only. \
-             `agent-memory model install all-minilm-l6-v2` adds search by meaning."
+             `agent-memory model install potion-base-8m` adds search by meaning."
         );
     }
     for m in models {

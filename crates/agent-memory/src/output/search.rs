@@ -52,9 +52,18 @@ pub fn write_search(
             let p = &hit.parts;
             let bm25 = p.bm25.map_or("-".to_owned(), |b| format!("{b:.2}"));
             let sim = p.similarity.map_or("-".to_owned(), |s| format!("{s:.3}"));
+            // What the items next to it and its session added, when they did.
+            let context = match (p.neighbours > 0.0, p.session > 0.0) {
+                (false, false) => String::new(),
+                (true, false) => format!(", neighbours +{:.3}", p.neighbours),
+                (false, true) => format!(", session +{:.3}", p.session),
+                (true, true) => {
+                    format!(", neighbours +{:.3}, session +{:.3}", p.neighbours, p.session)
+                }
+            };
             writeln!(
                 out,
-                "        = {:.2}×relevance {:.3} (bm25 {bm25} → {:.3}, similarity {sim})\n          \
+                "        = {:.2}×relevance {:.3} (bm25 {bm25} → {:.3}, similarity {sim}{context})\n          \
                  + {:.2}×importance {:.2} ({} {})\n          \
                  + {:.2}×freshness {:.3} ({:.1} days old, half-life {} days)\n          \
                  + {:.2}×hits {:.3} ({} before)",
@@ -117,6 +126,8 @@ mod tests {
             bm25: Some(3.5),
             bm25_norm: 1.0,
             similarity: None,
+            neighbours: 0.0,
+            session: 0.1,
             relevance: 1.0,
             importance: 0.8,
             freshness: 0.5,
@@ -144,12 +155,12 @@ mod tests {
         expect![[r#"
             o12     <time>  claude-code a-project-with… bugfix      Fixed the flaky login test  (0.812)
                     ↳ cause → fix
-                    = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -)
+                    = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -, session +0.100)
                       + 0.15×importance 0.80 (observation bugfix)
                       + 0.10×freshness 0.500 (30.0 days old, half-life 30 days)
                       + 0.05×hits 0.667 (2 before)
             m7      <time>  claude-code a-project-with… bugfix      Use jiff for time  (0.812)
-                    = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -)
+                    = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -, session +0.100)
                       + 0.15×importance 0.80 (memory bugfix)
                       + 0.10×freshness 0.500 (30.0 days old, half-life 30 days)
                       + 0.05×hits 0.667 (2 before)
