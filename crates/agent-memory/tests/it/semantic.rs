@@ -127,7 +127,7 @@ fn minilm_finds_a_paraphrase_across_agents() {
     assert!(home.ok(&["reindex"]).contains("embedded 3 items"));
 
     let results =
-        home.json(&["search", "payment notifications fail to authenticate", "--kind", "summary"]);
+        home.json(&["search", "payment notifications are not authenticated", "--kind", "summary"]);
     let found = hits(&results);
     assert!(!found.is_empty(), "{results}");
     assert!(found[0]["title"].as_str().unwrap_or_default().contains("Stripe webhook"), "{results}");
@@ -142,7 +142,7 @@ fn minilm_finds_a_paraphrase_across_agents() {
     let strict = home
         .cmd()
         .env("AGENT_MEMORY_SEARCH__SIMILARITY_FLOOR", "0.9")
-        .args(["search", "payment notifications fail to authenticate", "--kind", "summary"])
+        .args(["search", "payment notifications are not authenticated", "--kind", "summary"])
         .arg("--json")
         .output()
         .expect("search");
