@@ -41,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0005_transcripts.sql"),
     include_str!("store/migrations/0006_memory.sql"),
     include_str!("store/migrations/0007_stems.sql"),
+    include_str!("store/migrations/0008_dates.sql"),
 ];
 
 /// The schema version this build writes.
@@ -538,6 +539,16 @@ fn register_functions(conn: &Connection, fts_deferred: &Arc<AtomicBool>) -> rusq
             Ok(text.map(|t| fts::stemmed_text(&t)))
         },
     )?;
+    // Not deterministic: the words are the local time zone's.
+    conn.create_scalar_function(
+        "am_date_words",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_INNOCUOUS,
+        |ctx| {
+            let at: Option<i64> = ctx.get(0)?;
+            Ok(at.map(fts::date_words))
+        },
+    )?;
     // Search reports what reading an event in full costs, with the one token estimate.
     conn.create_scalar_function(
         "am_tokens",
@@ -933,6 +944,67 @@ mod tests {
     }
 
     #[test]
+    fn a_query_naming_a_month_or_weekday_finds_what_was_done_then() {
+        // Noon UTC, so the local day is the same in any zone a test machine has.
+        const MARCH_10_2026: i64 = 1_773_144_000_000;
+        const MAY_20_2026: i64 = 1_779_278_400_000;
+        let store = observed(&[
+            ("bugfix", "Upload retries fixed", MARCH_10_2026),
+            ("bugfix", "Upload timeouts fixed", MAY_20_2026),
+        ]);
+        assert!(fts::date_words(MARCH_10_2026).contains("March 2026"));
+        let mut q = query("upload fix in March");
+        q.kinds = vec!["observation".into()];
+        q.ranking.neighbour_weight = 0.0;
+        q.ranking.session_weight = 0.0;
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(hits[0].title, "Upload retries fixed", "{hits:?}");
+        q.text = "upload fix on Wednesday".into();
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(hits[0].title, "Upload timeouts fixed", "{hits:?}");
+    }
+
+    #[test]
+    fn a_query_naming_an_agent_or_project_ranks_its_items_first() {
+        let mut events = Vec::new();
+        for (agent, session) in [("codex", "s-codex"), ("claude-code", "s-claude")] {
+            let mut e = event(&format!("u-{agent}"), session, "make the upload test pass");
+            e.agent = agent.into();
+            events.push((e, format!("h-{agent}"), project()));
+        }
+        let mut store = Store::open_in_memory().expect("open");
+        store.write_recovered(&events, &[]).expect("write");
+        let provenance = distilled::Provenance { mode: "code", distiller: "offline" };
+        for session in store.pending_sessions(10).expect("pending") {
+            assert!(store.claim_session(session.session_id, "t", 0, 60_000).expect("claim"));
+            let made_from = store.session_events(session.session_id, 0).expect("events")[0].id;
+            let draft = crate::distil::ObservationDraft {
+                title: "The upload test retries three times".into(),
+                kind: "bugfix".into(),
+                source_event_ids: vec![made_from],
+                at_ms: 1_000,
+                ..Default::default()
+            };
+            store
+                .save_observations(&session, "t", provenance, &[(draft, 10, 100)], i64::MAX)
+                .expect("save");
+        }
+        let mut q = query("how did claude fix the upload test");
+        q.kinds = vec!["observation".into()];
+        q.ranking.named_weight = 0.4;
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(hits.len(), 2, "{hits:?}");
+        assert_eq!(hits[0].agent, "claude-code", "an alias names the agent: {hits:?}");
+        assert!(hits[0].parts.named > 0.0 && hits[1].parts.named == 0.0, "{hits:?}");
+        q.text = "what did Codex's run change in the upload test".into();
+        assert_eq!(store.search(&q).expect("search").hits[0].agent, "codex");
+        // A project named boosts every item of it alike.
+        q.text = "upload test in app".into();
+        let hits = store.search(&q).expect("search").hits;
+        assert!(hits.iter().all(|h| h.parts.named > 0.0), "{hits:?}");
+    }
+
+    #[test]
     fn uids_make_writes_idempotent() {
         let mut store = seeded(&["first"]);
         let again = vec![(event("u0", "s", "first"), "h0".to_owned(), project())];
@@ -1098,6 +1170,8 @@ mod tests {
         q.ranking.neighbour_weight = 0.0;
         q.ranking.session_weight = 0.0;
         q.ranking.now_ms = Some(10 * DAY);
+        // Either channel's evidence counts in full; the default mix is checked below.
+        q.ranking.vector_share = None;
 
         let bm25_only = store.search(&q).expect("bm25");
         assert_eq!(bm25_only.hits.len(), 1, "only one item has the words: {bm25_only:?}");
@@ -1115,6 +1189,18 @@ mod tests {
         assert!((both.relevance - 1.0).abs() < 1e-9, "best BM25 normalises to 1: {both:?}");
         let expected = 1.0 - (1.0 - 0.0) * (1.0 - f64::from(vector_only.similarity.expect("sim")));
         assert!((vector_only.relevance - expected).abs() < 1e-6);
+
+        // Mixed in a share: each channel scaled between its weakest and strongest candidate.
+        q.ranking.vector_share = Some(0.3);
+        let mixed = store.search_hybrid(&q, Some(vector)).expect("hybrid").hits;
+        assert_eq!(mixed.iter().map(|h| h.id).collect::<Vec<_>>(), vec![ids[0], ids[1]]);
+        let (lo, hi) = (
+            f64::from(mixed[1].parts.similarity.expect("sim")),
+            f64::from(mixed[0].parts.similarity.expect("sim")),
+        );
+        assert!(hi > lo, "{mixed:?}");
+        assert!((mixed[0].parts.relevance - 1.0).abs() < 1e-9, "{mixed:?}");
+        assert!(mixed[1].parts.relevance.abs() < 1e-9, "the weakest similarity scales to 0");
 
         // A higher floor keeps the vector-only hit out.
         q.ranking.similarity_floor = 0.999;

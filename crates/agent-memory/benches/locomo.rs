@@ -210,8 +210,13 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
 /// the report, so that what every lever adds is measured in one run.
 fn levers(ranking: &Ranking) -> Vec<(String, Ranking)> {
     let mut rows = Vec::new();
-    let mut current =
-        Ranking { stemming: false, neighbour_weight: 0.0, session_weight: 0.0, ..ranking.clone() };
+    let mut current = Ranking {
+        stemming: false,
+        neighbour_weight: 0.0,
+        session_weight: 0.0,
+        named_weight: 0.0,
+        ..ranking.clone()
+    };
     rows.push(("exact words".to_owned(), current.clone()));
     current.stemming = true;
     rows.push(("+ English stems".to_owned(), current.clone()));
@@ -234,6 +239,10 @@ fn levers(ranking: &Ranking) -> Vec<(String, Ranking)> {
         rows.push((format!("+ session {w}"), Ranking { session_weight: w, ..current.clone() }));
     }
     current.session_weight = ranking.session_weight;
+    for w in weights("BENCH_NAMED_WEIGHTS", &[ranking.named_weight]) {
+        rows.push((format!("+ speaker named {w}"), Ranking { named_weight: w, ..current.clone() }));
+    }
+    current.named_weight = ranking.named_weight;
     for n in weights("BENCH_CANDIDATES", &[]) {
         let candidates = n as usize;
         rows.push((format!("{candidates} candidates"), Ranking { candidates, ..current.clone() }));
@@ -312,7 +321,16 @@ fn ingest(store: &mut Store, conv: &Conversation) -> Result<HashMap<i64, TurnId>
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("observation {id} is missing"))?;
         let event = observation.draft.source_event_ids[0];
-        turn_of.insert(id, event_turn[&event]);
+        let turn = event_turn[&event];
+        turn_of.insert(id, turn);
+        if let Some(speaker) = conv.speaker_of(turn) {
+            store
+                .set_observation_agent_for_bench(
+                    id,
+                    &agent_memory_core::adapter::canonical_agent(speaker),
+                )
+                .map_err(|e| e.to_string())?;
+        }
     }
     Ok(turn_of)
 }
@@ -383,6 +401,11 @@ impl Conversation {
 
     fn turns(&self) -> usize {
         self.sessions.iter().map(|s| s.turns.len()).sum()
+    }
+
+    /// Who said a turn.
+    fn speaker_of(&self, id: TurnId) -> Option<&str> {
+        self.sessions.iter().flat_map(|s| &s.turns).find(|t| t.id == id).map(|t| t.speaker.as_str())
     }
 }
 

@@ -205,6 +205,16 @@ impl Store {
         Ok(Some(added))
     }
 
+    /// For benchmarks only: says observation `id` was made by `agent`, where a benchmark's
+    /// sessions have more than one speaker (a dialogue's turns) and each turn's speaker stands
+    /// for the agent that did the work.
+    #[doc(hidden)]
+    pub fn set_observation_agent_for_bench(&self, id: i64, agent: &str) -> Result<()> {
+        self.conn()
+            .execute("UPDATE observations SET agent = ?2 WHERE id = ?1", params![id, agent])?;
+        Ok(())
+    }
+
     /// For benchmarks only: stores `drafts` as observations of `session` in one statement, with
     /// no lease, no progress and no source rows. The full-text and file triggers run as they do
     /// under [`Store::save_observations`], but FTS5 flushes one index segment per call rather

@@ -101,6 +101,18 @@ pub fn stemmed_text(text: &str) -> String {
     out
 }
 
+/// The words a distilled item's local date is indexed by, so a query naming a month, a year,
+/// a weekday or a day ("what broke on Monday", "the fix in March 2026") finds what was done
+/// then: `8 May 2023 Monday`. Empty for a time outside the calendar.
+pub fn date_words(at_ms: i64) -> String {
+    match jiff::Timestamp::from_millisecond(at_ms) {
+        Ok(ts) => {
+            ts.to_zoned_datetime(crate::time::local_zone()).strftime("%-d %B %Y %A").to_string()
+        }
+        Err(_) => String::new(),
+    }
+}
+
 /// One query term as an FTS5 expression: the quoted term, or, when `stemming` and the term has
 /// a stem of its own, the term or its stem (`("failing" OR "fail")`).
 pub fn term_phrase(term: &str, stemming: bool) -> String {

@@ -73,6 +73,10 @@ pub struct Ranking {
     /// How much of its session's evidence (everything found in it, over the best session's)
     /// every item found in or next to it gets.
     pub session_weight: f64,
+    /// How much more an item counts when the query names its agent or its project ("what did
+    /// codex change in billing"): its evidence, neighbours and session included, times `1 +`
+    /// this.
+    pub named_weight: f64,
     /// When vectors take part: each channel's scores scaled between the weakest and strongest
     /// candidate and mixed, this share to vectors. `None` counts either channel's evidence,
     /// `1 - (1 - bm25)(1 - similarity)`.
@@ -93,7 +97,8 @@ impl Default for Ranking {
             stemming: true,
             neighbour_weight: 0.5,
             session_weight: 0.1,
-            vector_share: None,
+            named_weight: 0.7,
+            vector_share: Some(0.4),
         }
     }
 }
@@ -119,6 +124,8 @@ pub struct Parts {
     pub neighbours: f64,
     /// What its session added: a share of the evidence of everything found in that session.
     pub session: f64,
+    /// What the query naming its agent or project added.
+    pub named: f64,
     /// Its own evidence plus what its neighbours and session added, over the best of this
     /// search: 0 to 1.
     pub relevance: f64,
@@ -240,11 +247,22 @@ struct Scored {
     own: f64,
     neighbours: f64,
     session: f64,
+    /// Whether the query names its agent or its project.
+    named: bool,
 }
 
 impl Scored {
-    fn total(&self) -> f64 {
+    /// Its evidence with its context's, before the query's naming it counts.
+    fn context_total(&self) -> f64 {
         self.own + self.neighbours + self.session
+    }
+
+    fn named_share(&self, ranking: &Ranking) -> f64 {
+        if self.named { ranking.named_weight * self.context_total() } else { 0.0 }
+    }
+
+    fn total(&self, ranking: &Ranking) -> f64 {
+        self.context_total() + self.named_share(ranking)
     }
 }
 
@@ -263,7 +281,8 @@ const SOURCES: &[Source] = &[
         agent_column: "x.agent",
         at_column: "x.at",
         text: "x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative || ' ' ||
-               x.concepts || ' ' || x.files_read || ' ' || x.files_modified",
+               x.concepts || ' ' || x.files_read || ' ' || x.files_modified || ' ' ||
+               am_date_words(x.at)",
         stemmed: true,
         neighbours: true,
     },
@@ -278,7 +297,7 @@ const SOURCES: &[Source] = &[
         agent_column: "x.agent",
         at_column: "x.at",
         text: "x.request || ' ' || x.investigated || ' ' || x.learned || ' ' || x.completed ||
-               ' ' || x.next_steps",
+               ' ' || x.next_steps || ' ' || am_date_words(x.at)",
         stemmed: true,
         neighbours: false,
     },
@@ -421,18 +440,34 @@ impl Store {
                     _ => 0.0,
                 };
                 let own = fuse.own(bm25_norm, similarity);
-                Scored { hit, bm25, bm25_norm, similarity, own, neighbours: 0.0, session: 0.0 }
+                Scored {
+                    hit,
+                    bm25,
+                    bm25_norm,
+                    similarity,
+                    own,
+                    neighbours: 0.0,
+                    session: 0.0,
+                    named: false,
+                }
             })
             .collect();
         self.add_context(&mut scored, query)?;
-        let top = scored.iter().map(Scored::total).fold(0.0_f64, f64::max);
+        if query.ranking.named_weight > 0.0 {
+            let names = NamedIn::new(&query.text);
+            for s in &mut scored {
+                s.named = names.names(&s.hit);
+            }
+        }
+        let r = &query.ranking;
+        let top = scored.iter().map(|s| s.total(r)).fold(0.0_f64, f64::max);
         let hit_counts = self.hit_counts(scored.iter().map(|s| (s.hit.kind, s.hit.id)))?;
         let now = query.ranking.now_ms.unwrap_or_else(crate::time::now_ms);
-        let r = &query.ranking;
         let mut hits: Vec<SearchHit> = scored
             .into_iter()
             .map(|scored| {
-                let relevance = if top > 0.0 { scored.total() / top } else { 0.0 };
+                let relevance = if top > 0.0 { scored.total(r) / top } else { 0.0 };
+                let named = scored.named_share(r);
                 let mut hit = scored.hit;
                 let hit_count = hit_counts.get(&(hit.kind, hit.id)).copied().unwrap_or(0);
                 let age_days = ((now - hit.at_ms).max(0) as f64) / 86_400_000.0;
@@ -442,6 +477,7 @@ impl Store {
                     similarity: scored.similarity,
                     neighbours: scored.neighbours,
                     session: scored.session,
+                    named,
                     relevance,
                     importance: importance(hit.kind, &hit.item_type),
                     freshness: 0.5_f64.powf(age_days / r.half_life_days.max(0.01)),
@@ -475,18 +511,23 @@ impl Store {
             order.sort_by(|&a, &b| scored[b].own.total_cmp(&scored[a].own));
             order.truncate(r.candidates.max(query.limit));
             let mut spread: HashMap<(&'static str, i64), f64> = HashMap::new();
-            for at in order {
-                let (kind, id, own) = (scored[at].hit.kind, scored[at].hit.id, scored[at].own);
-                let Some(source) = SOURCES.iter().find(|s| s.kind == kind && s.neighbours) else {
-                    continue;
-                };
-                if own <= 0.0 {
+            for source in SOURCES.iter().filter(|s| s.neighbours) {
+                let spreading: Vec<(i64, f64)> = order
+                    .iter()
+                    .map(|&at| &scored[at])
+                    .filter(|s| s.hit.kind == source.kind && s.own > 0.0)
+                    .map(|s| (s.hit.id, s.own))
+                    .collect();
+                if spreading.is_empty() {
                     continue;
                 }
-                for (distance, neighbour) in self.neighbours(source, id)? {
-                    let share = if distance == 1 { 1.0 } else { 0.5 };
-                    *spread.entry((kind, neighbour)).or_default() +=
-                        r.neighbour_weight * share * own;
+                let next_to = self.neighbours(source, &spreading)?;
+                for (id, own) in spreading {
+                    for &(distance, neighbour) in next_to.get(&id).into_iter().flatten() {
+                        let share = if distance == 1 { 1.0 } else { 0.5 };
+                        *spread.entry((source.kind, neighbour)).or_default() +=
+                            r.neighbour_weight * share * own;
+                    }
                 }
             }
             let mut new: HashMap<&'static str, Vec<(i64, f64)>> = HashMap::new();
@@ -512,6 +553,7 @@ impl Store {
                         own: 0.0,
                         neighbours: add,
                         session: 0.0,
+                        named: false,
                     });
                 }
             }
@@ -532,21 +574,38 @@ impl Store {
         Ok(())
     }
 
-    /// The items of `source` next to `id` in its session, two each side, with their distance.
-    fn neighbours(&self, source: &Source, id: i64) -> Result<Vec<(usize, i64)>> {
-        let mut out = Vec::with_capacity(4);
+    /// The items of `source` next to each of `items` in its session, two each side, with
+    /// their distance: one statement for where the items are, then two walks of the session's
+    /// `(session_id, at)` index each, so the cost does not grow with the session.
+    fn neighbours(
+        &self,
+        source: &Source,
+        items: &[(i64, f64)],
+    ) -> Result<HashMap<i64, Vec<(usize, i64)>>> {
+        let sql = format!(
+            "SELECT id, session_id, at FROM {table} WHERE id IN ({ids})",
+            table = source.table,
+            ids = id_list(items),
+        );
+        let mut stmt = self.conn().prepare(&sql)?;
+        let places: Vec<(i64, i64, i64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut out = HashMap::with_capacity(places.len());
         for (cmp, order) in [("<", "DESC"), (">", "ASC")] {
             let sql = format!(
-                "SELECT x.id FROM {table} x
-                 WHERE x.session_id = (SELECT session_id FROM {table} WHERE id = ?1)
-                   AND x.id {cmp} ?1
-                 ORDER BY x.id {order} LIMIT 2",
+                "SELECT id FROM {table} INDEXED BY {table}_session
+                 WHERE session_id = ?1 AND (at, id) {cmp} (?2, ?3)
+                 ORDER BY at {order}, id {order} LIMIT 2",
                 table = source.table,
             );
             let mut stmt = self.conn().prepare_cached(&sql)?;
-            let ids = stmt.query_map([id], |r| r.get::<_, i64>(0))?;
-            for (n, neighbour) in ids.enumerate() {
-                out.push((n + 1, neighbour?));
+            for &(id, session, at) in &places {
+                let found = stmt.query_map([session, at, id], |r| r.get::<_, i64>(0))?;
+                let entry: &mut Vec<(usize, i64)> = out.entry(id).or_default();
+                for (n, neighbour) in found.enumerate() {
+                    entry.push((n + 1, neighbour?));
+                }
             }
         }
         Ok(out)
@@ -958,6 +1017,37 @@ impl Store {
 
 /// The filter clauses for `query` over `source`'s table aliased `x`, pushing their values onto
 /// `args` as numbered parameters.
+/// The words of a query that may name an agent or a project: split on what cannot be part of
+/// such a name, lowercased, a possessive `'s` dropped ("Caroline's" names `caroline`), each
+/// with the agent it names (an alias gives the agent's own name: `claude` is `claude-code`).
+struct NamedIn {
+    words: Vec<(String, String)>,
+}
+
+impl NamedIn {
+    fn new(text: &str) -> NamedIn {
+        let words = text
+            .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '\'' | '’')))
+            .map(|w| {
+                let w = w.trim_matches(|c: char| matches!(c, '.' | '\'' | '’' | '-' | '_'));
+                let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(w);
+                w.to_lowercase()
+            })
+            .filter(|w| !w.is_empty() && !crate::text::is_stop_word(w))
+            .map(|w| (crate::adapter::canonical_agent(&w), w))
+            .collect();
+        NamedIn { words }
+    }
+
+    /// Whether a word of the query is the hit's agent or its project.
+    fn names(&self, hit: &SearchHit) -> bool {
+        self.words.iter().any(|(agent, word)| {
+            agent.eq_ignore_ascii_case(&hit.agent)
+                || hit.project.as_deref().is_some_and(|p| p.to_lowercase() == *word)
+        })
+    }
+}
+
 fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> String {
     let mut sql = String::new();
     // Each clause names its value as `?N`, N being the value's position in `args`.

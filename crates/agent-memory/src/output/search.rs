@@ -52,15 +52,14 @@ pub fn write_search(
             let p = &hit.parts;
             let bm25 = p.bm25.map_or("-".to_owned(), |b| format!("{b:.2}"));
             let sim = p.similarity.map_or("-".to_owned(), |s| format!("{s:.3}"));
-            // What the items next to it and its session added, when they did.
-            let context = match (p.neighbours > 0.0, p.session > 0.0) {
-                (false, false) => String::new(),
-                (true, false) => format!(", neighbours +{:.3}", p.neighbours),
-                (false, true) => format!(", session +{:.3}", p.session),
-                (true, true) => {
-                    format!(", neighbours +{:.3}, session +{:.3}", p.neighbours, p.session)
-                }
-            };
+            // What the items next to it, its session and the query naming its agent or
+            // project added, when they did.
+            let context: String =
+                [("neighbours", p.neighbours), ("session", p.session), ("named", p.named)]
+                    .iter()
+                    .filter(|(_, v)| *v > 0.0)
+                    .map(|(name, v)| format!(", {name} +{v:.3}"))
+                    .collect();
             writeln!(
                 out,
                 "        = {:.2}×relevance {:.3} (bm25 {bm25} → {:.3}, similarity {sim}{context})\n          \
@@ -127,6 +126,7 @@ mod tests {
             bm25_norm: 1.0,
             similarity: None,
             neighbours: 0.0,
+            named: 0.0,
             session: 0.1,
             relevance: 1.0,
             importance: 0.8,

@@ -221,7 +221,8 @@ async function renderSearch() {
             `score ${hit.score.toFixed(3)} = relevance ${hit.parts.relevance.toFixed(3)} (bm25 ${hit.parts.bm25_norm.toFixed(2)}` +
             `${hit.parts.similarity != null ? `, cosine ${hit.parts.similarity.toFixed(2)}` : ''}` +
             `${hit.parts.neighbours > 0 ? `, neighbours +${hit.parts.neighbours.toFixed(2)}` : ''}` +
-            `${hit.parts.session > 0 ? `, session +${hit.parts.session.toFixed(2)}` : ''}) · importance ${hit.parts.importance.toFixed(2)}` +
+            `${hit.parts.session > 0 ? `, session +${hit.parts.session.toFixed(2)}` : ''}` +
+            `${hit.parts.named > 0 ? `, named +${hit.parts.named.toFixed(2)}` : ''}) · importance ${hit.parts.importance.toFixed(2)}` +
             ` · freshness ${hit.parts.freshness.toFixed(2)} (${hit.parts.age_days.toFixed(1)} d) · hits ${hit.parts.hit_count}`) : null);
       })));
   } catch (err) { results.replaceChildren(errorBox(err)); }
