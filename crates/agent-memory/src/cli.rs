@@ -72,8 +72,8 @@ pub enum Command {
     /// ticked box in the vault's daily inbox approves a candidate.
     #[command(subcommand)]
     Vault(VaultCommand),
-    /// Serve memory to an MCP client over stdio (search, timeline, get_observations,
-    /// briefing); register it in the client as the command `agent-memory mcp`.
+    /// Serve memory to an MCP client over stdio (search, timeline, get_observations, briefing,
+    /// remember, forget); register it in the client as the command `agent-memory mcp`.
     Mcp,
     /// Run the local server: HTTP API, live web viewer, MCP over HTTP at /mcp, and the
     /// background worker (spool drain, distil, embed), on 127.0.0.1 unless configured.

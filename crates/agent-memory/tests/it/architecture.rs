@@ -1,5 +1,6 @@
 //! The architecture's promises that a test can check: the paths ARCHITECTURE.md names exist,
-//! and core's dependency tree holds no async runtime, no HTTP and no sockets.
+//! and core's dependency tree holds no async runtime, no HTTP and no sockets; and the READMEs
+//! open with what a new user does first.
 
 use std::path::Path;
 
@@ -36,5 +37,33 @@ fn core_depends_on_no_runtime_or_network_crate() {
         ["tokio", "async-std", "smol", "hyper", "reqwest", "ureq", "axum", "mio", "rmcp", "tonic"];
     for name in banned {
         assert!(!deps.contains(name), "agent-memory-core must not depend on {name}");
+    }
+}
+
+/// A new user reads the quick start first: install, `agent-memory install`, restart, work,
+/// then see it working; the two commands for a clone stay, and the per-agent reference lives
+/// in `docs/agents.md`, not before "Using it".
+#[test]
+fn readmes_open_with_the_quick_start() {
+    let root = agent_memory_testkit::workspace_root();
+    for (file, heading) in [("README.md", "## Quick start"), ("README.zh-CN.md", "## 快速上手")]
+    {
+        let text = std::fs::read_to_string(root.join(file)).expect(file);
+        let first = text.lines().find(|l| l.starts_with("## ")).unwrap_or_default();
+        assert_eq!(first, heading, "{file} must open with its quick start");
+        let quick = text.split("\n## ").nth(1).unwrap_or_default();
+        let steps = ["./scripts/install", "agent-memory install", "agent-memory status"];
+        let mut at = 0;
+        for step in steps.into_iter().chain(["agent-memory search", "agent-memory serve"]) {
+            let found = quick[at..].find(step).map(|i| i + at);
+            at = found.unwrap_or_else(|| panic!("{file}'s quick start lacks {step} in order"));
+        }
+        assert!(text.contains("./scripts/test"), "{file} keeps the whole test suite's command");
+    }
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    assert!(!readme.contains("\"hooks\": {"), "the per-agent JSON belongs in docs/agents.md");
+    let agents = std::fs::read_to_string(root.join("docs/agents.md")).expect("docs/agents.md");
+    for name in ["Claude Code", "Codex CLI", "Gemini CLI", "Copilot CLI", "OpenCode", "Hermes"] {
+        assert!(agents.contains(name), "docs/agents.md describes {name}");
     }
 }

@@ -161,6 +161,40 @@ fn tools_list_matches_the_snapshot() {
     server.finish();
 }
 
+/// Every tool the server lists is named wherever the MCP server is described to a user: both
+/// READMEs, the HTTP API's page and `mcp --help`; none of them may count fewer.
+#[test]
+fn every_description_of_the_server_names_all_its_tools() {
+    let home = home();
+    let mut server = initialized(&home);
+    let response = server.request("tools/list", json!({}));
+    server.finish();
+    let names: Vec<String> = response["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {response}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    let root = agent_memory_testkit::workspace_root();
+    let mut places: Vec<(String, String)> = ["README.md", "README.zh-CN.md", "docs/http-api.md"]
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(root.join(file)).expect(file);
+            (file.to_owned(), text)
+        })
+        .collect();
+    places.push(("mcp --help".to_owned(), home.ok(&["mcp", "--help"])));
+    for (place, text) in &places {
+        for name in &names {
+            assert!(text.contains(name.as_str()), "{place} does not name the MCP tool {name}");
+        }
+        for wrong in ["four tools", "通过四个只读工具"] {
+            assert!(!text.contains(wrong), "{place} still says {wrong:?}");
+        }
+    }
+}
+
 #[test]
 fn the_cheap_first_workflow_works_end_to_end() {
     let (home, app) = seeded();
