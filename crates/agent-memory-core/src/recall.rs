@@ -352,10 +352,16 @@ impl Reader<'_> {
         let types = request.types.iter().map(|t| t.trim().to_owned()).collect::<Vec<_>>();
         for item_type in &types {
             if !self.is_known_type(item_type)? {
+                let observation_types = if self.settings.mode_types.is_empty() {
+                    "bugfix, decision, …".to_owned()
+                } else {
+                    self.settings.mode_types.join(", ")
+                };
                 return Err(invalid(format!(
                     "`type` is `{item_type}`, which nothing stored has; pass an observation type \
-                     (bugfix, decision, …), an event kind ({}), `summary` or a memory kind",
-                    EventKind::ALL.map(EventKind::as_str).join(", ")
+                     ({observation_types}), an event kind ({}), `summary` or a memory kind ({})",
+                    EventKind::ALL.map(EventKind::as_str).join(", "),
+                    memories::Kind::ALL.map(memories::Kind::as_str).join(", ")
                 )));
             }
         }
@@ -378,22 +384,8 @@ impl Reader<'_> {
         known_agent(self.store, raw)
     }
 
-    /// A project filter: a directory becomes its project's key; anything else must be a
-    /// stored project's key, name or root.
     fn project(&self, raw: &str) -> Result<String, RecallError> {
-        let value = raw.trim();
-        let path = Path::new(value);
-        if !value.is_empty() && path.is_dir() {
-            let roots = self.store.registered_roots()?;
-            return Ok(project::resolve(path, &roots).key);
-        }
-        if self.store.has_project(value)? {
-            return Ok(value.to_owned());
-        }
-        Err(invalid(format!(
-            "`project` is `{value}`, which is no stored project; pass a project's key, name or \
-             root, or a directory inside it (`agent-memory status` lists them)"
-        )))
+        known_project(self.store, raw)
     }
 
     fn is_known_type(&self, item_type: &str) -> Result<bool, RecallError> {
@@ -433,6 +425,34 @@ pub fn parse_time(field: &str, value: Option<&str>) -> Result<Option<i64>, Recal
 
 fn invalid(message: impl Into<String>) -> RecallError {
     RecallError::Invalid(message.into())
+}
+
+/// A project filter as typed, for every front end: a directory becomes its project's key;
+/// anything else must be a stored project's key, name or root, so a misspelt name is an error
+/// that lists the stored ones rather than an empty answer.
+pub fn known_project(store: &Store, raw: &str) -> Result<String, RecallError> {
+    let value = raw.trim();
+    let path = Path::new(value);
+    if !value.is_empty() && path.is_dir() {
+        let roots = store.registered_roots()?;
+        return Ok(project::resolve(path, &roots).key);
+    }
+    if store.has_project(value)? {
+        return Ok(value.to_owned());
+    }
+    const SHOWN: usize = 8;
+    let projects = store.list_projects()?;
+    let names = projects.iter().take(SHOWN).map(|p| p.name.as_str()).collect::<Vec<_>>();
+    let known = match projects.len() {
+        0 => "no project is stored yet; pass a directory inside one".to_owned(),
+        n if n > SHOWN => format!(
+            "pass one of {} (and {} more: `agent-memory project list`), or a directory inside it",
+            names.join(", "),
+            n - SHOWN
+        ),
+        _ => format!("pass one of {}, or a directory inside it", names.join(", ")),
+    };
+    Err(invalid(format!("`project` is `{value}`, which is no stored project; {known}")))
 }
 
 /// The canonical name of an agent the registry knows or `store` has sessions of: what every

@@ -27,7 +27,6 @@ pub mod timeline;
 pub mod vault;
 pub mod work;
 
-use std::path::Path;
 use std::time::Duration;
 
 use agent_memory_core::config::Config;
@@ -110,19 +109,14 @@ impl Context {
     }
 
     /// A project filter as typed: a directory (such as `.`) becomes that directory's project
-    /// key; anything else is matched as a key, name or root.
+    /// key; anything else must be a stored project's key, name or root (core's one check,
+    /// shared with search, the MCP tools and the HTTP API).
     pub fn project_filter(
         &self,
         store: &Store,
         value: Option<&str>,
     ) -> anyhow::Result<Option<String>> {
-        let Some(value) = value else { return Ok(None) };
-        let path = Path::new(value);
-        if path.is_dir() {
-            let roots = store.registered_roots()?;
-            return Ok(Some(agent_memory_core::project::resolve(path, &roots).key));
-        }
-        Ok(Some(value.to_owned()))
+        Ok(value.map(|value| recall::known_project(store, value)).transpose()?)
     }
 }
 

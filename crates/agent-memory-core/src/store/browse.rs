@@ -377,7 +377,7 @@ impl Store {
     /// Whether any observation of this type is stored. Not indexed: a fallback for types the
     /// configured mode does not name, so it scans observations, never events.
     pub fn has_observation_type(&self, item_type: &str) -> Result<bool> {
-        self.exists("SELECT 1 FROM observations WHERE type = ?1 LIMIT 1", item_type)
+        self.exists("SELECT 1 FROM observations WHERE kind = ?1 LIMIT 1", item_type)
     }
 
     fn exists(&self, sql: &str, value: &str) -> Result<bool> {

@@ -206,3 +206,32 @@ fn chinese_words_mixed_with_english_identifiers() {
     let hits = titles(&home.json(&["search", "分页"]));
     assert_eq!(hits, vec!["Prompt: OrderService 的分页查询太慢".to_owned()]);
 }
+
+/// A misspelt filter value is an error that lists the valid ones, never an empty answer that
+/// looks like "nothing was stored".
+#[test]
+fn unknown_filter_values_are_errors_that_list_the_valid_ones() {
+    let home = seeded();
+    let cases: [(&[&str], &str); 6] = [
+        (&["search", "x", "--agent", "nosuch"], "pass one of claude-code, codex, gemini"),
+        (&["search", "x", "--type", "bogus"], "(bugfix, feature,"),
+        // Stored projects are listed most recently used first.
+        (&["search", "x", "--project", "nosuchproj"], "pass one of proj-b, proj-a"),
+        (&["export", "--agent", "nosuch"], "pass one of claude-code, codex, gemini"),
+        (&["memories", "--project", "nosuchproj"], "pass one of proj-b, proj-a"),
+        (&["review", "--json", "--project", "nosuchproj"], "pass one of proj-b, proj-a"),
+    ];
+    for (args, listed) in cases {
+        let out = home.run(args, b"");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{args:?} must fail: {}",
+            agent_memory_testkit::describe(&out)
+        );
+        assert!(stderr.contains(listed), "{args:?} should list {listed:?}: {stderr}");
+        assert!(!stderr.contains("SQL"), "{args:?}: {stderr}");
+    }
+    // A type only stored observations carry is still accepted.
+    assert!(home.run(&["search", "x", "--type", "decision"], b"").status.success());
+}
