@@ -1,7 +1,8 @@
 //! The `agent-memory` binary: parse the command line, dispatch to `cmd::<name>::run`, and own
 //! the exit-code policy. `hook` always exits 0 (an agent must never be hurt by its memory); a
-//! broken pipe (`agent-memory search … | head`) is success; any other error is printed with its
-//! remedy and exits 1.
+//! broken pipe (`agent-memory search … | head`) is success, `--json` included; any other error
+//! is printed with its remedy and exits 1: as plain text on stderr, or, when `--json` was asked
+//! for, as `{"error": {"code", "message"}}` on stdout, so a script always reads JSON.
 
 mod cli;
 mod cmd;
@@ -45,8 +46,27 @@ fn main() -> ExitCode {
         {
             return ExitCode::SUCCESS;
         }
+        Err(err)
+            if wants_json(&args)
+                && !matches!(
+                    err.kind(),
+                    clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+                ) =>
+        {
+            // clap's first line says what is wrong; its usage and tips are for a person.
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let message = format!(
+                "{}; see `agent-memory {} --help`",
+                first.trim_start_matches("error: "),
+                args.get(1).and_then(|a| a.to_str()).unwrap_or_default()
+            );
+            output::json_error("bad_request", &message);
+            return ExitCode::from(2);
+        }
         Err(err) => err.exit(),
     };
+    let as_json = wants_json(&args);
     match cli.command {
         cli::Command::Hook(args) => {
             cmd::hook::run(args, started, exit_success_now);
@@ -55,6 +75,10 @@ fn main() -> ExitCode {
         command => match cmd::run(command) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+            Err(err) if as_json => {
+                output::json_error(error_code(&err), &output::error_text(&err));
+                ExitCode::FAILURE
+            }
             Err(err) => {
                 output::error(&err);
                 ExitCode::FAILURE
@@ -76,4 +100,44 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// Whether the command line asks for JSON: `--json` among the flags (words after `--` are a
+/// query's, not flags).
+fn wants_json(args: &[std::ffi::OsString]) -> bool {
+    args.iter().skip(1).take_while(|a| *a != "--").any(|a| a == "--json")
+}
+
+/// The stable code of an error under `--json`, in the words of the HTTP API's error table
+/// (`docs/json.md` lists them): what a script can branch on without reading the message.
+fn error_code(err: &anyhow::Error) -> &'static str {
+    use agent_memory_core::recall::RecallError;
+    use agent_memory_core::store::StoreError;
+    use agent_memory_core::store::memories::MemoryError;
+    for cause in err.chain() {
+        if let Some(err) = cause.downcast_ref::<RecallError>() {
+            return match err {
+                RecallError::Invalid(_) => "bad_request",
+                RecallError::Missing(_) => "not_found",
+                RecallError::Memory(MemoryError::NotFound(_)) => "not_found",
+                RecallError::Memory(MemoryError::State { .. }) => "conflict",
+                RecallError::Store(_) | RecallError::Memory(_) => "store_unavailable",
+            };
+        }
+        if let Some(err) = cause.downcast_ref::<MemoryError>() {
+            return match err {
+                MemoryError::NotFound(_) => "not_found",
+                MemoryError::State { .. } => "conflict",
+                MemoryError::Store(_) => "store_unavailable",
+                _ => "bad_request",
+            };
+        }
+        if cause.downcast_ref::<StoreError>().is_some() {
+            return "store_unavailable";
+        }
+        if cause.downcast_ref::<agent_memory_core::time::TimeParseError>().is_some() {
+            return "bad_request";
+        }
+    }
+    "failed"
 }

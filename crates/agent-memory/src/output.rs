@@ -51,15 +51,27 @@ pub use work::{recover, work};
 
 /// Prints an error and its causes to stderr.
 pub fn error(err: &anyhow::Error) {
-    let mut message = format!("agent-memory: {err}");
+    // Nothing is left to tell if standard error itself is gone.
+    let _ = writeln!(io::stderr().lock(), "agent-memory: {}", error_text(err));
+}
+
+/// An error and those of its causes that add something, one per line.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut message = err.to_string();
     for cause in err.chain().skip(1) {
         let cause = cause.to_string();
         if !message.contains(&cause) {
             message.push_str(&format!("\n  caused by: {cause}"));
         }
     }
-    // Nothing is left to tell if standard error itself is gone.
-    let _ = writeln!(io::stderr().lock(), "{message}");
+    message
+}
+
+/// An error under `--json`: `{"error": {"code", "message"}}` on stdout, where a script reads.
+pub fn json_error(code: &str, message: &str) {
+    let body = serde_json::json!({ "error": { "code": code, "message": message } });
+    // A closed stdout leaves nobody to tell.
+    let _ = json(&mut io::stdout().lock(), &body);
 }
 
 /// A hook's answer to its agent: one line of JSON on stdout, the only thing a hook prints.

@@ -11,6 +11,7 @@ mod distil;
 mod doctor;
 mod hermes_provider;
 mod install;
+mod json;
 mod lessons;
 mod mcp;
 mod memory;

@@ -19,7 +19,7 @@ fn titles(results: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-fn seeded() -> TestHome {
+pub(crate) fn seeded() -> TestHome {
     let home = home();
     let a = home.user_home().join("proj-a");
     let b = home.user_home().join("proj-b");
