@@ -75,6 +75,10 @@ fn main() -> ExitCode {
         command => match cmd::run(command) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+            // Its answer already says what failed; a second JSON document would break it.
+            Err(err) if as_json && err.downcast_ref::<report::Reported>().is_some() => {
+                ExitCode::FAILURE
+            }
             Err(err) if as_json => {
                 output::json_error(error_code(&err), &output::error_text(&err));
                 ExitCode::FAILURE

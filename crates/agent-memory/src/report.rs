@@ -104,3 +104,16 @@ pub struct ReviewTally {
     pub skipped: usize,
     pub left: usize,
 }
+
+/// A failure a command has already told in its own answer (doctor's report with its fixes):
+/// the process still exits non-zero, but under `--json` no second document follows the first.
+#[derive(Debug)]
+pub struct Reported(pub String);
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Reported {}

@@ -27,7 +27,7 @@ use super::Context;
 use super::install::{Locations, is_present, read};
 use crate::cli::DoctorArgs;
 use crate::output;
-use crate::report::{AgentReport, DoctorReport, Finding};
+use crate::report::{AgentReport, DoctorReport, Finding, Reported};
 
 /// How long a child (the hook, `--version`, the MCP server) may take before it counts as hung.
 const CHILD_DEADLINE: Duration = Duration::from_secs(10);
@@ -80,10 +80,11 @@ pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
     output::doctor(&report, args.json)?;
     let failures = report.failures();
     if failures > 0 {
-        anyhow::bail!(
-            "doctor found {failures} problem{}; each has its fix above",
-            if failures == 1 { "" } else { "s" }
-        );
+        let problems = if failures == 1 { "problem" } else { "problems" };
+        return Err(Reported(format!(
+            "doctor found {failures} {problems}; each has its fix above"
+        ))
+        .into());
     }
     Ok(())
 }

@@ -223,14 +223,12 @@ fn unknown_filter_values_are_errors_that_list_the_valid_ones() {
     ];
     for (args, listed) in cases {
         let out = home.run(args, b"");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success(),
-            "{args:?} must fail: {}",
-            agent_memory_testkit::describe(&out)
-        );
-        assert!(stderr.contains(listed), "{args:?} should list {listed:?}: {stderr}");
-        assert!(!stderr.contains("SQL"), "{args:?}: {stderr}");
+        // Under --json the error is the JSON object on stdout; otherwise a line on stderr.
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        let described = agent_memory_testkit::describe(&out);
+        assert!(!out.status.success(), "{args:?} must fail: {described}");
+        assert!(said.contains(listed), "{args:?} should list {listed:?}: {said}");
+        assert!(!said.contains("SQL"), "{args:?}: {said}");
     }
     // A type only stored observations carry is still accepted.
     assert!(home.run(&["search", "x", "--type", "decision"], b"").status.success());
