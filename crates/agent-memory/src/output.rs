@@ -98,14 +98,64 @@ fn json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
     writeln!(out)
 }
 
-/// `text` on one line (line breaks and tabs become spaces), cut after `max` characters with a
-/// `…`, so a table column stays one line.
+/// How many terminal columns `text` takes: a Chinese character takes two, a combining mark none.
+/// Every table pads and clips by this, never by counting characters.
+fn width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// `text` on one line (line breaks and tabs become spaces), at most `max` columns wide: a longer
+/// one is cut and ends in `…`, so a table column stays one line.
 fn clip(text: &str, max: usize) -> String {
     let flat = text.replace(['\n', '\r', '\t'], " ");
-    match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
+    if width(&flat) <= max {
+        return flat;
     }
+    let mut taken = 0;
+    let mut clipped = String::new();
+    for ch in flat.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+        // One column stays for the `…`.
+        if taken + w + 1 > max {
+            break;
+        }
+        taken += w;
+        clipped.push(ch);
+    }
+    clipped.push('…');
+    clipped
+}
+
+/// `text` as a table cell exactly `columns` wide: clipped, then padded with spaces.
+fn cell(text: &str, columns: usize) -> String {
+    let mut clipped = clip(text, columns);
+    let pad = columns.saturating_sub(width(&clipped));
+    clipped.extend(std::iter::repeat_n(' ', pad));
+    clipped
+}
+
+/// `one` as many times as `n` says: `session` for 1, `sessions` otherwise (`memory`,
+/// `memories`); the one place a printed noun takes its number.
+fn plural(n: impl std::fmt::Display, one: &str) -> String {
+    if n.to_string() == "1" {
+        return one.to_owned();
+    }
+    match one.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'o', 'u']) => format!("{stem}ies"),
+        _ => format!("{one}s"),
+    }
+}
+
+/// `n` and its noun: `1 session`, `3 sessions`.
+fn count(n: impl std::fmt::Display, one: &str) -> String {
+    let word = plural(&n, one);
+    format!("{n} {word}")
+}
+
+/// The width a column needs for `values`: the widest one, at least `min` (its header), at most
+/// `max` (longer values are clipped).
+fn column_width<'a>(values: impl IntoIterator<Item = &'a str>, min: usize, max: usize) -> usize {
+    values.into_iter().map(width).fold(min, usize::max).min(max)
 }
 
 #[cfg(test)]
@@ -149,11 +199,37 @@ mod tests {
     }
 
     #[test]
-    fn clip_keeps_a_column_on_one_line() {
+    fn clip_keeps_a_column_on_one_line_and_within_its_width() {
         assert_eq!(clip("short", 10), "short");
         assert_eq!(clip("a\nb\tc", 10), "a b c");
-        assert_eq!(clip("abcdef", 3), "abc…");
-        assert_eq!(clip("日本語のテキスト", 3), "日本語…");
+        assert_eq!(clip("abcdef", 4), "abc…");
+        // Chinese characters take two columns each.
+        assert_eq!(clip("日本語のテキスト", 7), "日本語…");
+        assert_eq!(clip("支付服务", 8), "支付服务");
+    }
+
+    #[test]
+    fn nouns_take_their_number() {
+        assert_eq!(count(1, "session"), "1 session");
+        assert_eq!(count(0, "session"), "0 sessions");
+        assert_eq!(count(2_u64, "memory"), "2 memories");
+        assert_eq!(count(1_usize, "memory"), "1 memory");
+        assert_eq!(count(3, "day"), "3 days");
+        assert_eq!(count(2, "group"), "2 groups");
+    }
+
+    #[test]
+    fn cells_pad_by_display_width() {
+        assert_eq!(cell("shop", 6), "shop  ");
+        assert_eq!(cell("支付服务", 10), "支付服务  ");
+        assert_eq!(
+            width(&cell("支付服务后端项目", 9)),
+            9,
+            "clipped, then padded: {:?}",
+            cell("支付服务后端项目", 9)
+        );
+        assert_eq!(column_width(["ab", "支付服务"], 3, 20), 8);
+        assert_eq!(column_width(["a-very-long-agent-name-indeed"], 3, 12), 12);
     }
 
     #[test]

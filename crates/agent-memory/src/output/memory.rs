@@ -8,7 +8,7 @@ use agent_memory_core::promote::Placed;
 use agent_memory_core::store::memories::{Memory, Tier};
 use serde::Serialize;
 
-use super::{clip, json};
+use super::{cell, json};
 
 /// One memory as a line: id, tier, kind, importance, status, project, text.
 pub fn memory_line(m: &Memory) -> String {
@@ -16,15 +16,29 @@ pub fn memory_line(m: &Memory) -> String {
         Tier::L3 => "global".to_owned(),
         _ => m.project_name.clone().unwrap_or_else(|| "-".into()),
     };
-    format!(
-        "m{:<5} {} {:<10} {:>2}  {:<10} {:<14} {}",
-        m.id,
+    let id = format!("m{}", m.id);
+    let importance = m.importance.to_string();
+    memory_row([
+        &id,
         m.tier.as_str(),
         m.kind.as_str(),
-        m.importance,
+        &importance,
         m.status.as_str(),
-        clip(&project, 14),
-        m.text
+        &project,
+        &m.text,
+    ])
+}
+
+/// The columns of [`memory_line`], header and rows alike, so the two cannot drift apart.
+fn memory_row([id, tier, kind, importance, status, project, text]: [&str; 7]) -> String {
+    format!(
+        "{} {} {} {:>3}  {} {} {text}",
+        cell(id, 6),
+        cell(tier, 4),
+        cell(kind, 10),
+        importance,
+        cell(status, 10),
+        cell(project, 14),
     )
 }
 
@@ -43,7 +57,8 @@ pub fn write_memories(out: &mut impl Write, list: &[Memory], as_json: bool) -> i
             "no memories yet: `agent-memory work` offers candidates, `agent-memory remember` adds one"
         );
     }
-    writeln!(out, "id     tier kind       imp  status     project        text")?;
+    let header = memory_row(["id", "tier", "kind", "imp", "status", "project", "text"]);
+    writeln!(out, "{header}")?;
     for m in list {
         writeln!(out, "{}", memory_line(m))?;
     }
@@ -153,7 +168,7 @@ pub fn write_packs(
         return writeln!(out, "no packs mounted; `agent-memory pack add FILE` mounts one");
     }
     for (name, active, waiting) in packs {
-        write!(out, "{name:<24} {active} active memories")?;
+        write!(out, "{} {active} active memories", cell(name, 24))?;
         if *waiting > 0 {
             write!(out, ", {waiting} waiting for `agent-memory pack approve {name}`")?;
         }
@@ -183,12 +198,15 @@ mod tests {
         candidate.kind = Kind::Problem;
         candidate.status = Status::Candidate;
         candidate.project_name = Some("a-project-with-a-long-name".to_owned());
-        let list = [memory(7, "Use jiff for every time in the store"), global, candidate];
+        let mut chinese = memory(9, "回调要先校验签名");
+        chinese.project_name = Some("支付服务".to_owned());
+        let list = [memory(7, "Use jiff for every time in the store"), global, candidate, chinese];
         expect![[r#"
             id     tier kind       imp  status     project        text
-            m7     L2 decision    7  active     agent-memory   Use jiff for every time in the store
-            m12    L3 preference 10  active     global         Answer in British English
-            m3     L1 problem     7  candidate  a-project-with… The flaky login test waits for the socket
+            m7     L2   decision     7  active     agent-memory   Use jiff for every time in the store
+            m12    L3   preference  10  active     global         Answer in British English
+            m3     L1   problem      7  candidate  a-project-wit… The flaky login test waits for the socket
+            m9     L2   decision     7  active     支付服务       回调要先校验签名
         "#]]
         .assert_eq(&rendered(|out| write_memories(out, &list, false)));
         expect![[r#"

@@ -7,7 +7,7 @@ use agent_memory_core::recall::ItemId;
 use agent_memory_core::store::search::{Ranking, SearchResults};
 use agent_memory_core::time::format_local;
 
-use super::{clip, json};
+use super::{cell, clip, json};
 
 pub fn search(
     results: &SearchResults,
@@ -36,12 +36,12 @@ pub fn write_search(
             ItemId::of_kind(hit.kind, hit.id).map_or_else(|| hit.id.to_string(), |i| i.to_string());
         writeln!(
             out,
-            "{:<7} {}  {:<11} {:<14} {:<11} {}  ({:.3})",
+            "{:<7} {}  {} {} {} {}  ({:.3})",
             id,
             format_local(hit.at_ms),
-            hit.agent,
-            clip(hit.project.as_deref().unwrap_or("-"), 14),
-            clip(&hit.item_type, 11),
+            cell(&hit.agent, 11),
+            cell(hit.project.as_deref().unwrap_or("-"), 14),
+            cell(&hit.item_type, 11),
             clip(&hit.title, 100),
             hit.score,
         )?;
@@ -146,20 +146,20 @@ mod tests {
         let ranking = Ranking::default();
         let plain = rendered(|out| write_search(out, &results, &ranking, false, false));
         expect![[r#"
-            o12     <time>  claude-code a-project-with… bugfix      Fixed the flaky login test  (0.812)
+            o12     <time>  claude-code a-project-wit… bugfix      Fixed the flaky login test  (0.812)
                     ↳ cause → fix
-            m7      <time>  claude-code a-project-with… bugfix      Use jiff for time  (0.812)
+            m7      <time>  claude-code a-project-wit… bugfix      Use jiff for time  (0.812)
         "#]]
         .assert_eq(&plain);
         let explained = rendered(|out| write_search(out, &results, &ranking, true, false));
         expect![[r#"
-            o12     <time>  claude-code a-project-with… bugfix      Fixed the flaky login test  (0.812)
+            o12     <time>  claude-code a-project-wit… bugfix      Fixed the flaky login test  (0.812)
                     ↳ cause → fix
                     = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -, session +0.100)
                       + 0.15×importance 0.80 (observation bugfix)
                       + 0.10×freshness 0.500 (30.0 days old, half-life 30 days)
                       + 0.05×hits 0.667 (2 before)
-            m7      <time>  claude-code a-project-with… bugfix      Use jiff for time  (0.812)
+            m7      <time>  claude-code a-project-wit… bugfix      Use jiff for time  (0.812)
                     = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -, session +0.100)
                       + 0.15×importance 0.80 (memory bugfix)
                       + 0.10×freshness 0.500 (30.0 days old, half-life 30 days)
@@ -183,7 +183,7 @@ mod tests {
             semantic: false,
         };
         expect![[r#"
-            e45     <time>  claude-code a-project-with… bugfix      ran cargo test  (0.812)
+            e45     <time>  claude-code a-project-wit… bugfix      ran cargo test  (0.812)
             (ranked by time: the full-text index could not take this query)
         "#]]
         .assert_eq(&rendered(|out| write_search(out, &fallback, &ranking, true, false)));

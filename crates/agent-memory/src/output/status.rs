@@ -8,7 +8,7 @@ use agent_memory_core::store::status::{ProjectCount, StoreStatus};
 use agent_memory_core::time::format_local;
 use serde::Serialize;
 
-use super::{clip, json};
+use super::{cell, column_width, count, json, plural};
 
 #[derive(Serialize)]
 struct StatusJson<'a> {
@@ -39,26 +39,36 @@ pub fn write_status(
     )?;
     writeln!(
         out,
-        "events     {} in {} sessions ({} open)",
-        status.events, status.sessions, status.open_sessions
+        "events     {} in {} ({} open)",
+        status.events,
+        count(status.sessions, "session"),
+        status.open_sessions
     )?;
+    // Agents and projects share one name column, as wide as the longest name needs.
+    let names = status.agents.iter().map(|a| a.agent.as_str());
+    let name_width =
+        column_width(names.chain(status.projects.iter().map(|p| p.name.as_str())), 12, 28);
     for (i, a) in status.agents.iter().enumerate() {
         let last = a.last_event_at.map(format_local).unwrap_or_default();
         let label = if i == 0 { "agents" } else { "" };
         writeln!(
             out,
-            "{label:<10} {:<12} {:>7} events {:>5} sessions  last {last}",
-            a.agent, a.events, a.sessions
+            "{label:<10} {} {:>7} events {:>5} {:<8}  last {last}",
+            cell(&a.agent, name_width),
+            a.events,
+            a.sessions,
+            plural(a.sessions, "session")
         )?;
     }
     for (i, p) in status.projects.iter().enumerate() {
         let label = if i == 0 { "projects" } else { "" };
         writeln!(
             out,
-            "{label:<10} {:<20} {:>7} events {:>5} sessions  {}",
-            clip(&p.name, 20),
+            "{label:<10} {} {:>7} events {:>5} {:<8}  {}",
+            cell(&p.name, name_width),
             p.events,
             p.sessions,
+            plural(p.sessions, "session"),
             p.key
         )?;
     }
@@ -92,11 +102,11 @@ pub fn write_status(
     }
     writeln!(
         out,
-        "spool      {} events waiting in {} files{}",
-        spool.records,
-        spool.files,
+        "spool      {} waiting in {}{}",
+        count(spool.records, "event"),
+        count(spool.files, "file"),
         if spool.quarantined > 0 {
-            format!(", {} files set aside (.bad)", spool.quarantined)
+            format!(", {} set aside (.bad)", count(spool.quarantined, "file"))
         } else {
             String::new()
         }
@@ -136,8 +146,9 @@ pub fn write_projects(
     if as_json {
         return json(out, &projects);
     }
+    let width = column_width(projects.iter().map(|p| p.name.as_str()), 8, 30);
     for p in projects {
-        writeln!(out, "{:<20} {:>7} events  {}  {}", clip(&p.name, 20), p.events, p.key, p.root)?;
+        writeln!(out, "{} {:>7} events  {}  {}", cell(&p.name, width), p.events, p.key, p.root)?;
     }
     Ok(())
 }
@@ -206,15 +217,51 @@ mod tests {
             store      /home/u/.agent-memory/memory.db  (1.5 MiB, schema 9)
             events     120 in 4 sessions (1 open)
             agents     claude-code      100 events     3 sessions  last <time>
-                       codex             20 events     1 sessions  last 
-            projects   agent-memory             120 events     4 sessions  github.com/u/agent-memory
+                       codex             20 events     1 session   last 
+            projects   agent-memory     120 events     4 sessions  github.com/u/agent-memory
             hooks 24h  130 runs, 0.0% errors, p50 4.2 ms, p99 31.0 ms  (skipped 10, stored 120)
             filtered 24h  too_short 0, low_value 6, near_duplicate 0
             llm        2026-01-02  anthropic              12345 tokens in 7 calls
-            spool      3 events waiting in 2 files, 1 files set aside (.bad)
+            spool      3 events waiting in 2 files, 1 file set aside (.bad)
                        run `agent-memory recover` to store them now
         "#]]
         .assert_eq(&rendered(|out| write_status(out, &store_status(), &spool, false)));
+    }
+
+    /// The display column where `marker` starts on `line`.
+    fn column_of(line: &str, marker: &str) -> usize {
+        crate::output::width(&line[..line.find(marker).expect(marker)])
+    }
+
+    #[test]
+    fn wide_and_long_names_keep_the_columns_straight() {
+        let mut status = store_status();
+        status.agents[1].agent = "a-very-long-agent-name".to_owned();
+        status.projects.push(ProjectCount {
+            name: "支付服务".to_owned(),
+            key: "path:/src/支付服务".to_owned(),
+            root: "/src/支付服务".to_owned(),
+            sessions: 1,
+            events: 7,
+        });
+        let text = rendered(|out| write_status(out, &status, &SpoolDepth::default(), false));
+        let rows: Vec<&str> =
+            text.lines().filter(|l| l.contains(" events ") && !l.contains("waiting")).collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        let at = column_of(rows[0], " events ");
+        for row in &rows {
+            assert_eq!(column_of(row, " events "), at, "{text}");
+        }
+        expect![[r#"
+            agents     claude-code                100 events     3 sessions  last <time>
+                       a-very-long-agent-name      20 events     1 session   last 
+            projects   agent-memory               120 events     4 sessions  github.com/u/agent-memory
+                       支付服务                     7 events     1 session   path:/src/支付服务
+        "#]]
+        .assert_eq(&(rows.join("\n") + "\n"));
+        let projects = rendered(|out| write_projects(out, &status.projects, false));
+        let lines: Vec<&str> = projects.lines().collect();
+        assert_eq!(column_of(lines[0], " events"), column_of(lines[1], " events"), "{projects}");
     }
 
     #[test]

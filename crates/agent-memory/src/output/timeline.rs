@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use agent_memory_core::recall::{ItemId, Timeline};
 use agent_memory_core::time::format_local;
 
-use super::{clip, json};
+use super::{cell, clip, json};
 
 pub fn timeline(timeline: &Timeline, as_json: bool) -> io::Result<()> {
     write_timeline(&mut io::stdout().lock(), timeline, as_json)
@@ -31,10 +31,10 @@ pub fn write_timeline(out: &mut impl Write, timeline: &Timeline, as_json: bool) 
         let mark = if Some(item.id) == marked { "→" } else { " " };
         writeln!(
             out,
-            "{mark} {:<7} {}  {:<11} [{}] {}  (~{} tokens)",
+            "{mark} {:<7} {}  {} [{}] {}  (~{} tokens)",
             ItemId::Observation(item.id).to_string(),
             format_local(item.at_ms),
-            item.agent,
+            cell(&item.agent, 11),
             item.kind,
             clip(&item.title, 100),
             item.tokens
