@@ -416,17 +416,32 @@ impl Config {
                 ConfigError::Invalid {
                     path: path.to_owned(),
                     message: match line {
-                        Some(line) => format!("line {line}: {}", e.message()),
-                        None => e.message().to_owned(),
+                        Some(line) => format!("line {line}: {}", plain_words(e.message())),
+                        None => plain_words(e.message()),
                     },
                 }
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
             Err(source) => return Err(ConfigError::Read { path: path.to_owned(), source }),
         };
-        let invalid_file = |e: toml::de::Error| ConfigError::Invalid {
-            path: path.to_owned(),
-            message: e.message().to_owned(),
+        // A file that parses but does not fit is read again from its text, whose errors know
+        // the line they are on.
+        let invalid_file = |e: toml::de::Error| {
+            let located = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|text| toml::from_str::<Config>(&text).err().map(|e| (text, e)));
+            let message = match &located {
+                Some((text, e)) => match e.span().and_then(|span| text.get(..span.start)) {
+                    Some(before) => format!(
+                        "line {}: {}",
+                        before.matches('\n').count() + 1,
+                        plain_words(e.message())
+                    ),
+                    None => plain_words(e.message()),
+                },
+                None => plain_words(e.message()),
+            };
+            ConfigError::Invalid { path: path.to_owned(), message }
         };
         let mut env_vars = Vec::new();
         for (var, value) in env {
@@ -455,8 +470,89 @@ impl Config {
         }
         Config::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Env {
             var: names.join(", "),
-            message: e.message().to_owned(),
+            message: plain_words(e.message()),
         })
+    }
+}
+
+/// A TOML or serde message in a person's words: what was found and what belongs there, never
+/// a Rust type name ("expected usize").
+pub fn plain_words(message: &str) -> String {
+    let message = message.trim().trim_end_matches('.');
+    let message = message.lines().next().unwrap_or_default();
+    if let Some(rest) = message.strip_prefix("invalid type: ")
+        && let Some((found, expected)) = rest.split_once(", expected ")
+    {
+        return format!("{} where {} belongs", found_words(found), expected_words(expected));
+    }
+    if let Some(rest) = message.strip_prefix("invalid value: ")
+        && let Some((found, expected)) = rest.split_once(", expected ")
+    {
+        return format!(
+            "{} does not fit here; {} belongs here",
+            found_words(found),
+            expected_words(expected)
+        );
+    }
+    if let Some(rest) = message.strip_prefix("unknown field ")
+        && let Some((field, known)) = rest.split_once(", expected one of ")
+    {
+        return format!(
+            "{field} is no setting here; the settings here are {}",
+            known.replace('`', "")
+        );
+    }
+    if let Some(rest) = message.strip_prefix("unknown field ")
+        && let Some((field, known)) = rest.split_once(", expected ")
+    {
+        return format!(
+            "{field} is no setting here; the one setting here is {}",
+            known.replace('`', "")
+        );
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant ")
+        && let Some((value, known)) = rest.split_once(", expected one of ")
+    {
+        return format!("{value} is not one of the choices: {}", known.replace('`', ""));
+    }
+    if let Some(field) = message.strip_prefix("missing field ") {
+        return format!("{field} is missing");
+    }
+    message.to_owned()
+}
+
+/// What serde says it found, in words: `string "ten"` is `the text "ten"`.
+fn found_words(found: &str) -> String {
+    let value = |rest: &str| rest.trim().trim_matches('`').to_owned();
+    if let Some(rest) = found.strip_prefix("string ") {
+        return format!("the text {}", rest.trim());
+    }
+    for prefix in ["integer ", "floating point "] {
+        if let Some(rest) = found.strip_prefix(prefix) {
+            return format!("the number {}", value(rest));
+        }
+    }
+    if let Some(rest) = found.strip_prefix("boolean ") {
+        return value(rest);
+    }
+    match found {
+        "sequence" => "a list".to_owned(),
+        "map" => "a table".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// What serde says belongs, in words: `usize` is `a whole number of 0 or more`.
+fn expected_words(expected: &str) -> String {
+    match expected.trim() {
+        "usize" | "u64" | "u32" | "u16" | "u8" => "a whole number of 0 or more".to_owned(),
+        "i64" | "i32" | "i16" | "i8" | "isize" => "a whole number".to_owned(),
+        "f64" | "f32" => "a number".to_owned(),
+        "bool" | "a boolean" => "true or false".to_owned(),
+        "a string" | "string" => "text in quotes".to_owned(),
+        "a sequence" => "a list in [ ]".to_owned(),
+        other if other.starts_with("struct ") || other == "a map" => "a table".to_owned(),
+        other => other.replace('`', ""),
     }
 }
 
@@ -697,6 +793,49 @@ mod tests {
     }
 
     #[test]
+    fn a_value_that_does_not_fit_names_its_line_in_plain_words() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let check = |text: &str, expect: expect_test::Expect| {
+            crate::fsutil::write_atomic(&path, text.as_bytes()).expect("w");
+            let err = Config::load_with(&path, []).expect_err(text).to_string();
+            let shown = err.replace(&path.display().to_string(), "<config.toml>");
+            assert!(!shown.contains("usize") && !shown.contains("invalid type"), "{shown}");
+            expect.assert_eq(&shown);
+        };
+        check(
+            "[capture]\ndeadline_ms = 300\n[search]\nlimit = \"ten\"\n",
+            expect_test::expect![[
+                r#"<config.toml> is not valid configuration: line 4: the text "ten" where a whole number of 0 or more belongs; compare with `agent-memory config default`"#
+            ]],
+        );
+        check(
+            "[search]\nlimit = -3\n",
+            expect_test::expect![[
+                r#"<config.toml> is not valid configuration: line 2: the number -3 does not fit here; a whole number of 0 or more belongs here; compare with `agent-memory config default`"#
+            ]],
+        );
+        check(
+            "[search]\nsemantic_recall = \"yes\"\n",
+            expect_test::expect![[
+                r#"<config.toml> is not valid configuration: line 2: the text "yes" where true or false belongs; compare with `agent-memory config default`"#
+            ]],
+        );
+        check(
+            "[serch]\nlimit = 3\n",
+            expect_test::expect![[
+                r#"<config.toml> is not valid configuration: line 1: `serch` is no setting here; the settings here are capture, filter, search, distil, llm, inject, promote, vault, log, serve; compare with `agent-memory config default`"#
+            ]],
+        );
+        check(
+            "[search\nlimit = 3\n",
+            expect_test::expect![[
+                r#"<config.toml> is not valid configuration: line 1: unclosed table, expected `]`; compare with `agent-memory config default`"#
+            ]],
+        );
+    }
+
+    #[test]
     fn default_toml_matches_code_defaults() {
         let parsed: Config = toml::from_str(DEFAULT_TOML).expect("default.toml parses");
         assert_eq!(parsed, Config::default());
@@ -760,7 +899,7 @@ mod tests {
         assert_eq!(distil.lease_seconds, 120, "untouched keys keep defaults");
         crate::fsutil::write_atomic(&path, "[distil]\nmodes = \"x\"\n".as_bytes()).expect("w");
         let err = Config::load_with(&path, []).expect_err("unknown key");
-        assert!(err.to_string().contains("unknown field `modes`"), "{err}");
+        assert!(err.to_string().contains("line 2: `modes` is no setting here"), "{err}");
     }
 
     fn mode_value(name: &str) -> toml::Value {

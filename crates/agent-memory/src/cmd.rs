@@ -38,18 +38,28 @@ use agent_memory_core::store::search::Ranking;
 use anyhow::Context as _;
 
 use crate::cli::Command;
+use crate::output;
 
 /// Runs every command but `hook`, which has its own policy.
 pub fn run(command: Command) -> anyhow::Result<()> {
     let ctx = Context::load()?;
     // The MCP server's stdout carries JSON-RPC alone and its stderr is often shown to the user
     // by the client as errors: it logs to the home's log file, as the hook does.
-    if matches!(command, Command::Mcp)
-        || matches!(&command, Command::Serve(a) if !a.status && !a.stop)
-    {
+    let to_file = matches!(command, Command::Mcp)
+        || matches!(&command, Command::Serve(a) if !a.status && !a.stop);
+    if to_file {
         crate::logging::init_file(&ctx.home, &ctx.config);
     } else {
         crate::logging::init_stderr(&ctx.config);
+    }
+    // A broken config.toml locks nobody out: every command goes on with the defaults, as the
+    // hooks do, and says so once; doctor reports it as a failure with the line to fix.
+    if let Some(problem) = &ctx.config_problem {
+        match command {
+            Command::Doctor(_) => {}
+            _ if to_file => tracing::warn!("{problem}; using the default configuration"),
+            _ => output::warning(&format!("{problem}; going on with the defaults meanwhile")),
+        }
     }
     match command {
         Command::Hook(_) => Ok(()),
@@ -87,13 +97,19 @@ pub fn run(command: Command) -> anyhow::Result<()> {
 pub struct Context {
     pub home: Home,
     pub config: Config,
+    /// Why `config.toml` (or an `AGENT_MEMORY_*` variable) could not be used, when it could
+    /// not; `config` is then the defaults.
+    pub config_problem: Option<String>,
 }
 
 impl Context {
     fn load() -> anyhow::Result<Context> {
         let home = Home::from_env()?;
-        let config = Config::load(&home.config_path())?;
-        Ok(Context { home, config })
+        let (config, config_problem) = match Config::load(&home.config_path()) {
+            Ok(config) => (config, None),
+            Err(err) => (Config::default(), Some(err.to_string())),
+        };
+        Ok(Context { home, config, config_problem })
     }
 
     /// Opens the store; interactive commands may wait longer for a lock than a hook.

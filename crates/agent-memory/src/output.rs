@@ -67,6 +67,12 @@ pub fn error_text(err: &anyhow::Error) -> String {
     message
 }
 
+/// A warning on stderr: something is wrong, and the command goes on regardless.
+pub fn warning(message: &str) {
+    // Nothing is left to tell if standard error itself is gone.
+    let _ = writeln!(io::stderr().lock(), "agent-memory: warning: {message}");
+}
+
 /// An error under `--json`: `{"error": {"code", "message"}}` on stdout, where a script reads.
 pub fn json_error(code: &str, message: &str) {
     let body = serde_json::json!({ "error": { "code": code, "message": message } });

@@ -96,6 +96,17 @@ fn log_file(ctx: &Context) -> String {
 /// The store opens and takes writes; nothing waits in the spool.
 fn store_checks(ctx: &Context) -> (Vec<Finding>, Option<Store>) {
     let mut findings = Vec::new();
+    if let Some(problem) = &ctx.config_problem {
+        findings.push(Finding::fail(
+            "config",
+            problem.clone(),
+            format!(
+                "fix that line of {} (`agent-memory config default` shows every setting with its \
+                 comment); until then every command and hook runs on the defaults",
+                ctx.home.config_path().display()
+            ),
+        ));
+    }
     let path = ctx.home.db_path();
     let store = match ctx.store() {
         Ok(store) => store,

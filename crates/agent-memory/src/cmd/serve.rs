@@ -99,7 +99,11 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
 /// The worker's pass: `work`'s own, with the embedding model loaded at the first pass and
 /// kept.
 fn worker_pass(ctx: &Context) -> agent_memory_serve::worker::Pass {
-    let ctx = Context { home: ctx.home.clone(), config: ctx.config.clone() };
+    let ctx = Context {
+        home: ctx.home.clone(),
+        config: ctx.config.clone(),
+        config_problem: ctx.config_problem.clone(),
+    };
     let owner = format!("serve-{}", std::process::id());
     let mut embedder = None;
     let mut loaded = false;

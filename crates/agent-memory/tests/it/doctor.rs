@@ -176,3 +176,35 @@ fn recent_hook_errors_are_counted_with_where_to_look() {
     let fix = errors[0]["fix"].as_str().expect("fix");
     assert!(fix.contains(&home.home().join("rejected").display().to_string()), "{fix}");
 }
+
+/// A broken `config.toml` locks nobody out: commands warn and go on with the defaults, as the
+/// hooks do, and doctor fails on it with the line to fix, in plain words.
+#[test]
+fn a_broken_config_is_a_doctor_failure_and_a_warning_elsewhere() {
+    let home = with_agents();
+    std::fs::create_dir_all(home.home()).expect("mkdir");
+    std::fs::write(home.home().join("config.toml"), "[search]\nlimit = \"ten\"\n").expect("write");
+    for args in [&["status"][..], &["search", "anything"], &["config", "show"], &["memories"]] {
+        let out = run(&home, None, args);
+        assert!(out.status.success(), "{args:?} must go on: {}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("warning:") && stderr.contains("line 2") && stderr.contains("defaults"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("usize"), "no Rust type reaches a user: {stderr}");
+    }
+    let (report, ok) = doctor(&home);
+    assert!(!ok, "a broken config fails doctor: {report:#}");
+    let config: Vec<&Value> = report["store"]
+        .as_array()
+        .expect("store")
+        .iter()
+        .filter(|f| f["check"] == "config")
+        .collect();
+    assert_eq!(config.len(), 1, "{report:#}");
+    assert_eq!(config[0]["level"], "fail");
+    let message = config[0]["message"].as_str().expect("message");
+    assert!(message.contains("line 2: the text \"ten\" where a whole number"), "{message}");
+    assert!(config[0]["fix"].as_str().expect("fix").contains("config default"), "{config:?}");
+}
