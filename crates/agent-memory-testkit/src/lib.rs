@@ -65,6 +65,15 @@ impl TestHome {
         }
         // Background distil passes would race a test's own reads; the tests that want one
         // turn it back on.
+        // An agent-memory installed on this machine would be what `install` wires instead of
+        // the binary under test (it prefers an installed copy to a build's output).
+        if let Some(path) = std::env::var_os("PATH") {
+            let dirs =
+                std::env::split_paths(&path).filter(|dir| !dir.join("agent-memory").is_file());
+            if let Ok(path) = std::env::join_paths(dirs) {
+                cmd.env("PATH", path);
+            }
+        }
         cmd.env("HOME", self.user_home())
             .env("AGENT_MEMORY_HOME", self.home())
             .env("AGENT_MEMORY_DISTIL__AUTO_WORK", "false")

@@ -103,6 +103,10 @@ pub struct InstallArgs {
     /// Print what would change in each file, as a unified diff, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// First copy this binary to ~/.local/bin and wire that copy: for a binary run from a
+    /// build directory, which the next `cargo clean` removes.
+    #[arg(long)]
+    pub copy_self: bool,
 }
 
 #[derive(Debug, Args)]

@@ -181,6 +181,16 @@ fn binary_checks(agent: Agent, loc: &Locations, findings: &mut Vec<Finding>) -> 
                 ),
                 format!("{reinstall} to point them at {}", loc.bin),
             ),
+            Ok(_) if super::install::is_build_output(bin) => Finding::warn(
+                "binary",
+                format!(
+                    "the hooks run {bin}, a build's output: the next `cargo clean` breaks them"
+                ),
+                format!(
+                    "{reinstall} from an installed copy (./scripts/install puts one in \
+                     ~/.local/bin), or add --copy-self to copy this one there"
+                ),
+            ),
             Ok(version) => {
                 Finding::ok("binary", format!("the hooks run {bin} (version {version})"))
             }

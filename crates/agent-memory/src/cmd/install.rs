@@ -18,8 +18,11 @@ use crate::report::InstallStatus;
 
 /// Where agents keep their config, and the binary their hooks run.
 pub struct Locations {
-    /// This binary, by its absolute path: what the hooks and the MCP server run.
+    /// What the hooks and the MCP server run, by its absolute path: this binary, or, when this
+    /// one is a build's output, the installed copy (see [`Locations::exe`]).
     pub bin: String,
+    /// This binary, by its absolute path.
+    pub exe: String,
     /// The user's configs, always [`Scope::User`]: where agents are looked for.
     pub user: Scope,
     /// The configs a command works on: the user's, or one project's.
@@ -32,7 +35,7 @@ impl Locations {
         let bin = std::env::current_exe()
             .and_then(std::fs::canonicalize)
             .context("cannot tell where the agent-memory binary is; run it by its full path")?;
-        let bin = bin
+        let exe = bin
             .to_str()
             .with_context(|| {
                 format!("the binary's path {} is not UTF-8; move it to a plain path", bin.display())
@@ -42,6 +45,12 @@ impl Locations {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .context("HOME is not set; set it to your home directory")?;
+        // A build's output goes with the next `cargo clean`: hooks run the installed copy.
+        let bin = if is_build_output(&exe) {
+            installed_copy(&home).unwrap_or_else(|| exe.clone())
+        } else {
+            exe.clone()
+        };
         let config_home = env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config"));
         let mut dirs = UserDirs::new(home, config_home);
         // Each agent that reads a variable for its config directory gets it from there.
@@ -60,13 +69,84 @@ impl Locations {
             })?),
             None => user.clone(),
         };
-        Ok(Locations { bin, user, scope })
+        Ok(Locations { bin, exe, user, scope })
     }
 }
 
+/// Whether `bin` is a build's output rather than an installed copy: in a `target/debug` or
+/// `target/release` directory, or in any directory cargo builds into (one holding its
+/// `.fingerprint`). Hooks wired to it break on the next `cargo clean`.
+pub fn is_build_output(bin: &str) -> bool {
+    let path = Path::new(bin);
+    let named = ["/target/debug/", "/target/release/"].iter().any(|dir| bin.contains(dir));
+    named || path.parent().is_some_and(|dir| dir.join(".fingerprint").is_dir())
+}
+
+/// The installed agent-memory a build's output should wire instead of itself: the first on
+/// `PATH` that is no build's output, else `~/.local/bin/agent-memory`.
+fn installed_copy(home: &Path) -> Option<String> {
+    let on_path = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).map(|dir| dir.join("agent-memory")).collect())
+        .unwrap_or_else(Vec::new);
+    on_path
+        .into_iter()
+        .chain([local_bin(home)])
+        .filter(|candidate| candidate.is_file())
+        .filter_map(|candidate| std::fs::canonicalize(candidate).ok())
+        .filter_map(|candidate| candidate.to_str().map(str::to_owned))
+        .find(|candidate| !is_build_output(candidate))
+}
+
+/// Where `install --copy-self` puts this binary.
+fn local_bin(home: &Path) -> PathBuf {
+    home.join(".local").join("bin").join("agent-memory")
+}
+
+/// Copies this binary to `~/.local/bin/agent-memory` (through a temporary file and a rename,
+/// so a running copy is never half-written) and returns the copy's path.
+fn copy_self(exe: &str) -> anyhow::Result<String> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set; set it to your home directory")?;
+    let target = local_bin(&home);
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let copied = (|| {
+        std::fs::create_dir_all(dir)?;
+        let temp = dir.join(".agent-memory.copying");
+        std::fs::copy(exe, &temp)?;
+        std::fs::rename(&temp, &target)
+    })();
+    copied.with_context(|| {
+        format!("cannot copy {exe} to {}; check that directory's permissions", target.display())
+    })?;
+    Ok(target.to_string_lossy().into_owned())
+}
+
 pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
-    let loc = Locations::from_env(args.scope.project.as_deref())?;
-    let Locations { bin, user, scope } = &loc;
+    let mut loc = Locations::from_env(args.scope.project.as_deref())?;
+    if op == Op::Install && is_build_output(&loc.exe) {
+        if args.copy_self && !args.dry_run {
+            loc.bin = copy_self(&loc.exe)?;
+            output::install_note("agent-memory", &format!("copied {} to {}", loc.exe, loc.bin))?;
+        } else if loc.bin != loc.exe {
+            output::install_note(
+                "agent-memory",
+                &format!(
+                    "wiring the installed {}, not this build ({}), which `cargo clean` would remove",
+                    loc.bin, loc.exe
+                ),
+            )?;
+        } else {
+            output::warning(&format!(
+                "the hooks will run {}, a build's output: the next `cargo clean` breaks every \
+                 agent; run `agent-memory install --copy-self` to copy it to ~/.local/bin and \
+                 wire that copy (or install with ./scripts/install)",
+                loc.exe
+            ));
+        }
+    }
+    let Locations { bin, user, scope, .. } = &loc;
     let agents = agents(&args.agents, op, user)?;
     if agents.is_empty() {
         let roots: Vec<String> =

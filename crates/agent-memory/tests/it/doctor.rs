@@ -84,7 +84,8 @@ fn before_install_every_agent_found_is_reported_unwired_with_the_command_that_fi
 #[test]
 fn after_install_everything_passes_and_the_users_store_gets_no_synthetic_event() {
     let home = with_agents();
-    let out = run(&home, None, &["install"]);
+    // Installed as a user would: the hooks run a copy in ~/.local/bin, not a build's output.
+    let out = run(&home, None, &["install", "--copy-self"]);
     assert!(out.status.success(), "{}", describe(&out));
     let (report, ok) = doctor(&home);
     assert!(ok, "{report:#}");

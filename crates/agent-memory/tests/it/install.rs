@@ -578,3 +578,62 @@ fn the_hook_install_wrote_runs_as_copilot_would_run_it() {
     );
     assert_eq!(kinds, 2);
 }
+
+/// The command every hook in Claude Code's settings runs.
+fn hook_binaries(home: &TestHome) -> Vec<String> {
+    let settings = json(home, ".claude/settings.json");
+    let mut bins: Vec<String> = settings["hooks"]
+        .as_object()
+        .expect("hooks")
+        .values()
+        .flat_map(|groups| groups.as_array().cloned().unwrap_or_default())
+        .flat_map(|group| group["hooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|hook| hook["command"].as_str().map(str::to_owned))
+        .filter_map(|command| command.split_once(" hook ").map(|(bin, _)| bin.to_owned()))
+        .collect();
+    bins.dedup();
+    bins
+}
+
+/// Run from a build directory, install wires the installed copy when there is one, copies
+/// itself to ~/.local/bin when asked, and otherwise says that `cargo clean` would break the
+/// hooks; doctor flags hooks that run a build's output.
+#[test]
+fn a_build_s_output_wires_the_installed_copy_or_says_why_not() {
+    let built = env!("CARGO_BIN_EXE_agent-memory");
+    let profile_dir = std::path::Path::new(built).parent().expect("dir");
+    assert!(profile_dir.join(".fingerprint").is_dir(), "{built} is a build's output");
+
+    // No installed copy: a warning, and the build's output is wired.
+    let home = with_configs();
+    let out = run(&home, &["install", "claude-code"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cargo clean") && stderr.contains("--copy-self"), "{stderr}");
+    let canonical = std::fs::canonicalize(built).expect("canonical");
+    assert_eq!(hook_binaries(&home), [canonical.to_string_lossy()]);
+    let doctor = run(&home, &["doctor", "claude-code", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("JSON");
+    let binary = &report["agents"][0]["findings"][0];
+    assert_eq!(
+        (&binary["check"], &binary["level"]),
+        (&"binary".into(), &"warn".into()),
+        "{report:#}"
+    );
+    assert!(binary["message"].as_str().unwrap_or_default().contains("build's output"), "{binary}");
+
+    // --copy-self: the copy in ~/.local/bin is wired.
+    let out = run(&home, &["install", "claude-code", "--copy-self"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let local = home.user_home().join(".local/bin/agent-memory");
+    assert!(local.is_file(), "{}", describe(&out));
+    let local = std::fs::canonicalize(&local).expect("canonical");
+    assert_eq!(hook_binaries(&home), [local.to_string_lossy()]);
+
+    // An installed copy is preferred from then on, with a note saying so.
+    let out = run(&home, &["install", "claude-code"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("wiring the installed") && stdout.contains("up to date"), "{stdout}");
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+}
