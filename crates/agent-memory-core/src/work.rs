@@ -259,7 +259,20 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
         refresh_briefs(store, pass, &mut report);
         settle(store, &mut report);
     }
+    // When the last pass ran, for `status`; a file that cannot be written costs only that line.
+    let _ = fsutil::write_atomic(&last_pass_path(pass.home), pass.now_ms.to_string().as_bytes());
     Ok(report)
+}
+
+/// Where the time of the last finished pass is kept.
+fn last_pass_path(home: &Home) -> PathBuf {
+    home.root().join("work.last")
+}
+
+/// When the last pass finished (Unix milliseconds), by any process: `work`, the stop hook's
+/// background pass or `serve`'s worker; `None` before the first.
+pub fn last_pass(home: &Home) -> Option<i64> {
+    std::fs::read_to_string(last_pass_path(home)).ok()?.trim().parse().ok()
 }
 
 /// Where vault sync keeps what each note and memory looked like at the last sync.

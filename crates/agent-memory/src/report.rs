@@ -117,3 +117,19 @@ impl std::fmt::Display for Reported {
 }
 
 impl std::error::Error for Reported {}
+
+/// What `status` tells besides the store's figures: when the last work pass ran and whether
+/// the local server is running.
+#[derive(Debug, Default, Serialize)]
+pub struct Activity {
+    pub last_work_pass_ms: Option<i64>,
+    /// The running `agent-memory serve`, if one is.
+    pub serve: Option<ServeRunning>,
+}
+
+/// Where the running server listens.
+#[derive(Debug, Serialize)]
+pub struct ServeRunning {
+    pub url: String,
+    pub pid: u32,
+}

@@ -19,6 +19,13 @@ pub struct StoreStatus {
     pub events: i64,
     pub sessions: i64,
     pub open_sessions: i64,
+    /// What the work passes distilled.
+    pub observations: i64,
+    pub summaries: i64,
+    /// Active long-term memories (project and global).
+    pub memories: i64,
+    /// Memory candidates waiting for `agent-memory review`.
+    pub candidates: i64,
     pub agents: Vec<AgentCount>,
     pub projects: Vec<ProjectCount>,
     pub hooks: Vec<HookWindow>,
@@ -145,6 +152,10 @@ impl Store {
             events: count("SELECT count(*) FROM events")?,
             sessions: count("SELECT count(*) FROM sessions")?,
             open_sessions: count("SELECT count(*) FROM sessions WHERE ended_at IS NULL")?,
+            observations: count("SELECT count(*) FROM observations")?,
+            summaries: count("SELECT count(*) FROM summaries")?,
+            memories: count("SELECT count(*) FROM memories WHERE status = 'active'")?,
+            candidates: count("SELECT count(*) FROM memories WHERE status = 'candidate'")?,
             agents,
             projects,
             hooks,

@@ -1,11 +1,14 @@
-//! `agent-memory status`: what is stored and how the hooks are doing.
+//! `agent-memory status`: what is stored, how the hooks are doing, when the last work pass ran
+//! and whether the local server is running.
 
 use agent_memory_core::capture::spool;
-use agent_memory_core::time;
+use agent_memory_core::{time, work};
+use agent_memory_serve::instance::Instance;
 
 use super::Context;
 use crate::cli::StatusArgs;
 use crate::output;
+use crate::report::{Activity, ServeRunning};
 
 pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
@@ -13,6 +16,13 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     let windows = [("24h", now - 86_400_000), ("7d", now - 7 * 86_400_000)];
     let status = store.status(&windows)?;
     let spool = spool::depth(&ctx.home.spool_dirs(), now);
-    output::status(&status, &spool, args.json)?;
+    let instance = Instance::new(&ctx.home);
+    let serve = instance
+        .is_running()
+        .then(|| instance.state())
+        .flatten()
+        .map(|state| ServeRunning { url: state.url, pid: state.pid });
+    let activity = Activity { last_work_pass_ms: work::last_pass(&ctx.home), serve };
+    output::status(&status, &spool, &activity, args.json)?;
     Ok(())
 }

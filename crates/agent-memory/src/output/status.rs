@@ -1,5 +1,6 @@
-//! `agent-memory status` and `project list`: the store, its agents and projects, the hooks'
-//! health over recent windows, LLM spend and what waits in the spool.
+//! `agent-memory status` and `project list`: the store, what was distilled and remembered, its
+//! agents and projects, the hooks' health over recent windows, LLM spend, what waits in the
+//! spool, the last work pass and the local server.
 
 use std::io::{self, Write};
 
@@ -9,26 +10,35 @@ use agent_memory_core::time::format_local;
 use serde::Serialize;
 
 use super::{cell, column_width, count, json, plural};
+use crate::report::Activity;
 
 #[derive(Serialize)]
 struct StatusJson<'a> {
     #[serde(flatten)]
     store: &'a StoreStatus,
     spool: &'a SpoolDepth,
+    #[serde(flatten)]
+    activity: &'a Activity,
 }
 
-pub fn status(status: &StoreStatus, spool: &SpoolDepth, as_json: bool) -> io::Result<()> {
-    write_status(&mut io::stdout().lock(), status, spool, as_json)
+pub fn status(
+    status: &StoreStatus,
+    spool: &SpoolDepth,
+    activity: &Activity,
+    as_json: bool,
+) -> io::Result<()> {
+    write_status(&mut io::stdout().lock(), status, spool, activity, as_json)
 }
 
 pub fn write_status(
     out: &mut impl Write,
     status: &StoreStatus,
     spool: &SpoolDepth,
+    activity: &Activity,
     as_json: bool,
 ) -> io::Result<()> {
     if as_json {
-        return json(out, &StatusJson { store: status, spool });
+        return json(out, &StatusJson { store: status, spool, activity });
     }
     writeln!(
         out,
@@ -44,6 +54,21 @@ pub fn write_status(
         count(status.sessions, "session"),
         status.open_sessions
     )?;
+    let last_pass = match activity.last_work_pass_ms {
+        Some(at) => format!("last work pass {}", format_local(at)),
+        None => "no work pass yet (`agent-memory work`)".to_owned(),
+    };
+    writeln!(
+        out,
+        "distilled  {}, {}; {last_pass}",
+        count(status.observations, "observation"),
+        count(status.summaries, "summary")
+    )?;
+    let review = match status.candidates {
+        0 => String::new(),
+        n => format!(", {} to review (`agent-memory review`)", count(n, "candidate")),
+    };
+    writeln!(out, "memory     {}{review}", count(status.memories, "memory"))?;
     // Agents and projects share one name column, as wide as the longest name needs.
     let names = status.agents.iter().map(|a| a.agent.as_str());
     let name_width =
@@ -114,10 +139,19 @@ pub fn write_status(
     if spool.records > 0 {
         writeln!(out, "           run `agent-memory recover` to store them now")?;
     }
+    match &activity.serve {
+        Some(serve) => writeln!(
+            out,
+            "serve      running at {} (pid {}); `agent-memory serve --status` gives the viewer's address",
+            serve.url, serve.pid
+        )?,
+        None => writeln!(out, "serve      not running; `agent-memory serve` starts the viewer")?,
+    }
     if status.events == 0 && status.hooks.iter().all(|w| w.runs == 0) {
         writeln!(
             out,
-            "\nnothing captured yet: point your agents' hooks at `agent-memory hook` (README: \"Wiring an agent's hooks\")"
+            "\nnothing captured yet: run `agent-memory install` to wire your agents, restart them, \
+             and work as usual"
         )?;
     }
     Ok(())
@@ -162,6 +196,7 @@ mod tests {
 
     use super::*;
     use crate::output::tests::{AT, rendered};
+    use crate::report::ServeRunning;
 
     fn store_status() -> StoreStatus {
         StoreStatus {
@@ -171,6 +206,10 @@ mod tests {
             events: 120,
             sessions: 4,
             open_sessions: 1,
+            observations: 31,
+            summaries: 4,
+            memories: 1,
+            candidates: 2,
             agents: vec![
                 AgentCount {
                     agent: "claude-code".to_owned(),
@@ -213,9 +252,15 @@ mod tests {
     #[test]
     fn a_busy_store() {
         let spool = SpoolDepth { files: 2, records: 3, quarantined: 1 };
+        let activity = Activity {
+            last_work_pass_ms: Some(AT),
+            serve: Some(ServeRunning { url: "http://127.0.0.1:37777".to_owned(), pid: 42 }),
+        };
         expect![[r#"
             store      /home/u/.agent-memory/memory.db  (1.5 MiB, schema 9)
             events     120 in 4 sessions (1 open)
+            distilled  31 observations, 4 summaries; last work pass <time>
+            memory     1 memory, 2 candidates to review (`agent-memory review`)
             agents     claude-code      100 events     3 sessions  last <time>
                        codex             20 events     1 session   last 
             projects   agent-memory     120 events     4 sessions  github.com/u/agent-memory
@@ -224,8 +269,9 @@ mod tests {
             llm        2026-01-02  anthropic              12345 tokens in 7 calls
             spool      3 events waiting in 2 files, 1 file set aside (.bad)
                        run `agent-memory recover` to store them now
+            serve      running at http://127.0.0.1:37777 (pid 42); `agent-memory serve --status` gives the viewer's address
         "#]]
-        .assert_eq(&rendered(|out| write_status(out, &store_status(), &spool, false)));
+        .assert_eq(&rendered(|out| write_status(out, &store_status(), &spool, &activity, false)));
     }
 
     /// The display column where `marker` starts on `line`.
@@ -244,7 +290,9 @@ mod tests {
             sessions: 1,
             events: 7,
         });
-        let text = rendered(|out| write_status(out, &status, &SpoolDepth::default(), false));
+        let activity = Activity::default();
+        let text =
+            rendered(|out| write_status(out, &status, &SpoolDepth::default(), &activity, false));
         let rows: Vec<&str> =
             text.lines().filter(|l| l.contains(" events ") && !l.contains("waiting")).collect();
         assert_eq!(rows.len(), 4, "{text}");
@@ -271,19 +319,27 @@ mod tests {
             events: 0,
             sessions: 0,
             open_sessions: 0,
+            observations: 0,
+            summaries: 0,
+            memories: 0,
+            candidates: 0,
             agents: Vec::new(),
             projects: Vec::new(),
             hooks: Vec::new(),
             llm_spend: Vec::new(),
             ..store_status()
         };
+        let activity = Activity::default();
         expect![[r#"
             store      /home/u/.agent-memory/memory.db  (4.0 KiB, schema 9)
             events     0 in 0 sessions (0 open)
+            distilled  0 observations, 0 summaries; no work pass yet (`agent-memory work`)
+            memory     0 memories
             spool      0 events waiting in 0 files
+            serve      not running; `agent-memory serve` starts the viewer
 
-            nothing captured yet: point your agents' hooks at `agent-memory hook` (README: "Wiring an agent's hooks")
+            nothing captured yet: run `agent-memory install` to wire your agents, restart them, and work as usual
         "#]]
-        .assert_eq(&rendered(|out| write_status(out, &empty, &SpoolDepth::default(), false)));
+        .assert_eq(&rendered(|out| write_status(out, &empty, &SpoolDepth::default(), &activity, false)));
     }
 }

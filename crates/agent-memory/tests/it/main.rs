@@ -27,6 +27,7 @@ mod spool;
 mod status;
 mod transfer;
 mod vault;
+mod walkthrough;
 
 use std::path::PathBuf;
 
