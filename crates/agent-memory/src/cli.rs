@@ -536,6 +536,9 @@ pub enum VaultCommand {
         /// The vault folder to keep (default: `[vault] path` and `folder` in the configuration).
         #[arg(long, value_name = "DIR")]
         vault: Option<PathBuf>,
+        /// Create the --vault folder if it does not exist (a typo is refused without it).
+        #[arg(long, requires = "vault")]
+        create: bool,
         #[arg(long)]
         json: bool,
     },

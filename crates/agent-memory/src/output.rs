@@ -142,7 +142,7 @@ fn cell(text: &str, columns: usize) -> String {
 
 /// `one` as many times as `n` says: `session` for 1, `sessions` otherwise (`memory`,
 /// `memories`); the one place a printed noun takes its number.
-fn plural(n: impl std::fmt::Display, one: &str) -> String {
+pub(crate) fn plural(n: impl std::fmt::Display, one: &str) -> String {
     if n.to_string() == "1" {
         return one.to_owned();
     }
@@ -153,7 +153,7 @@ fn plural(n: impl std::fmt::Display, one: &str) -> String {
 }
 
 /// `n` and its noun: `1 session`, `3 sessions`.
-fn count(n: impl std::fmt::Display, one: &str) -> String {
+pub(crate) fn count(n: impl std::fmt::Display, one: &str) -> String {
     let word = plural(&n, one);
     format!("{n} {word}")
 }

@@ -142,8 +142,9 @@ fn store_checks(ctx: &Context) -> (Vec<Finding>, Option<Store>) {
         findings.push(Finding::warn(
             "spool",
             format!(
-                "{} event(s) in {} spool file(s) wait for the store",
-                depth.records, depth.files
+                "{} in {} wait for the store",
+                output::count(depth.records, "event"),
+                output::count(depth.files, "spool file")
             ),
             "run `agent-memory recover` (the next hook that finds the store free drains it too)",
         ));
@@ -152,8 +153,8 @@ fn store_checks(ctx: &Context) -> (Vec<Finding>, Option<Store>) {
         findings.push(Finding::warn(
             "spool",
             format!(
-                "{} spool file(s) could not be read and were set aside (*.bad)",
-                depth.quarantined
+                "{} could not be read and were set aside (*.bad)",
+                output::count(depth.quarantined, "spool file")
             ),
             format!("look at the *.bad files in {}", ctx.home.spool_dir().display()),
         ));
@@ -269,8 +270,11 @@ fn trust(agent: Agent, loc: &Locations) -> Option<Finding> {
         Ok(found) => Finding::fail(
             "trust",
             format!(
-                "{} hook(s) have no current trusted_hash in {} ({}), so {who} skips them without a word",
-                found.hooks.len(),
+                "{} no current trusted_hash in {} ({}), so {who} skips them without a word",
+                match found.hooks.len() {
+                    1 => "1 hook has".to_owned(),
+                    n => format!("{n} hooks have"),
+                },
                 found.config.display(),
                 found.hooks.join(", "),
             ),

@@ -47,7 +47,15 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             retries += 1;
         }
         if !args.background {
-            output::work(&report, args.json)?;
+            // A pass that found nothing new says what is there: the stop hook has usually
+            // distilled each session already.
+            let stored = if report.distil.observations + report.distil.summaries == 0 {
+                let status = ctx.store()?.status(&[])?;
+                Some((status.observations, status.summaries))
+            } else {
+                None
+            };
+            output::work(&report, stored, args.json)?;
         }
         if !args.watch {
             drop(lock);

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use agent_memory_core::embed::{Manifest, ModelKind};
 use agent_memory_core::store::vectors::EmbedPass;
 
-use super::json;
+use super::{count, json};
 
 /// Installed embedding models; `*` marks the one search uses.
 pub fn model_list(models: &[Manifest], current: Option<&str>, as_json: bool) -> io::Result<()> {
@@ -82,13 +82,24 @@ pub fn progress(total: u64, what: &'static str, quiet: bool) -> indicatif::Progr
         Some(total),
         indicatif::ProgressDrawTarget::stderr(),
     );
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{msg} {bar:40} {pos}/{len} ({per_sec}, {eta} left)",
-    ) {
-        bar.set_style(style);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} ({rate}, {eta} left)")
+    {
+        // indicatif's own `{per_sec}` prints `8,479.0628/s`; a whole number reads better.
+        bar.set_style(style.with_key(
+            "rate",
+            |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                let _ = write!(out, "{}", rate(state.per_sec()));
+            },
+        ));
     }
     bar.set_message(what);
     bar
+}
+
+/// Items a second as a person reads them: `8479/s`, `12/s`, `0.4/s`.
+fn rate(per_sec: f64) -> String {
+    if per_sec >= 10.0 { format!("{per_sec:.0}/s") } else { format!("{per_sec:.1}/s") }
 }
 
 /// `agent-memory reindex`: what was embedded, and whether a backlog is left.
@@ -105,13 +116,25 @@ pub fn write_reindex(
     if as_json {
         return json(out, pass);
     }
-    writeln!(out, "embedded {} items with {model}", pass.embedded)?;
+    writeln!(out, "embedded {} with {model}", count(pass.embedded, "item"))?;
     if pass.left > 0 {
-        writeln!(
-            out,
-            "{} items still have no vector; run `agent-memory reindex` again",
-            pass.left
-        )?;
+        let left = match pass.left {
+            1 => "1 item still has".to_owned(),
+            n => format!("{n} items still have"),
+        };
+        writeln!(out, "{left} no vector; run `agent-memory reindex` again")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_is_a_plain_number() {
+        assert_eq!(rate(8_479.062_8), "8479/s");
+        assert_eq!(rate(12.4), "12/s");
+        assert_eq!(rate(0.42), "0.4/s");
+    }
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 use agent_memory_core::promote::tidy::{Applied, Tidy};
 use serde::Serialize;
 
-use super::json;
 use super::memory::memory_line;
+use super::{count, json};
 
 #[derive(Serialize)]
 struct TidyJson<'a> {
@@ -46,8 +46,8 @@ pub fn write_tidy(
     }
     writeln!(
         out,
-        "saying the same thing ({} groups; the first is kept):",
-        report.duplicates.len()
+        "saying the same thing ({}; the first is kept):",
+        count(report.duplicates.len(), "group")
     )?;
     for cluster in &report.duplicates {
         for (i, m) in cluster.iter().enumerate() {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use agent_memory_core::vault::SyncReport;
 
-use super::json;
+use super::{count, json};
 
 pub fn vault_sync(root: &Path, report: &SyncReport, as_json: bool) -> io::Result<()> {
     write_vault_sync(&mut io::stdout().lock(), root, report, as_json)
@@ -22,14 +22,14 @@ pub fn write_vault_sync(
     }
     writeln!(
         out,
-        "vault {}: {} note(s) written, {} memory(ies) changed and {} created from notes, {} forgotten (note deleted), {} note(s) removed, {} candidate(s) approved",
+        "vault {}: {} written, {} changed and {} created from notes, {} forgotten (note deleted), {} removed, {} approved",
         root.display(),
-        report.written,
-        report.updated_from_vault,
+        count(report.written, "note"),
+        count(report.updated_from_vault, "memory"),
         report.created_from_vault,
         report.forgotten,
-        report.removed,
-        report.approved
+        count(report.removed, "note"),
+        count(report.approved, "candidate")
     )?;
     for path in &report.conflicts {
         writeln!(

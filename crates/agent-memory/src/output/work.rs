@@ -7,33 +7,52 @@ use agent_memory_core::capture::DrainReport;
 use agent_memory_core::promote::PromoteReport;
 use agent_memory_core::work::PassReport;
 
-use super::json;
+use super::{count, json};
 
 /// What a work pass did, a line per step that did something; a failed step on stderr.
-pub fn work(report: &PassReport, as_json: bool) -> io::Result<()> {
+/// `stored` is what the store already holds (observations, summaries), told when the pass
+/// found nothing new, since the stop hook's own pass has usually done the work.
+pub fn work(report: &PassReport, stored: Option<(i64, i64)>, as_json: bool) -> io::Result<()> {
     if as_json {
         return json(&mut io::stdout().lock(), report);
     }
-    write_work(&mut io::stdout().lock(), report)?;
+    write_work(&mut io::stdout().lock(), report, stored)?;
     write_problems(&mut io::stderr().lock(), report)
 }
 
-pub fn write_work(out: &mut impl Write, report: &PassReport) -> io::Result<()> {
+pub fn write_work(
+    out: &mut impl Write,
+    report: &PassReport,
+    stored: Option<(i64, i64)>,
+) -> io::Result<()> {
     if report.drained.stored > 0 {
-        writeln!(out, "spool: {} events stored", report.drained.stored)?;
+        writeln!(out, "spool: {} stored", count(report.drained.stored, "event"))?;
     }
     let distil = &report.distil;
-    let mut line = format!(
-        "distilled {} sessions: {} new observations, {} summaries",
-        distil.sessions, distil.observations, distil.summaries
-    );
+    let mut line = match (distil.observations + distil.summaries, stored) {
+        (0, Some((observations, summaries))) => format!(
+            "nothing new to distil; the store holds {} and {} (the stop hook distils each \
+             session in the background as it stops)",
+            count(observations, "observation"),
+            count(summaries, "summary")
+        ),
+        _ => format!(
+            "distilled {}: {}, {}",
+            count(distil.sessions, "session"),
+            count(distil.observations, "new observation"),
+            count(distil.summaries, "summary")
+        ),
+    };
     if distil.busy > 0 {
-        line.push_str(&format!(" ({} sessions were being distilled by another pass)", distil.busy));
+        line.push_str(&format!(
+            " ({} being distilled by another pass)",
+            count(distil.busy, "session")
+        ));
     }
     if distil.waiting > 0 {
         line.push_str(&format!(
-            " ({} sessions wait for their agent to write a turn's end to its transcript)",
-            distil.waiting
+            " ({} waiting for their agent to write a turn's end to its transcript)",
+            count(distil.waiting, "session")
         ));
     }
     writeln!(out, "{line}")?;
@@ -43,18 +62,18 @@ pub fn write_work(out: &mut impl Write, report: &PassReport) -> io::Result<()> {
     if let (Some(model), Some(embedded)) = (&report.model, &report.embedded)
         && embedded.embedded > 0
     {
-        writeln!(out, "embedded {} items with {model}", embedded.embedded)?;
+        writeln!(out, "embedded {} with {model}", count(embedded.embedded, "item"))?;
     }
     if let Some(sync) = &report.vault {
         writeln!(
             out,
-            "vault: {} notes written, {} memories changed and {} created from notes, {} forgotten, {} approved, {} conflicts",
-            sync.written,
-            sync.updated_from_vault,
+            "vault: {} written, {} changed and {} created from notes, {} forgotten, {} approved, {}",
+            count(sync.written, "note"),
+            count(sync.updated_from_vault, "memory"),
             sync.created_from_vault,
             sync.forgotten,
             sync.approved,
-            sync.conflicts.len()
+            count(sync.conflicts.len(), "conflict")
         )?;
     }
     Ok(())
@@ -81,8 +100,10 @@ fn write_promoted(out: &mut impl Write, report: &PromoteReport, auto: bool) -> i
     if auto {
         return writeln!(
             out,
-            "memory: {} new project memories ({} replacing an older decision), {} merged into existing ones",
-            report.candidates, report.successors, report.merged
+            "memory: {} ({} replacing an older decision), {} merged into existing ones",
+            count(report.candidates, "new project memory"),
+            report.successors,
+            report.merged
         );
     }
     let successors = if report.successors > 0 {
@@ -92,9 +113,10 @@ fn write_promoted(out: &mut impl Write, report: &PromoteReport, auto: bool) -> i
     };
     writeln!(
         out,
-        "memory: {} new candidate(s){successors}, {} merged into existing ones; review them with \
+        "memory: {}{successors}, {} merged into existing ones; review them with \
          `agent-memory review`",
-        report.candidates, report.merged
+        count(report.candidates, "new candidate"),
+        report.merged
     )
 }
 
@@ -109,15 +131,52 @@ pub fn write_recover(out: &mut impl Write, report: &DrainReport, as_json: bool) 
     }
     writeln!(
         out,
-        "recovered {} events from {} spool files ({} already stored, {} dropped as noise or unreadable)",
-        report.stored, report.files, report.already_stored, report.dropped
+        "recovered {} from {} ({} already stored, {} dropped as noise or unreadable)",
+        count(report.stored, "event"),
+        count(report.files, "spool file"),
+        report.already_stored,
+        report.dropped
     )?;
     if report.quarantined > 0 {
         writeln!(
             out,
-            "{} files had unreadable lines and were set aside as .bad",
-            report.quarantined
+            "{} unreadable lines and set aside as .bad",
+            if report.quarantined == 1 {
+                "1 file had".to_owned()
+            } else {
+                format!("{} files had", report.quarantined)
+            }
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_memory_core::distil::sessions::DistilReport;
+    use expect_test::expect;
+
+    use super::*;
+    use crate::output::tests::rendered;
+
+    #[test]
+    fn a_pass_says_what_it_did_with_its_numbers() {
+        let distil =
+            DistilReport { sessions: 1, observations: 1, summaries: 1, busy: 0, waiting: 0 };
+        let report = PassReport { distil, ..PassReport::default() };
+        expect![[r#"
+            distilled 1 session: 1 new observation, 1 summary
+        "#]]
+        .assert_eq(&rendered(|out| write_work(out, &report, None)));
+    }
+
+    #[test]
+    fn a_pass_that_found_nothing_new_says_what_is_there() {
+        let distil = DistilReport { sessions: 2, ..DistilReport::default() };
+        let report = PassReport { distil, ..PassReport::default() };
+        expect![[r#"
+            nothing new to distil; the store holds 3 observations and 1 summary (the stop hook distils each session in the background as it stops)
+        "#]]
+        .assert_eq(&rendered(|out| write_work(out, &report, Some((3, 1)))));
+    }
 }

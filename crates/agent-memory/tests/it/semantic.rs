@@ -60,7 +60,7 @@ fn a_static_model_finds_what_the_words_miss() {
     // New items get their vectors from the work pass that distils them.
     session(&home, "claude-code", "k2", "/w/shop", "add an index to the sqlite table");
     let work = home.ok(&["work"]);
-    assert!(work.contains("embedded 1 items with tiny"), "{work}");
+    assert!(work.contains("embedded 1 item with tiny"), "{work}");
     let found = hits(&home.json(&["search", "database migration schema"]));
     assert!(found.iter().any(|h| h["title"].as_str().is_some_and(|t| t.contains("sqlite"))));
 

@@ -19,8 +19,25 @@ fn put(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write note");
 }
 
+/// One sync of a vault the user has (its folder exists).
 fn sync(home: &TestHome, vault: &Path) -> Value {
+    std::fs::create_dir_all(vault).expect("the user's vault");
     home.json(&["vault", "sync", "--vault", vault.to_str().expect("utf-8")])
+}
+
+#[test]
+fn a_mistyped_vault_folder_is_refused_unless_asked_to_create_it() {
+    let home = home();
+    let typo = home.user_home().join("Obsidain");
+    let path = typo.to_str().expect("utf-8");
+    let out = home.run(&["vault", "sync", "--vault", path], b"");
+    assert!(!out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("does not exist") && said.contains("--create"), "{said}");
+    assert!(!typo.exists(), "nothing is created for a typo");
+    let out = home.run(&["vault", "sync", "--vault", path, "--create"], b"");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    assert!(typo.is_dir());
 }
 
 fn notes(vault: &Path) -> Vec<PathBuf> {
