@@ -14,41 +14,22 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Record one agent hook call (reads the hook's JSON on stdin; always exits 0).
-    // `main` reads these flags with `HookArgs::parse_fast` first; keep the two in step.
-    Hook(HookArgs),
+    // In the order a new user needs them: help lists them so. Internal ones come last.
+    /// Wire agents to agent-memory: their hooks and the MCP server, in each agent's own config
+    /// (a backup of each changed file is kept as `<file>.agent-memory.bak`).
+    Install(InstallArgs),
+    /// What is stored, distilled and remembered, how the hooks are doing, when the last work
+    /// pass ran and whether `serve` is running.
+    Status(StatusArgs),
     /// Search everything captured, ranked by relevance.
     Search(SearchArgs),
-    /// Show the store's size, counts, hook health and spool depth.
-    Status(StatusArgs),
-    /// Write sessions and events as JSONL (private events never leave).
-    Export(ExportArgs),
-    /// Read a JSONL export back; importing the same file twice adds nothing.
-    Import(ImportArgs),
-    /// Move spooled events (written while the store was unavailable) into the store.
-    Recover(RecoverArgs),
-    /// Print or locate the configuration.
-    #[command(subcommand)]
-    Config(ConfigCommand),
-    /// List projects, or register a directory as a project root.
-    #[command(subcommand)]
-    Project(ProjectCommand),
-    /// Distil new events into observations and session summaries.
-    Work(WorkArgs),
-    /// Print observations (o12, or 12), session summaries (s3) or events (e45) in full.
+    /// Print observations (o12, or 12), session summaries (s3), memories (m7) or events (e45)
+    /// in full.
     #[command(alias = "get")]
     Show(ShowArgs),
     /// What happened around an item, across agents: the project's observations before and
     /// after it.
     Timeline(TimelineArgs),
-    /// List, show or choose the mode: what the distiller watches for, and in which language.
-    #[command(subcommand)]
-    Mode(ModeCommand),
-    /// Install, list or remove embedding models (for search by meaning).
-    #[command(subcommand)]
-    Model(ModelCommand),
-    /// Embed what is stored with the configured model, so search can compare meaning.
-    Reindex(ReindexArgs),
     /// Print a project's session-start briefing as Markdown, or keep it in
     /// `.agent-memory/brief.md` for agents that cannot take injected context.
     Brief(BriefArgs),
@@ -61,6 +42,34 @@ pub enum Command {
     Forget(ForgetArgs),
     /// List long-term memories: candidates (L1), project (L2) and global (L3) memory.
     Memories(MemoriesArgs),
+    /// Distil new events into observations and session summaries.
+    Work(WorkArgs),
+    /// Check every wired agent end to end (binary, wiring, a synthetic event, recent hook
+    /// errors, the MCP server) and say how to fix what is wrong.
+    Doctor(DoctorArgs),
+    /// Remove exactly what `install` added, leaving everything else in the agents' configs.
+    Uninstall(InstallArgs),
+    /// Write sessions and events as JSONL (private events never leave).
+    Export(ExportArgs),
+    /// Read a JSONL export back; importing the same file twice adds nothing.
+    Import(ImportArgs),
+    /// Run the local server: HTTP API, live web viewer, MCP over HTTP at /mcp, and the
+    /// background worker (spool drain, distil, embed), on 127.0.0.1 unless configured.
+    Serve(ServeArgs),
+    /// Print or locate the configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// List projects, or register a directory as a project root.
+    #[command(subcommand)]
+    Project(ProjectCommand),
+    /// List, show or choose the mode: what the distiller watches for, and in which language.
+    #[command(subcommand)]
+    Mode(ModeCommand),
+    /// Install, list or remove embedding models (for search by meaning).
+    #[command(subcommand)]
+    Model(ModelCommand),
+    /// Embed what is stored with the configured model, so search can compare meaning.
+    Reindex(ReindexArgs),
     /// Memory packs: build a read-only file of reviewed memory, or mount one into recall.
     #[command(subcommand)]
     Pack(PackCommand),
@@ -72,23 +81,18 @@ pub enum Command {
     /// ticked box in the vault's daily inbox approves a candidate.
     #[command(subcommand)]
     Vault(VaultCommand),
-    /// Serve memory to an MCP client over stdio (search, timeline, get_observations, briefing,
-    /// remember, forget); register it in the client as the command `agent-memory mcp`.
-    Mcp,
-    /// Run the local server: HTTP API, live web viewer, MCP over HTTP at /mcp, and the
-    /// background worker (spool drain, distil, embed), on 127.0.0.1 unless configured.
-    Serve(ServeArgs),
-    /// Wire agents to agent-memory: their hooks and the MCP server, in each agent's own config
-    /// (a backup of each changed file is kept as `<file>.agent-memory.bak`).
-    Install(InstallArgs),
+    /// Move spooled events (written while the store was unavailable) into the store.
+    Recover(RecoverArgs),
     /// Write agent-memory as a plugin an agent installs itself: for Claude Code, a local
     /// marketplace holding the plugin (hooks and MCP server).
     Plugin(PluginArgs),
-    /// Check every wired agent end to end (binary, wiring, a synthetic event, recent hook
-    /// errors, the MCP server) and say how to fix what is wrong.
-    Doctor(DoctorArgs),
-    /// Remove exactly what `install` added, leaving everything else in the agents' configs.
-    Uninstall(InstallArgs),
+    /// Serve memory to an MCP client over stdio (search, timeline, get_observations, briefing,
+    /// remember, forget); register it in the client as the command `agent-memory mcp`.
+    Mcp,
+    /// For agents, not people: record one hook call (the hook's JSON on stdin; always exits
+    /// 0); `install` wires it.
+    // `main` reads these flags with `HookArgs::parse_fast` first; keep the two in step.
+    Hook(HookArgs),
 }
 
 #[derive(Debug, Args)]

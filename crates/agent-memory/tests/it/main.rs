@@ -6,6 +6,7 @@ mod agents_hermes;
 mod agents_oc;
 mod architecture;
 mod capture_robustness;
+mod cli;
 mod concurrency;
 mod distil;
 mod doctor;
