@@ -8,6 +8,9 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "agent-memory", version, about, long_about = None)]
 pub struct Cli {
+    /// When to color help and error messages: auto (when the terminal shows it), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: clap::ColorChoice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -86,6 +89,10 @@ pub enum Command {
     /// Write agent-memory as a plugin an agent installs itself: for Claude Code, a local
     /// marketplace holding the plugin (hooks and MCP server).
     Plugin(PluginArgs),
+    /// Print a completion script for your shell: `agent-memory completions bash >
+    /// ~/.local/share/bash-completion/completions/agent-memory` (zsh: a file `_agent-memory`
+    /// on your fpath; fish: ~/.config/fish/completions/agent-memory.fish).
+    Completions(CompletionsArgs),
     /// Serve memory to an MCP client over stdio (search, timeline, get_observations, briefing,
     /// remember, forget); register it in the client as the command `agent-memory mcp`.
     Mcp,
@@ -111,6 +118,15 @@ pub struct InstallArgs {
     /// build directory, which the next `cargo clean` removes.
     #[arg(long)]
     pub copy_self: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +146,7 @@ pub struct DoctorArgs {
     pub agents: Vec<String>,
     #[command(flatten)]
     pub scope: ConfigScope,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -137,17 +154,26 @@ pub struct DoctorArgs {
 /// Which of an agent's configs a command works on.
 #[derive(Debug, Args)]
 pub struct ConfigScope {
-    /// Use the project-level config of the current directory (or `--project=DIR`) instead of
-    /// the user's; Codex has none, and Copilot takes only its hooks from there (its MCP server
-    /// is wired for the user). The `=` keeps `--project claude-code` meaning an agent.
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "."
-    )]
+    /// Use the project-level config of the current directory (or of DIR) instead of the
+    /// user's; Codex has none, and Copilot takes only its hooks from there (its MCP server is
+    /// wired for the user).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".")]
     pub project: Option<PathBuf>,
+}
+
+impl ConfigScope {
+    /// The project directory, with `--project AGENT` read as `--project` followed by an agent:
+    /// a value that is an agent's name and no directory joins `agents`, and the project is the
+    /// current directory.
+    pub fn project_dir(&self, agents: &mut Vec<String>) -> Option<PathBuf> {
+        let dir = self.project.as_ref()?;
+        let name = dir.to_string_lossy();
+        if !dir.is_dir() && agent_memory_core::adapter::find_agent(&name).is_some() {
+            agents.insert(0, name.into_owned());
+            return Some(PathBuf::from("."));
+        }
+        Some(dir.clone())
+    }
 }
 
 #[derive(Debug, Args)]
@@ -212,6 +238,7 @@ pub struct SearchArgs {
     /// Print every part of each score: BM25, vector similarity, importance, freshness, hits.
     #[arg(long)]
     pub explain: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -246,18 +273,21 @@ pub struct ServeArgs {
     /// Run without the background worker.
     #[arg(long)]
     pub no_worker: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct JsonFlag {
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -269,6 +299,7 @@ pub struct RecoverArgs {
     /// spool.
     #[arg(long)]
     pub repair: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -294,6 +325,7 @@ pub struct ExportArgs {
 pub struct ImportArgs {
     /// The JSONL file to read; `-` or nothing for standard input.
     pub file: Option<PathBuf>,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -328,6 +360,7 @@ pub struct WorkArgs {
     /// Seconds between passes with --watch.
     #[arg(long, default_value_t = 5)]
     pub interval: u64,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// Started by a hook: print nothing, and give way if a pass is already running.
@@ -340,6 +373,7 @@ pub struct ShowArgs {
     /// Ids as search prints them: o12 (observation), s3 (summary), e45 (event).
     #[arg(required = true, num_args = 1..)]
     pub ids: Vec<String>,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -362,6 +396,7 @@ pub struct ModeShowArgs {
     /// The language to show it in: en or zh-CN (default: `[distil] language`).
     #[arg(long)]
     pub language: Option<String>,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -386,6 +421,7 @@ pub struct TimelineArgs {
     /// Observations after the anchor.
     #[arg(long, short = 'a', default_value_t = 5)]
     pub after: usize,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -423,6 +459,7 @@ pub struct ReindexArgs {
     /// Drop the model's vectors first and embed everything again.
     #[arg(long)]
     pub all: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -488,17 +525,20 @@ pub struct RememberArgs {
     /// 1 to 10 (default 7).
     #[arg(long, default_value_t = 7)]
     pub importance: i64,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ForgetArgs {
-    /// The memory's id, as `agent-memory memories` shows it (m12 or 12).
-    pub id: String,
+    /// The memories' ids, as `agent-memory memories` shows them (m12 or 12).
+    #[arg(required = true, num_args = 1..)]
+    pub ids: Vec<String>,
     /// Bring a forgotten (or rejected) memory back.
     #[arg(long)]
     pub undo: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -517,6 +557,7 @@ pub struct MemoriesArgs {
     /// Also rejected, superseded and forgotten memories.
     #[arg(long)]
     pub all: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -529,6 +570,7 @@ pub struct TidyArgs {
     /// Act on the report, after a backup of the database file beside it.
     #[arg(long)]
     pub apply: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -543,6 +585,7 @@ pub enum VaultCommand {
         /// Create the --vault folder if it does not exist (a typo is refused without it).
         #[arg(long, requires = "vault")]
         create: bool,
+        /// Print JSON instead of text (its shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },

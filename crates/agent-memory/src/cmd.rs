@@ -85,6 +85,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Vault(command) => vault::run(&ctx, command),
         Command::Pack(command) => pack::run(&ctx, command),
         Command::Mcp => mcp::run(&ctx),
+        Command::Completions(args) => Ok(output::completions(args.shell)?),
         Command::Plugin(args) => plugin::run(&ctx, args),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Serve(args) => serve::run(&ctx, args),

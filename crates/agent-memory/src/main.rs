@@ -13,8 +13,6 @@ mod report;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     let started = Instant::now();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -33,7 +31,11 @@ fn main() -> ExitCode {
         cmd::hook::run(hook, started, exit_success_now);
         return ExitCode::SUCCESS;
     }
-    let cli = match cli::Cli::try_parse_from(&args) {
+    let command = <cli::Cli as clap::CommandFactory>::command().color(color_choice(&args));
+    let parsed = command.try_get_matches_from(&args).and_then(|mut matches| {
+        <cli::Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         // A hook command line with a typo must still not fail the agent's hook; a person asking
         // for its help gets it.
@@ -144,4 +146,25 @@ fn error_code(err: &anyhow::Error) -> &'static str {
         }
     }
     "failed"
+}
+
+/// `--color WHEN` as given, read before parsing so that clap's own help and errors obey it.
+fn color_choice(args: &[std::ffi::OsString]) -> clap::ColorChoice {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    let mut chosen = None;
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        if let Some(value) = word.strip_prefix("--color=") {
+            chosen = Some(value.to_owned());
+        } else if word == "--color" {
+            chosen = words.next().map(|v| v.into_owned());
+        }
+    }
+    match chosen.as_deref() {
+        Some("always") => clap::ColorChoice::Always,
+        Some("never") => clap::ColorChoice::Never,
+        _ => clap::ColorChoice::Auto,
+    }
 }

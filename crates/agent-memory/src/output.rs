@@ -33,9 +33,9 @@ mod work;
 
 pub use brief::{brief, brief_written};
 pub use doctor::doctor;
-pub use install::{install_diff, install_error, install_file, install_note};
+pub use install::{install_diff, install_error, install_file, install_note, install_report};
 pub use item::show;
-pub use memory::{approved, memories, memory_changed, packs, remembered};
+pub use memory::{approved, memories, memories_changed, memory_changed, packs, remembered};
 pub use mode::{mode_list, mode_show};
 pub use model::{model_installed, model_list, model_removed, progress, reindex};
 pub use review::{
@@ -84,6 +84,17 @@ pub fn json_error(code: &str, message: &str) {
 pub fn hook_answer(json: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     writeln!(out, "{json}")?;
+    out.flush()
+}
+
+/// `agent-memory completions SHELL`: the shell's completion script for every command and flag.
+pub fn completions(shell: clap_complete::Shell) -> io::Result<()> {
+    let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
+    // Into a buffer first: clap_complete panics on a write error, and a closed pipe is none.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "agent-memory", &mut script);
+    let mut out = io::stdout().lock();
+    out.write_all(&script)?;
     out.flush()
 }
 

@@ -83,7 +83,8 @@ impl DoctorReport {
 }
 
 /// What `install`/`uninstall` did to one file.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
 pub enum InstallStatus {
     UpToDate,
     WouldChange,
@@ -132,4 +133,30 @@ pub struct Activity {
 pub struct ServeRunning {
     pub url: String,
     pub pid: u32,
+}
+
+/// What `install --json` and `uninstall --json` print: the binary wired, what happened to each
+/// file, the notes, and the agents whose config could not be changed.
+#[derive(Debug, Default, Serialize)]
+pub struct InstallReport {
+    pub binary: String,
+    pub files: Vec<InstallFile>,
+    pub notes: Vec<InstallMessage>,
+    pub errors: Vec<InstallMessage>,
+}
+
+/// One file install changed or checked.
+#[derive(Debug, Serialize)]
+pub struct InstallFile {
+    pub agent: String,
+    pub path: PathBuf,
+    #[serde(flatten)]
+    pub status: InstallStatus,
+}
+
+/// A note or an error about one agent.
+#[derive(Debug, Serialize)]
+pub struct InstallMessage {
+    pub agent: String,
+    pub message: String,
 }

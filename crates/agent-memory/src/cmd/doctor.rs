@@ -34,13 +34,16 @@ const CHILD_DEADLINE: Duration = Duration::from_secs(10);
 /// The window recent hook errors are counted over.
 const ERROR_WINDOW_MS: i64 = 86_400_000;
 /// The tools every agent-memory MCP server offers; doctor checks they are listed.
-const MCP_TOOLS: &[&str] = &["search", "timeline", "get_observations", "briefing"];
+const MCP_TOOLS: &[&str] =
+    &["search", "timeline", "get_observations", "briefing", "remember", "forget"];
 
 pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
-    let loc = Locations::from_env(args.scope.project.as_deref())?;
+    let mut asked = args.agents.clone();
+    let project = args.scope.project_dir(&mut asked);
+    let loc = Locations::from_env(project.as_deref())?;
     let (store_findings, store) = store_checks(ctx);
     let mut agents = Vec::new();
-    let named = super::install::agents(&args.agents, install::Op::Uninstall, &loc.user)?;
+    let named = super::install::agents(&asked, install::Op::Uninstall, &loc.user)?;
     let mut mcp = None;
     for agent in named {
         if matches!(loc.scope, Scope::Project(_)) && !agent.has_project_level() {
@@ -48,7 +51,7 @@ pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
         }
         let wiring = install::wiring(agent, &loc.scope, &loc.bin, &read);
         let wired = matches!(wiring, Ok((Wiring::Current | Wiring::Stale, _)));
-        if args.agents.is_empty() && !wired && !is_present(agent, &loc.user) {
+        if asked.is_empty() && !wired && !is_present(agent, &loc.user) {
             continue;
         }
         let mut findings = Vec::new();
@@ -270,13 +273,14 @@ fn trust(agent: Agent, loc: &Locations) -> Option<Finding> {
         Ok(found) => Finding::fail(
             "trust",
             format!(
-                "{} no current trusted_hash in {} ({}), so {who} skips them without a word",
+                "{} no current trusted_hash in {} ({}), so {who} skips {} without a word",
                 match found.hooks.len() {
                     1 => "1 hook has".to_owned(),
                     n => format!("{n} hooks have"),
                 },
                 found.config.display(),
                 found.hooks.join(", "),
+                if found.hooks.len() == 1 { "it" } else { "them" },
             ),
             format!(
                 "run `agent-memory install {}` (it writes the hash {who} computes)",

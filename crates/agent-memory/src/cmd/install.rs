@@ -14,7 +14,42 @@ use anyhow::Context as _;
 
 use crate::cli::InstallArgs;
 use crate::output;
-use crate::report::InstallStatus;
+use crate::report::{InstallFile, InstallMessage, InstallReport, InstallStatus, Reported};
+
+/// What a run says as it goes: lines of text, or, under `--json`, one report at the end.
+struct Say {
+    json: bool,
+    report: InstallReport,
+}
+
+impl Say {
+    fn file(&mut self, agent: &str, path: &Path, status: InstallStatus) -> io::Result<()> {
+        if self.json {
+            let file = InstallFile { agent: agent.to_owned(), path: path.to_owned(), status };
+            self.report.files.push(file);
+            return Ok(());
+        }
+        output::install_file(agent, path, &status)
+    }
+
+    fn note(&mut self, agent: &str, note: &str) -> io::Result<()> {
+        if self.json {
+            let message = InstallMessage { agent: agent.to_owned(), message: note.to_owned() };
+            self.report.notes.push(message);
+            return Ok(());
+        }
+        output::install_note(agent, note)
+    }
+
+    fn error(&mut self, agent: &str, message: &str) {
+        if self.json {
+            let message = InstallMessage { agent: agent.to_owned(), message: message.to_owned() };
+            self.report.errors.push(message);
+            return;
+        }
+        output::install_error(agent, message);
+    }
+}
 
 /// Where agents keep their config, and the binary their hooks run.
 pub struct Locations {
@@ -123,18 +158,29 @@ fn copy_self(exe: &str) -> anyhow::Result<String> {
     Ok(target.to_string_lossy().into_owned())
 }
 
-pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
-    let mut loc = Locations::from_env(args.scope.project.as_deref())?;
+pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
+    let project = args.scope.project_dir(&mut args.agents);
+    let mut loc = Locations::from_env(project.as_deref())?;
+    let mut say = Say { json: args.json, report: InstallReport::default() };
     if op == Op::Install && is_build_output(&loc.exe) {
         if args.copy_self && !args.dry_run {
             loc.bin = copy_self(&loc.exe)?;
-            output::install_note("agent-memory", &format!("copied {} to {}", loc.exe, loc.bin))?;
+            say.note("agent-memory", &format!("copied {} to {}", loc.exe, loc.bin))?;
         } else if loc.bin != loc.exe {
-            output::install_note(
+            say.note(
                 "agent-memory",
                 &format!(
                     "wiring the installed {}, not this build ({}), which `cargo clean` would remove",
                     loc.bin, loc.exe
+                ),
+            )?;
+        } else if args.json {
+            say.note(
+                "agent-memory",
+                &format!(
+                    "the hooks will run {}, a build's output: the next `cargo clean` breaks every \
+                 agent; add --copy-self to copy it to ~/.local/bin and wire that copy",
+                    loc.exe
                 ),
             )?;
         } else {
@@ -146,6 +192,7 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             ));
         }
     }
+    say.report.binary = loc.bin.clone();
     let Locations { bin, user, scope, .. } = &loc;
     let agents = agents(&args.agents, op, user)?;
     if agents.is_empty() {
@@ -153,18 +200,21 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             Agent::all().map(|agent| agent.spec().config_root.display()).collect();
         let programs: Vec<&str> = Agent::all().map(Agent::program).collect();
         let example = Agent::all().next().map_or("", Agent::name);
-        output::line(&format!(
-            "no agent found (looked for {} and {} on PATH); \
+        say.note(
+            "agent-memory",
+            &format!(
+                "no agent found (looked for {} and {} on PATH); \
              name one, e.g. `agent-memory install {example}`",
-            roots.join(", "),
-            programs.join(", ")
-        ))?;
+                roots.join(", "),
+                programs.join(", ")
+            ),
+        )?;
         return Ok(());
     }
     let mut failed = Vec::new();
     for agent in agents {
         if matches!(scope, Scope::Project(_)) && !agent.has_project_level() {
-            output::install_note(
+            say.note(
                 agent.name(),
                 "has no project-level configuration; skipped (run without --project to wire it for your user)",
             )?;
@@ -173,12 +223,12 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
         if let (Scope::Project(_), InstallKind::HooksFile { user_file }, Op::Install) =
             (scope, agent.kind(), op)
         {
-            hooks_file_project_notes(agent, user, user_file)?;
+            hooks_file_project_notes(&mut say, agent, user, user_file)?;
         }
         let plans = match install::plan(agent, op, scope, bin, &read) {
             Ok(plans) => plans,
             Err(err) => {
-                output::install_error(agent.name(), &err.to_string());
+                say.error(agent.name(), &err.to_string());
                 failed.push(agent.name());
                 continue;
             }
@@ -190,14 +240,16 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
                 } else {
                     InstallStatus::UpToDate
                 };
-                output::install_file(agent.name(), &plan.path, &status)?;
-                output::install_diff(plan)?;
+                say.file(agent.name(), &plan.path, status)?;
+                if !args.json {
+                    output::install_diff(plan)?;
+                }
                 continue;
             }
             match apply(plan, op) {
-                Ok(status) => output::install_file(agent.name(), &plan.path, &status)?,
+                Ok(status) => say.file(agent.name(), &plan.path, status)?,
                 Err(err) => {
-                    output::install_error(
+                    say.error(
                         agent.name(),
                         &format!(
                             "cannot write {}: {err}; check its permissions",
@@ -215,7 +267,7 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
         {
             let dir = plugin_dir(&root);
             if let Err(err) = remove_plugin_dir(&dir) {
-                output::install_error(
+                say.error(
                     agent.name(),
                     &format!("cannot remove {}: {err}; check its permissions", dir.display()),
                 );
@@ -223,13 +275,17 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
             }
         }
     }
+    if args.json {
+        output::install_report(&say.report)?;
+    }
     if !failed.is_empty() {
         failed.dedup();
         let verb = if op == Op::Install { "install" } else { "uninstall" };
-        anyhow::bail!(
+        return Err(Reported(format!(
             "could not {verb} for {}; fix what is named above and run `agent-memory {verb}` again",
             failed.join(", ")
-        );
+        ))
+        .into());
     }
     Ok(())
 }
@@ -237,6 +293,7 @@ pub fn run(args: InstallArgs, op: Op) -> anyhow::Result<()> {
 /// An agent wired by a hooks file takes only hooks from a repository, and runs its user's
 /// hooks there too.
 fn hooks_file_project_notes(
+    say: &mut Say,
     agent: Agent,
     user: &Scope,
     user_file: fn(&Path) -> PathBuf,
@@ -245,7 +302,7 @@ fn hooks_file_project_notes(
     let name = agent.name();
     let user_hooks = user_file(&root);
     if user_hooks.is_file() {
-        output::install_note(
+        say.note(
             name,
             &format!(
                 "is also wired for your user ({}), so each event would run the hook twice; \
@@ -254,7 +311,7 @@ fn hooks_file_project_notes(
             ),
         )?;
     }
-    output::install_note(
+    say.note(
         name,
         &format!(
             "takes only its hooks from a repository; run `agent-memory install {name}` for its MCP server"

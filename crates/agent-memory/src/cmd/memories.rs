@@ -46,15 +46,24 @@ pub fn remember(ctx: &Context, args: RememberArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Forgets (or with `--undo` restores) every memory named; every id is checked first, so a
+/// typo changes nothing.
 pub fn forget(ctx: &Context, args: ForgetArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
-    let id = parse_memory_id(&args.id)?;
-    let memory = if args.undo {
-        memories::restore(&mut store, id, time::now_ms())?
-    } else {
-        memories::forget(&mut store, id, time::now_ms())?
-    };
-    output::memory_changed(if args.undo { "restored" } else { "forgot" }, &memory, args.json)?;
+    let ids =
+        args.ids.iter().map(|raw| parse_memory_id(raw)).collect::<anyhow::Result<Vec<_>>>()?;
+    for &id in &ids {
+        memories::get(&store, id)?.ok_or(memories::MemoryError::NotFound(id))?;
+    }
+    let mut changed = Vec::with_capacity(ids.len());
+    for id in ids {
+        changed.push(if args.undo {
+            memories::restore(&mut store, id, time::now_ms())?
+        } else {
+            memories::forget(&mut store, id, time::now_ms())?
+        });
+    }
+    output::memories_changed(if args.undo { "restored" } else { "forgot" }, &changed, args.json)?;
     Ok(())
 }
 

@@ -7,7 +7,13 @@ use std::path::Path;
 
 use agent_memory_core::install::FilePlan;
 
-use crate::report::InstallStatus;
+use super::json;
+use crate::report::{InstallReport, InstallStatus};
+
+/// `install --json`, `uninstall --json`: the whole run as one document.
+pub fn install_report(report: &InstallReport) -> io::Result<()> {
+    json(&mut io::stdout().lock(), report)
+}
 
 /// One line per file: the agent, what happened, the path.
 pub fn install_file(agent: &str, path: &Path, status: &InstallStatus) -> io::Result<()> {

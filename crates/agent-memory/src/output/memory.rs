@@ -82,6 +82,18 @@ pub fn write_memory_changed(
     writeln!(out, "{verb} m{}: {}", m.id, m.text)
 }
 
+/// Memories after the same change (`forget m3 m7`): a line each, or a JSON list.
+pub fn memories_changed(verb: &str, list: &[Memory], as_json: bool) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if as_json {
+        return json(&mut out, &list);
+    }
+    for m in list {
+        write_memory_changed(&mut out, verb, m, false)?;
+    }
+    Ok(())
+}
+
 #[derive(Serialize)]
 struct RememberedJson<'a> {
     memory: &'a Memory,

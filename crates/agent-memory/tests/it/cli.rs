@@ -23,3 +23,62 @@ fn help_lists_what_a_new_user_needs_first_and_internal_commands_last() {
         assert!(!text.contains("[default: ]") && !text.contains("parse_fast"), "{text}");
     }
 }
+
+/// Flags work the way they read: `--project DIR` with a space, `--project AGENT` still an
+/// agent, `--json` documented and taken by install, `forget` several ids like `show`, shell
+/// completions, and `--color`.
+#[test]
+fn flags_are_consistent() {
+    let home = home();
+    std::fs::create_dir_all(home.user_home().join(".claude")).expect("mkdir");
+    let project = home.user_home().join("proj");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let run = |args: &[&str]| {
+        home.cmd().args(args).env("PATH", "/nonexistent").output().expect("run agent-memory")
+    };
+
+    let out = run(&["install", "--project", project.to_str().expect("utf-8"), "claude-code"]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    assert!(project.join(".claude/settings.json").is_file(), "--project DIR with a space");
+
+    // `--project claude-code`: the current directory's project, for the agent named.
+    let out = run(&["install", "--project", "claude-code", "--json"]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("install --json");
+    let paths: Vec<&str> = report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    let here = home.user_home().join(".claude/settings.json");
+    assert!(paths.contains(&here.to_str().expect("utf-8")), "{report:#}");
+    assert!(report["binary"].as_str().is_some_and(|b| !b.is_empty()), "{report:#}");
+
+    // Every --json flag says what it does.
+    let help = home.ok(&["search", "--help"]);
+    assert!(help.contains("--json") && help.contains("docs/json.md"), "{help}");
+
+    // forget takes several ids, checks them all first.
+    let ids: Vec<String> = ["Tabs are four spaces", "Commits are one line"]
+        .iter()
+        .map(|text| {
+            let out = home.json(&["remember", text, "--project", project.to_str().expect("utf-8")]);
+            format!("m{}", out["id"])
+        })
+        .collect();
+    let out = run(&["forget", &ids[0], "m999"]);
+    assert!(!out.status.success(), "a missing id changes nothing");
+    let forgot = home.json(&["forget", &ids[0], &ids[1]]);
+    assert_eq!(forgot.as_array().map(Vec::len), Some(2), "{forgot}");
+    assert!(forgot.as_array().expect("list").iter().all(|m| m["status"] == "forgotten"));
+
+    for shell in ["bash", "zsh", "fish"] {
+        let script = home.ok(&["completions", shell]);
+        assert!(script.contains("agent-memory") && script.contains("install"), "{shell}");
+    }
+    let plain = home.run(&["--color", "never", "search", "--no-such-flag"], b"");
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains('\u{1b}'), "no escape codes");
+    let colored = home.run(&["--color=always", "search", "--no-such-flag"], b"");
+    assert!(String::from_utf8_lossy(&colored.stderr).contains('\u{1b}'), "escape codes");
+}

@@ -116,8 +116,8 @@ fn a_stale_codex_trust_hash_is_named_as_the_reason_codex_skips_the_hooks() {
     let trust = findings(&report, "codex", "trust");
     assert_eq!(trust[0]["level"], "fail", "{report:#}");
     let message = trust[0]["message"].as_str().expect("message");
-    assert!(message.starts_with("1 hook(s) have no current trusted_hash"), "{message}");
-    assert!(message.contains("skips them without a word"), "{message}");
+    assert!(message.starts_with("1 hook has no current trusted_hash"), "{message}");
+    assert!(message.contains("skips it without a word"), "{message}");
     assert_eq!(
         trust[0]["fix"],
         "run `agent-memory install codex` (it writes the hash Codex computes)"
