@@ -337,7 +337,7 @@ pub enum ConfigCommand {
     /// Print where the configuration file is (or would be).
     Path,
     /// Print the configuration in effect (defaults, file and environment merged).
-    Show,
+    Show(JsonFlag),
 }
 
 #[derive(Debug, Subcommand)]
@@ -408,6 +408,9 @@ pub struct ModeUseArgs {
     /// Also set the output language of observations and summaries: en or zh-CN.
     #[arg(long)]
     pub language: Option<String>,
+    /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -452,6 +455,9 @@ pub struct ModelInstallArgs {
     /// Install without making it the model search uses.
     #[arg(long)]
     pub no_use: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -473,6 +479,9 @@ pub struct BriefArgs {
     /// A directory inside the project (default: the current one).
     #[arg(long)]
     pub project: Option<PathBuf>,
+    /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -604,6 +613,9 @@ pub enum PackCommand {
         /// Include global memory (alone, unless --project is given too).
         #[arg(long)]
         global: bool,
+        /// Print JSON instead of text (its shapes: docs/json.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Mount a pack: its memories arrive as candidates marked `pack:NAME`, and join search,
     /// recall and briefings once approved (`pack approve`, or `review`).
@@ -616,11 +628,17 @@ pub enum PackCommand {
         /// Trust the pack's author: its reviewed memories join at once, in their tiers.
         #[arg(long)]
         trust: bool,
+        /// Print JSON instead of text (its shapes: docs/json.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Approve every memory a pack brought: into its project's memory, or global memory.
     Approve {
         /// The pack's name, as `pack list` shows it.
         name: String,
+        /// Print JSON instead of text (its shapes: docs/json.md).
+        #[arg(long)]
+        json: bool,
     },
     /// List mounted packs with how many of their memories are active.
     List(JsonFlag),
@@ -628,6 +646,9 @@ pub enum PackCommand {
     Remove {
         /// The pack's name, as `pack list` shows it.
         name: String,
+        /// Print JSON instead of text (its shapes: docs/json.md).
+        #[arg(long)]
+        json: bool,
     },
 }
 

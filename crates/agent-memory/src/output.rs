@@ -98,6 +98,12 @@ pub fn completions(shell: clap_complete::Shell) -> io::Result<()> {
     out.flush()
 }
 
+/// Any data as the JSON a command's `--json` prints, for the commands whose answer is one
+/// value ([`crate::report`]'s `BriefAnswer`, `ModeSet`, `PackDone`, the configuration).
+pub fn json_value(value: &impl Serialize) -> io::Result<()> {
+    json(&mut io::stdout().lock(), value)
+}
+
 /// Text exactly as given, for a file's contents (`config default`).
 pub fn text(text: &str) -> io::Result<()> {
     io::stdout().lock().write_all(text.as_bytes())

@@ -160,3 +160,35 @@ pub struct InstallMessage {
     pub agent: String,
     pub message: String,
 }
+
+/// `brief --json`: the project, its briefing (null before anything is distilled) and, with
+/// `--write`, the file and whether it changed.
+#[derive(Debug, Serialize)]
+pub struct BriefAnswer {
+    pub project: String,
+    pub markdown: Option<String>,
+    pub file: Option<PathBuf>,
+    pub changed: Option<bool>,
+}
+
+/// `mode use --json`: the mode and language now set, in which file, and whether it changed.
+#[derive(Debug, Serialize)]
+pub struct ModeSet {
+    pub mode: String,
+    pub language: String,
+    pub file: PathBuf,
+    pub changed: bool,
+}
+
+/// What a `pack` command did, under `--json`.
+#[derive(Debug, Serialize)]
+pub struct PackDone {
+    pub pack: String,
+    /// `built`, `mounted`, `approved` or `removed`.
+    pub action: &'static str,
+    /// The memories it wrote, added, approved or forgot.
+    pub memories: usize,
+    /// `pack add`: memories the store already had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_known: Option<usize>,
+}

@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use super::Context;
 use crate::cli::BriefArgs;
 use crate::output;
+use crate::report::BriefAnswer;
 
 pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
     let dir = match args.project {
@@ -30,7 +31,21 @@ pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
             markdown.as_deref(),
             &ctx.config.distil.language,
         )?;
-        output::brief_written(&inject::brief_file::path(&project.root), changed)?;
+        let file = inject::brief_file::path(&project.root);
+        if args.json {
+            let answer = BriefAnswer {
+                project: project.name,
+                markdown,
+                file: Some(file),
+                changed: Some(changed),
+            };
+            output::json_value(&answer)?;
+        } else {
+            output::brief_written(&file, changed)?;
+        }
+    } else if args.json {
+        let answer = BriefAnswer { project: project.name, markdown, file: None, changed: None };
+        output::json_value(&answer)?;
     } else {
         output::brief(markdown.as_deref(), &project.name)?;
     }

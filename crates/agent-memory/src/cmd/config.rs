@@ -10,7 +10,8 @@ pub fn run(ctx: &Context, command: ConfigCommand) -> anyhow::Result<()> {
     match command {
         ConfigCommand::Default => output::text(DEFAULT_TOML)?,
         ConfigCommand::Path => output::line(&ctx.home.config_path().display().to_string())?,
-        ConfigCommand::Show => output::text(&toml::to_string(&ctx.config)?)?,
+        ConfigCommand::Show(args) if args.json => output::json_value(&ctx.config)?,
+        ConfigCommand::Show(_) => output::text(&toml::to_string(&ctx.config)?)?,
     }
     Ok(())
 }

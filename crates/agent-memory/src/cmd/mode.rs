@@ -12,6 +12,7 @@ use agent_memory_core::distil::mode::{self, ModeError};
 use super::Context;
 use crate::cli::ModeCommand;
 use crate::output;
+use crate::report::ModeSet;
 
 pub fn run(ctx: &Context, command: ModeCommand) -> anyhow::Result<()> {
     let user_dir = ctx.home.modes_dir();
@@ -37,6 +38,14 @@ pub fn run(ctx: &Context, command: ModeCommand) -> anyhow::Result<()> {
             }
             let path = ctx.home.config_path();
             let changed = config::set_in_file(&path, &edits)?;
+            if args.json {
+                return Ok(output::json_value(&ModeSet {
+                    mode: loaded.name.clone(),
+                    language: loaded.language.clone(),
+                    file: path,
+                    changed,
+                })?);
+            }
             let verb = if changed { "set in" } else { "already set in" };
             output::line(&format!(
                 "mode `{}` (language {}) {verb} {}",

@@ -42,6 +42,6 @@ fn install(ctx: &Context, args: ModelInstallArgs) -> anyhow::Result<()> {
         )?;
     }
     let pending = ctx.store()?.vector_coverage(&manifest.name)?.1;
-    output::model_installed(&manifest, !args.no_use, pending)?;
+    output::model_installed(&manifest, !args.no_use, pending, args.json)?;
     Ok(())
 }

@@ -17,37 +17,68 @@ use anyhow::Context as _;
 use super::Context;
 use crate::cli::PackCommand;
 use crate::output;
+use crate::report::PackDone;
 
 pub fn run(ctx: &Context, command: PackCommand) -> anyhow::Result<()> {
     match command {
-        PackCommand::Build { file, project, global } => {
-            build(ctx, &file, project.as_deref(), global)
+        PackCommand::Build { file, project, global, json } => {
+            build(ctx, &file, project.as_deref(), global, json)
         }
-        PackCommand::Add { file, name, trust } => add(ctx, &file, name, trust),
-        PackCommand::Approve { name } => {
+        PackCommand::Add { file, name, trust, json } => add(ctx, &file, name, trust, json),
+        PackCommand::Approve { name, json } => {
             let mut store = ctx.store()?;
             let approved = memories::approve_pack(&mut store, &name, time::now_ms())?;
             if approved == 0 && !memories::packs(&store)?.iter().any(|(n, ..)| *n == name) {
                 anyhow::bail!("no pack is called `{name}`; see `agent-memory pack list`");
             }
-            Ok(output::line(&format!("approved pack {name}: {approved} memories now active"))?)
+            if json {
+                let done = PackDone {
+                    pack: name,
+                    action: "approved",
+                    memories: approved,
+                    already_known: None,
+                };
+                return Ok(output::json_value(&done)?);
+            }
+            Ok(output::line(&format!(
+                "approved pack {name}: {} now active",
+                output::count(approved, "memory")
+            ))?)
         }
         PackCommand::List(args) => {
             let store = ctx.store()?;
             Ok(output::packs(&memories::packs(&store)?, args.json)?)
         }
-        PackCommand::Remove { name } => {
+        PackCommand::Remove { name, json } => {
             let mut store = ctx.store()?;
             let forgotten = memories::forget_pack(&mut store, &name, time::now_ms())?;
             if forgotten == 0 && !memories::packs(&store)?.iter().any(|(n, ..)| *n == name) {
                 anyhow::bail!("no pack is called `{name}`; see `agent-memory pack list`");
             }
-            Ok(output::line(&format!("removed pack {name}: {forgotten} memories forgotten"))?)
+            if json {
+                let done = PackDone {
+                    pack: name,
+                    action: "removed",
+                    memories: forgotten,
+                    already_known: None,
+                };
+                return Ok(output::json_value(&done)?);
+            }
+            Ok(output::line(&format!(
+                "removed pack {name}: {} forgotten",
+                output::count(forgotten, "memory")
+            ))?)
         }
     }
 }
 
-fn build(ctx: &Context, file: &Path, project: Option<&str>, global: bool) -> anyhow::Result<()> {
+fn build(
+    ctx: &Context,
+    file: &Path,
+    project: Option<&str>,
+    global: bool,
+    json: bool,
+) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let project = match project {
         Some(value) => ctx.project_filter(&store, Some(value))?,
@@ -69,11 +100,27 @@ fn build(ctx: &Context, file: &Path, project: Option<&str>, global: bool) -> any
     permissions.set_readonly(true);
     std::fs::set_permissions(file, permissions)
         .with_context(|| format!("cannot make {} read-only", file.display()))?;
-    output::line(&format!("built pack {} with {} memories", file.display(), report.memories))?;
+    if json {
+        let pack = file.display().to_string();
+        let done =
+            PackDone { pack, action: "built", memories: report.memories, already_known: None };
+        return Ok(output::json_value(&done)?);
+    }
+    output::line(&format!(
+        "built pack {} with {}",
+        file.display(),
+        output::count(report.memories, "memory")
+    ))?;
     Ok(())
 }
 
-fn add(ctx: &Context, file: &Path, name: Option<String>, trust: bool) -> anyhow::Result<()> {
+fn add(
+    ctx: &Context,
+    file: &Path,
+    name: Option<String>,
+    trust: bool,
+    json: bool,
+) -> anyhow::Result<()> {
     let name = match name {
         Some(name) => name,
         None => file
@@ -89,9 +136,19 @@ fn add(ctx: &Context, file: &Path, name: Option<String>, trust: bool) -> anyhow:
         .with_context(|| format!("cannot open the pack {}", file.display()))?;
     let sanitize = |text: &str| capture::sanitize_text(text).into_owned();
     let report = store.import_pack(&mut BufReader::new(opened), &name, trust, &sanitize)?;
+    if json {
+        let done = PackDone {
+            pack: name,
+            action: "mounted",
+            memories: report.memories,
+            already_known: Some(report.memories_present),
+        };
+        return Ok(output::json_value(&done)?);
+    }
     output::line(&format!(
-        "mounted pack {name}: {} memories added, {} already known",
-        report.memories, report.memories_present
+        "mounted pack {name}: {} added, {} already known",
+        output::count(report.memories, "memory"),
+        report.memories_present
     ))?;
     if !trust && report.memories > 0 {
         output::line(&format!(

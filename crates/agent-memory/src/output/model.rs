@@ -6,6 +6,8 @@ use std::io::{self, Write};
 use agent_memory_core::embed::{Manifest, ModelKind};
 use agent_memory_core::store::vectors::EmbedPass;
 
+use serde::Serialize;
+
 use super::{count, json};
 
 /// Installed embedding models; `*` marks the one search uses.
@@ -40,7 +42,18 @@ pub fn write_model_list(
     Ok(())
 }
 
-pub fn model_installed(m: &Manifest, used: bool, pending: i64) -> io::Result<()> {
+#[derive(Serialize)]
+struct InstalledJson<'a> {
+    model: &'a Manifest,
+    in_use: bool,
+    /// Items still without a vector of this model (`agent-memory reindex` embeds them).
+    pending: i64,
+}
+
+pub fn model_installed(m: &Manifest, used: bool, pending: i64, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(&mut io::stdout().lock(), &InstalledJson { model: m, in_use: used, pending });
+    }
     write_model_installed(&mut io::stdout().lock(), m, used, pending)
 }
 

@@ -82,3 +82,21 @@ fn flags_are_consistent() {
     let colored = home.run(&["--color=always", "search", "--no-such-flag"], b"");
     assert!(String::from_utf8_lossy(&colored.stderr).contains('\u{1b}'), "escape codes");
 }
+
+/// The commands that answered only in text take `--json` too, each with one documented shape.
+#[test]
+fn every_command_that_answers_takes_json() {
+    let home = home();
+    let config = home.json(&["config", "show"]);
+    assert!(config["search"]["limit"].is_number(), "{config}");
+    let brief = home.json(&["brief"]);
+    assert!(brief["project"].is_string() && brief["markdown"].is_null(), "{brief}");
+    let mode = home.json(&["mode", "use", "code"]);
+    assert_eq!((&mode["mode"], &mode["changed"]), (&"code".into(), &true.into()), "{mode}");
+    home.ok(&["remember", "Releases are tagged on main", "--global"]);
+    let file = home.user_home().join("team.pack");
+    let built = home.json(&["pack", "build", file.to_str().expect("utf-8"), "--global"]);
+    assert_eq!((&built["action"], &built["memories"]), (&"built".into(), &1.into()), "{built}");
+    let added = home.json(&["pack", "add", file.to_str().expect("utf-8"), "--name", "team"]);
+    assert_eq!(added["already_known"], 1, "{added}");
+}
