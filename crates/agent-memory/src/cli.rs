@@ -319,6 +319,10 @@ pub struct ExportArgs {
     /// `agent-memory import` reads them back, adding each once.
     #[arg(long, conflicts_with = "agent")]
     pub memories: bool,
+    /// A whole backup: every session and event (private ones never leave) and the long-term
+    /// memories; `agent-memory import` restores it, keeping the later edit of each memory.
+    #[arg(long, conflicts_with_all = ["agent", "since", "memories"])]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]

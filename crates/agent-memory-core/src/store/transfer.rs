@@ -5,9 +5,12 @@
 //! overlaps what is stored) adds nothing twice. Private events never leave through an export.
 //!
 //! Long-term memories travel in the same format (`export --memories`): a header, projects, and
-//! one `memory` line per candidate or active memory. A memory is the same memory when its scope
-//! (project or global) and text are the same, so importing twice adds nothing twice; imported
-//! memories keep their tier, kind and importance, and say `imported` as their origin.
+//! one `memory` line per candidate or active memory; `export --all` writes both, a whole backup.
+//! A memory is the same memory when it carries the id and creation time it has in this store
+//! (an export of this store read back, a backup restored) or else when its scope (project or
+//! global) and text are the same, so importing twice adds nothing twice; of two versions of the
+//! same memory the one edited last wins. Imported memories keep their tier, kind and
+//! importance, and say `imported` as their origin.
 //!
 //! Must not: redact. The importer takes sanitizers from the caller and runs every event and
 //! memory text through them, because an imported file is input like any other.
@@ -113,6 +116,8 @@ pub struct TransferReport {
     pub memories: usize,
     /// Memories already present (imports only).
     pub memories_present: usize,
+    /// Memories present in an older version, brought up to the imported edit (imports only).
+    pub memories_updated: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -195,6 +200,21 @@ impl Store {
         Ok(report)
     }
 
+    /// A whole backup as one JSONL stream: everything [`Store::export`] writes (every project,
+    /// session and event but private ones), then the memories `memories` selects.
+    pub fn export_all(
+        &self,
+        out: &mut dyn Write,
+        memories: &super::memories::Filter,
+        now_ms: i64,
+    ) -> Result<TransferReport, TransferError> {
+        let mut report = self.export(out, &ExportFilter::default(), now_ms)?;
+        // Every project is written already.
+        self.memory_lines(out, memories, &mut report, false)?;
+        out.flush()?;
+        Ok(report)
+    }
+
     /// Writes the long-term memories `filter` selects as JSONL, with the projects they belong
     /// to: `export --memories` (candidates and active ones), or a pack (reviewed ones).
     pub fn export_memories(
@@ -203,10 +223,23 @@ impl Store {
         filter: &super::memories::Filter,
         now_ms: i64,
     ) -> Result<TransferReport, TransferError> {
-        use super::memories;
         let mut report = TransferReport::default();
         let header = Header { format: FORMAT.into(), version: FORMAT_VERSION, exported_at: now_ms };
         write_line(out, &Line::Header(header))?;
+        self.memory_lines(out, filter, &mut report, true)?;
+        out.flush()?;
+        Ok(report)
+    }
+
+    /// The memory lines of an export, preceded by their projects' lines when `with_projects`.
+    fn memory_lines(
+        &self,
+        out: &mut dyn Write,
+        filter: &super::memories::Filter,
+        report: &mut TransferReport,
+        with_projects: bool,
+    ) -> Result<(), TransferError> {
+        use super::memories;
         let mut list = memories::list(self, filter).map_err(|err| match err {
             memories::MemoryError::Store(err) => TransferError::Store(err),
             other => TransferError::Store(StoreError::Data(other.to_string())),
@@ -216,7 +249,7 @@ impl Store {
             .conn()
             .prepare_cached("SELECT key, name, root, origin FROM projects WHERE key = ?1")?;
         let mut written: Vec<String> = Vec::new();
-        for memory in &list {
+        for memory in list.iter().filter(|_| with_projects) {
             let Some(key) = memory.project.as_ref().filter(|k| !written.contains(k)) else {
                 continue;
             };
@@ -241,8 +274,7 @@ impl Store {
             write_line(out, &Line::Memory(record))?;
             report.memories += 1;
         }
-        out.flush()?;
-        Ok(report)
+        Ok(())
     }
 
     /// Reads a JSONL export into the store in one transaction. Every event passes through
@@ -307,6 +339,13 @@ impl Store {
         self.checkpoint()?;
         Ok(report)
     }
+}
+
+/// What importing one memory line did.
+enum Imported {
+    Added,
+    Present,
+    Updated,
 }
 
 /// The state of one import: ids of the projects and sessions seen so far.
@@ -390,8 +429,9 @@ impl Importer<'_> {
                     record.text = sanitize_text(&record.text);
                     record.created_at = record.created_at.min(now);
                     match self.memory(&record, line_no)? {
-                        true => report.memories += 1,
-                        false => report.memories_present += 1,
+                        Imported::Added => report.memories += 1,
+                        Imported::Present => report.memories_present += 1,
+                        Imported::Updated => report.memories_updated += 1,
                     }
                 }
             }
@@ -432,11 +472,45 @@ impl Importer<'_> {
         Ok(())
     }
 
-    /// Stores one memory; false when the same text is stored already in the same scope.
-    fn memory(&mut self, record: &MemoryRecord, line: usize) -> Result<bool, TransferError> {
+    /// Stores one memory: a memory of this store (its id and creation time) is brought up to
+    /// the imported version when that was edited later; another is added unless the same text
+    /// is stored already in the same scope.
+    fn memory(&mut self, record: &MemoryRecord, line: usize) -> Result<Imported, TransferError> {
         use super::memories::{NewMemory, Tier, check_text};
         let bad = |message: String| TransferError::BadLine { line, message };
         let text = check_text(&record.text).map_err(|e| bad(e.to_string()))?;
+        // Ids of someone else's store mean nothing here: a pack is matched by its text only.
+        if !self.origin.starts_with("pack:") {
+            let same: Option<i64> = self
+                .tx
+                .query_row(
+                    "SELECT updated_at FROM memories WHERE id = ?1 AND created_at = ?2",
+                    params![record.id, record.created_at],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(updated_at) = same {
+                if record.updated_at <= updated_at {
+                    return Ok(Imported::Present);
+                }
+                self.tx
+                    .prepare_cached(
+                        "UPDATE memories SET text = ?2, kind = ?3, importance = ?4, tier = ?5,
+                                             status = ?6, updated_at = ?7
+                         WHERE id = ?1",
+                    )?
+                    .execute(params![
+                        record.id,
+                        text,
+                        record.kind.as_str(),
+                        record.importance,
+                        record.tier.as_str(),
+                        record.status.as_str(),
+                        record.updated_at.min(crate::time::now_ms()),
+                    ])?;
+                return Ok(Imported::Updated);
+            }
+        }
         let project_id = match (&record.project, record.tier) {
             (_, Tier::L3) | (None, _) => None,
             (Some(key), _) => match self.projects.get(key) {
@@ -457,7 +531,7 @@ impl Importer<'_> {
             |r| r.get(0),
         )?;
         if present {
-            return Ok(false);
+            return Ok(Imported::Present);
         }
         let new = NewMemory {
             tier: if self.as_candidates { Tier::L1 } else { record.tier },
@@ -475,7 +549,7 @@ impl Importer<'_> {
                 super::memories::MemoryError::Store(e) => TransferError::Store(e),
                 other => bad(other.to_string()),
             })?;
-        Ok(true)
+        Ok(Imported::Added)
     }
 
     /// Stores one event; false when its uid was stored already.

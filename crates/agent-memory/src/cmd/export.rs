@@ -1,5 +1,5 @@
 //! `agent-memory export`: the store as JSONL, to a file (written atomically) or stdout; with
-//! `--memories`, its long-term memories instead of its sessions and events.
+//! `--memories`, its long-term memories instead of its sessions and events; with `--all`, both.
 
 use std::io::Write;
 
@@ -17,13 +17,15 @@ pub fn run(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
     let since = parse_time(args.since.as_deref())?;
     let agent = args.agent.as_deref().map(|raw| recall::known_agent(&store, raw)).transpose()?;
     let export = |out: &mut dyn Write| {
-        if args.memories {
-            let filter = Filter {
-                statuses: vec![Status::Candidate, Status::Active],
-                updated_since_ms: since,
-                ..Filter::default()
-            };
-            store.export_memories(out, &filter, time::now_ms())
+        let memories = Filter {
+            statuses: vec![Status::Candidate, Status::Active],
+            updated_since_ms: since,
+            ..Filter::default()
+        };
+        if args.all {
+            store.export_all(out, &memories, time::now_ms())
+        } else if args.memories {
+            store.export_memories(out, &memories, time::now_ms())
         } else {
             let filter = ExportFilter { agent: agent.clone(), since_ms: since };
             store.export(out, &filter, time::now_ms())

@@ -207,3 +207,47 @@ fn export_of_an_unknown_agent_says_which_agents_there_are() {
     // An alias of a known agent is that agent, however little it recorded.
     home.ok(&["export", "--agent", "copilot-cli"]);
 }
+
+/// `export --all` is a whole backup, events and long-term memory; restoring an older backup
+/// after an edit keeps the edit (one memory, not two), and a later edit read back wins.
+#[test]
+fn a_whole_backup_restores_everything_and_keeps_the_later_edit() {
+    let source = home();
+    let body = payload(
+        "s1",
+        "UserPromptSubmit",
+        "/tmp",
+        serde_json::json!({ "prompt": "wire the payment webhook" }),
+    );
+    assert_quiet_success(&source.hook("claude-code", "UserPromptSubmit", &body));
+    let id = source.json(&["remember", "Releases are tagged on main", "--global"])["id"].clone();
+    let id = format!("m{id}");
+    let older = source.user_home().join("older.jsonl");
+    source.ok(&["export", "--all", "--output", older.to_str().expect("utf-8")]);
+    let text = std::fs::read_to_string(&older).expect("backup");
+    assert!(text.contains("\"type\":\"event\"") && text.contains("\"type\":\"memory\""), "{text}");
+
+    // Restored into a fresh home: the events and the memory both come back.
+    let target = home();
+    let restored = target.json(&["import", older.to_str().expect("utf-8")]);
+    assert_eq!((&restored["events"], &restored["memories"]), (&1.into(), &1.into()), "{restored}");
+
+    // Edited after the backup, then the older backup read back: still one memory, the edit.
+    source.ok(&["review", "--edit", &id, "--text", "Releases are tagged on main after CI passes"]);
+    let again = source.json(&["import", older.to_str().expect("utf-8")]);
+    assert_eq!((&again["memories"], &again["memories_updated"]), (&0.into(), &0.into()), "{again}");
+    let memories = source.json(&["memories"]);
+    let texts: Vec<&str> =
+        memories.as_array().expect("list").iter().filter_map(|m| m["text"].as_str()).collect();
+    assert_eq!(texts, ["Releases are tagged on main after CI passes"], "{memories:#}");
+
+    // The later edit, exported and read into the restored home, replaces the older version.
+    let newer = source.user_home().join("newer.jsonl");
+    source.ok(&["export", "--memories", "--output", newer.to_str().expect("utf-8")]);
+    let updated = target.json(&["import", newer.to_str().expect("utf-8")]);
+    assert_eq!(updated["memories_updated"], 1, "{updated}");
+    let texts = target.json(&["memories"]);
+    let texts: Vec<&str> =
+        texts.as_array().expect("list").iter().filter_map(|m| m["text"].as_str()).collect();
+    assert_eq!(texts, ["Releases are tagged on main after CI passes"]);
+}
