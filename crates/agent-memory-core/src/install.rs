@@ -639,6 +639,20 @@ fn owned_file_plan(
     })
 }
 
+/// The skill install gives every agent that reads skills (`SKILL.md` in a folder of its own):
+/// how to search, follow a timeline and read items in full, and the review commands.
+pub const SKILL: &str = include_str!("install/skill.md");
+
+/// The skill's file in a skills directory: `<dir>/agent-memory/SKILL.md`, written whole and
+/// removed whole like every file of ours.
+fn skill_plan(
+    skills_dir: &Path,
+    op: Op,
+    read: ReadFile<'_>,
+) -> Result<Option<FilePlan>, ConfigError> {
+    owned_file_plan(skills_dir.join("agent-memory").join("SKILL.md"), op, read, SKILL)
+}
+
 /// Where the original of a file install changes is kept, once.
 pub fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();

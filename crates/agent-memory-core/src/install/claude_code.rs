@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{
     ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile,
-    file_plan, install_hook_groups, uninstall_hook_groups,
+    file_plan, install_hook_groups, skill_plan, uninstall_hook_groups,
 };
 
 /// The agent's name in the registry, which its hook commands pass as `--agent`.
@@ -103,15 +103,20 @@ pub(crate) fn plan(
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    let (settings_path, mcp_path) = match place {
-        Place::User { home, root } => (root.join("settings.json"), home.join(".claude.json")),
-        Place::Project(dir) => (dir.join(".claude/settings.json"), dir.join(".mcp.json")),
+    let (settings_path, mcp_path, skills) = match place {
+        Place::User { home, root } => {
+            (root.join("settings.json"), home.join(".claude.json"), root.join("skills"))
+        }
+        Place::Project(dir) => {
+            (dir.join(".claude/settings.json"), dir.join(".mcp.json"), dir.join(".claude/skills"))
+        }
     };
     let mut plans = Vec::new();
     plans.extend(file_plan(settings_path, op, read, &|op, text, path| {
         settings(op, text, path, bin)
     })?);
     plans.extend(file_plan(mcp_path, op, read, &|op, text, path| mcp(op, text, path, bin))?);
+    plans.extend(skill_plan(&skills, op, read)?);
     Ok(plans)
 }
 

@@ -15,7 +15,7 @@ use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use super::{
     ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile,
-    Untrusted, file_plan, install_hook_groups, is_our_command, uninstall_hook_groups,
+    Untrusted, file_plan, install_hook_groups, is_our_command, skill_plan, uninstall_hook_groups,
 };
 
 /// The agent's name in the registry, which its hook commands pass as `--agent`.
@@ -321,7 +321,7 @@ pub(crate) fn plan(
     bin: &str,
     read: ReadFile<'_>,
 ) -> Result<Vec<FilePlan>, ConfigError> {
-    let Place::User { root: codex_home, .. } = place else {
+    let Place::User { root: codex_home, home } = place else {
         return Err(ConfigError::NoProjectLevel { agent: AGENT });
     };
     let hooks_path = codex_home.join("hooks.json");
@@ -342,7 +342,9 @@ pub(crate) fn plan(
         Op::Install => config_toml(op, text, path, &hooks_path, Some(&installed), bin),
         Op::Uninstall => config_toml(op, text, path, &hooks_path, current, bin),
     })?;
-    Ok(hooks.into_iter().chain(config).collect())
+    // Codex reads a user's skills from ~/.agents/skills, the folder agents share.
+    let skill = skill_plan(&home.join(".agents").join("skills"), op, read)?;
+    Ok(hooks.into_iter().chain(config).chain(skill).collect())
 }
 
 #[cfg(test)]

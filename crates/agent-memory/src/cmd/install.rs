@@ -120,9 +120,9 @@ pub fn is_build_output(bin: &str) -> bool {
 /// The installed agent-memory a build's output should wire instead of itself: the first on
 /// `PATH` that is no build's output, else `~/.local/bin/agent-memory`.
 fn installed_copy(home: &Path) -> Option<String> {
-    let on_path = std::env::var_os("PATH")
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).map(|dir| dir.join("agent-memory")).collect())
-        .unwrap_or_else(Vec::new);
+        .unwrap_or_default();
     on_path
         .into_iter()
         .chain([local_bin(home)])

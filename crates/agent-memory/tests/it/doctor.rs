@@ -184,7 +184,12 @@ fn recent_hook_errors_are_counted_with_where_to_look() {
 fn a_broken_config_is_a_doctor_failure_and_a_warning_elsewhere() {
     let home = with_agents();
     std::fs::create_dir_all(home.home()).expect("mkdir");
-    std::fs::write(home.home().join("config.toml"), "[search]\nlimit = \"ten\"\n").expect("write");
+    // A person's edit with a mistake in it.
+    agent_memory_core::fsutil::write_atomic(
+        &home.home().join("config.toml"),
+        b"[search]\nlimit = \"ten\"\n",
+    )
+    .expect("write");
     for args in [&["status"][..], &["search", "anything"], &["config", "show"], &["memories"]] {
         let out = run(&home, None, args);
         assert!(out.status.success(), "{args:?} must go on: {}", describe(&out));

@@ -183,11 +183,21 @@ fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byt
         assert_eq!(std::fs::read(&backup).expect("backup"), original[&home.user_home().join(kept)]);
     }
 
+    // Claude Code and Codex read skills: each gets the one that teaches search → timeline →
+    // get and the review commands, where it looks for its user's skills.
+    for skill in [".claude/skills/agent-memory/SKILL.md", ".agents/skills/agent-memory/SKILL.md"] {
+        let text = read(&home, skill);
+        assert!(text.starts_with("---\nname: agent-memory\ndescription: "), "{skill}: {text}");
+        for step in ["search", "timeline", "get_observations", "review --approve"] {
+            assert!(text.contains(step), "{skill} teaches {step}");
+        }
+    }
+
     let installed = snapshot(&home);
     let again = run(&home, &["install"]);
     assert!(again.status.success(), "{}", describe(&again));
     let said = String::from_utf8_lossy(&again.stdout);
-    assert_eq!(said.lines().count(), 5, "{said}");
+    assert_eq!(said.lines().count(), 7, "{said}");
     assert!(said.lines().all(|l| l.contains("up to date")), "{said}");
     assert_eq!(snapshot(&home), installed, "a second install changes nothing");
 
