@@ -730,9 +730,10 @@ mod tests {
                 "second install changes nothing: {again:?}"
             );
         }
-        // New: Claude Code's two files, Codex's hooks.json, Copilot's hooks and MCP files,
-        // OpenCode's plugin and opencode.json, Hermes's config and three plugin files.
-        assert_eq!(files.len(), original.len() + 2 + 7 + 4, "two backups, eleven new files");
+        // New: Claude Code's two files and skill, Codex's hooks.json and skill, Copilot's hooks
+        // and MCP files, OpenCode's plugin and opencode.json, Hermes's config and three plugin
+        // files.
+        assert_eq!(files.len(), original.len() + 2 + 9 + 4, "two backups, thirteen new files");
         for agent in Agent::all() {
             let plans = plan_with(&files, agent, Op::Uninstall);
             apply(&mut files, &plans, Op::Uninstall);
