@@ -43,7 +43,8 @@ fn installing_wrapper(memory: &Memory, agent: &str, real: &Path) -> PathBuf {
     let wrapper = memory.dir.path().join(format!("{agent}-installing"));
     let log = memory.dir.path().join(format!("install-{agent}.out"));
     let text = format!(
-        "#!/bin/sh\n'{bin}' install {agent} > '{log}' 2>&1 || exit 97\nexec '{real}' \"$@\"\n",
+        // Its warning that a build's output is wired goes apart: the log holds what it wired.
+        "#!/bin/sh\n'{bin}' install {agent} > '{log}' 2> '{log}.stderr' || exit 97\nexec '{real}' \"$@\"\n",
         bin = Memory::bin(),
         log = log.display(),
         real = real.display(),
