@@ -220,17 +220,14 @@ pub struct SearchArgs {
     pub query: Vec<String>,
     #[command(flatten)]
     pub filters: Filters,
-    /// Only these kinds of item: observation, summary, event, memory (comma-separated or
-    /// repeated).
-    #[arg(long, value_delimiter = ',', value_parser = ["observation", "summary", "event", "memory"])]
-    pub kind: Vec<String>,
     /// Only memories of these tiers: L1 (candidates), L2 (project), L3 (global); comma-separated
     /// or repeated. Without it, search finds active memories (L2, L3) among everything else.
     #[arg(long, value_delimiter = ',', value_parser = ["L1", "L2", "L3"], ignore_case = true)]
     pub tier: Vec<String>,
-    /// Only these types: an observation type (bugfix, decision, …), an event kind (prompt,
-    /// tool_use, …) or summary (comma-separated or repeated).
-    #[arg(long = "type", value_delimiter = ',')]
+    /// Only these types of item (comma-separated or repeated): observation, summary, event or
+    /// memory; an observation type (bugfix, decision, …), an event kind (prompt, tool_use, …)
+    /// or a memory kind (fact, convention, …). `--kind` is an older spelling.
+    #[arg(long = "type", alias = "kind", value_delimiter = ',')]
     pub types: Vec<String>,
     /// How many results at most (default from the configuration: 20).
     #[arg(long, short = 'n')]

@@ -11,12 +11,16 @@ pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let settings = ctx.recall_settings(true);
     let reader = settings.reader(&store);
+    // One `--type` flag for both filters: the kinds of item, and their types within a kind.
+    let (kinds, types) = args.types.into_iter().partition(|t| {
+        matches!(t.trim().to_lowercase().as_str(), "observation" | "event" | "memory")
+    });
     let request = SearchRequest {
         query: args.query.join(" "),
         limit: args.limit,
-        kinds: args.kind,
+        kinds,
         tiers: args.tier,
-        types: args.types,
+        types,
         agent: args.filters.agent,
         project: args.filters.project,
         since: args.filters.since,

@@ -174,6 +174,11 @@ fn kind_and_type_narrow_the_list() {
     assert!(titles(&none).is_empty(), "{none}");
     let bad = home.run(&["search", "x", "--kind", "thing"], b"");
     assert!(!bad.status.success(), "an unknown kind is refused");
+    // One flag for both: the kind of item and its type; `--kind` is an older spelling.
+    let both = home.json(&["search", "回调 支付", "--type", "event,prompt"]);
+    assert_eq!(titles(&both), titles(&results), "{both}");
+    let none = home.json(&["search", "回调 支付", "--type", "observation"]);
+    assert!(titles(&none).is_empty(), "{none}");
 }
 
 #[test]
