@@ -74,7 +74,7 @@ pub fn write_status(
     let name_width =
         column_width(names.chain(status.projects.iter().map(|p| p.name.as_str())), 12, 28);
     for (i, a) in status.agents.iter().enumerate() {
-        let last = a.last_event_at.map(format_local).unwrap_or_default();
+        let last = a.last_event_at.map_or_else(|| "-".to_owned(), format_local);
         let label = if i == 0 { "agents" } else { "" };
         writeln!(
             out,
@@ -150,8 +150,8 @@ pub fn write_status(
     if status.events == 0 && status.hooks.iter().all(|w| w.runs == 0) {
         writeln!(
             out,
-            "\nnothing captured yet: run `agent-memory install` to wire your agents, restart them, \
-             and work as usual"
+            "\nnothing captured yet: run `agent-memory install` to wire your agents (if you have \
+             not), restart them and work as usual; `agent-memory doctor` checks the wiring"
         )?;
     }
     Ok(())
@@ -262,7 +262,7 @@ mod tests {
             distilled  31 observations, 4 summaries; last work pass <time>
             memory     1 memory, 2 candidates to review (`agent-memory review`)
             agents     claude-code      100 events     3 sessions  last <time>
-                       codex             20 events     1 session   last 
+                       codex             20 events     1 session   last -
             projects   agent-memory     120 events     4 sessions  github.com/u/agent-memory
             hooks 24h  130 runs, 0.0% errors, p50 4.2 ms, p99 31.0 ms  (skipped 10, stored 120)
             filtered 24h  too_short 0, low_value 6, near_duplicate 0
@@ -302,7 +302,7 @@ mod tests {
         }
         expect![[r#"
             agents     claude-code                100 events     3 sessions  last <time>
-                       a-very-long-agent-name      20 events     1 session   last 
+                       a-very-long-agent-name      20 events     1 session   last -
             projects   agent-memory               120 events     4 sessions  github.com/u/agent-memory
                        支付服务                     7 events     1 session   path:/src/支付服务
         "#]]
@@ -338,7 +338,7 @@ mod tests {
             spool      0 events waiting in 0 files
             serve      not running; `agent-memory serve` starts the viewer
 
-            nothing captured yet: run `agent-memory install` to wire your agents, restart them, and work as usual
+            nothing captured yet: run `agent-memory install` to wire your agents (if you have not), restart them and work as usual; `agent-memory doctor` checks the wiring
         "#]]
         .assert_eq(&rendered(|out| write_status(out, &empty, &SpoolDepth::default(), &activity, false)));
     }
