@@ -401,6 +401,10 @@ fn apply(plan: &FilePlan, op: Op) -> io::Result<InstallStatus> {
     }
     if plan.remove {
         std::fs::remove_file(&plan.path)?;
+        // A folder of ours (a skill's) goes with its last file; an error leaves it, harmless.
+        if let Some(dir) = plan.path.parent().filter(|d| d.ends_with("agent-memory")) {
+            let _ = std::fs::remove_dir(dir);
+        }
         return Ok(InstallStatus::Removed);
     }
     let permissions = std::fs::metadata(&plan.path).map(|m| m.permissions()).ok();

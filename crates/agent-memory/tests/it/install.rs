@@ -203,6 +203,10 @@ fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byt
 
     let out = run(&home, &["uninstall"]);
     assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        !home.user_home().join(".claude/skills/agent-memory").exists(),
+        "the skill's folder goes"
+    );
     let mut after = snapshot(&home);
     after.retain(|path, _| !path.to_string_lossy().ends_with(".agent-memory.bak"));
     assert_eq!(after, original, "uninstall gives back the original bytes, and no hooks.json");
