@@ -21,6 +21,7 @@ use crate::config::SearchConfig;
 use crate::distil::StoredEvent;
 use crate::embed::Embedder;
 use crate::event::EventKind;
+use crate::store::browse::Listing;
 use crate::store::distilled::{Observation, Summary, TimelineItem};
 use crate::store::memories::{self, Memory, MemoryError};
 use crate::store::search::{Ranking, SearchQuery, SearchResults, VectorQuery};
@@ -453,6 +454,15 @@ pub fn known_project(store: &Store, raw: &str) -> Result<String, RecallError> {
         _ => format!("pass one of {}, or a directory inside it", names.join(", ")),
     };
     Err(invalid(format!("`project` is `{value}`, which is no stored project; {known}")))
+}
+
+/// A listing's filters checked like a search's, for the HTTP API's lists: an agent or a
+/// project that nothing stored has is an error naming the valid ones, not an empty page.
+pub fn checked_listing(store: &Store, mut listing: Listing) -> Result<Listing, RecallError> {
+    listing.agent = listing.agent.as_deref().map(|raw| known_agent(store, raw)).transpose()?;
+    listing.project =
+        listing.project.as_deref().map(|raw| known_project(store, raw)).transpose()?;
+    Ok(listing)
 }
 
 /// The canonical name of an agent the registry knows or `store` has sessions of: what every

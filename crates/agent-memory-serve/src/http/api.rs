@@ -214,7 +214,10 @@ async fn sessions(State(state): State<Shared>, query: Pairs) -> Response {
             Params::new(query, &["agent", "project", "since", "until", "before", "limit"])?
                 .listing()?;
         state
-            .with_store(move |store| Ok(json!({ "sessions": store.list_sessions(&listing)? })))
+            .with_store(move |store| {
+                let listing = recall::checked_listing(store, listing)?;
+                Ok(json!({ "sessions": store.list_sessions(&listing)? }))
+            })
             .await
     }
     .await;
@@ -267,7 +270,12 @@ fn session_page(store: &Store, id: i64) -> Result<Value, ApiError> {
 async fn events(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let listing = Params::new(query, LIST_PARAMS)?.listing()?;
-        state.with_store(move |store| Ok(json!({ "events": store.list_events(&listing)? }))).await
+        state
+            .with_store(move |store| {
+                let listing = recall::checked_listing(store, listing)?;
+                Ok(json!({ "events": store.list_events(&listing)? }))
+            })
+            .await
     }
     .await;
     reply(result)
@@ -309,6 +317,7 @@ async fn observations(State(state): State<Shared>, query: Pairs) -> Response {
         let listing = Params::new(query, LIST_PARAMS)?.listing()?;
         state
             .with_store(move |store| {
+                let listing = recall::checked_listing(store, listing)?;
                 Ok(json!({ "observations": store.list_observations(&listing)? }))
             })
             .await
@@ -350,7 +359,10 @@ async fn summaries(State(state): State<Shared>, query: Pairs) -> Response {
     let result = async {
         let listing = Params::new(query, LIST_PARAMS)?.listing()?;
         state
-            .with_store(move |store| Ok(json!({ "summaries": store.list_summaries(&listing)? })))
+            .with_store(move |store| {
+                let listing = recall::checked_listing(store, listing)?;
+                Ok(json!({ "summaries": store.list_summaries(&listing)? }))
+            })
             .await
     }
     .await;

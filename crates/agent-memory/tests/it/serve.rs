@@ -232,6 +232,8 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
         "/api/observations/999999",
         "/api/sessions?limit=100000",
         "/api/search?q=x&kind=memo",
+        "/api/observations?agent=nosuch",
+        "/api/events?project=nosuchproj",
         "/api/nothing-here",
     ]
     .iter()
@@ -248,6 +250,8 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
         /api/observations/999999 404 {"code":"not_found","message":"no observation is stored under id 999999"}
         /api/sessions?limit=100000 400 {"code":"bad_request","message":"`limit` is `100000`; pass a whole number from 0 to 500"}
         /api/search?q=x&kind=memo 400 {"code":"bad_request","message":"`kind` is `memo`; pass observation, summary, event or memory"}
+        /api/observations?agent=nosuch 400 {"code":"bad_request","message":"`agent` is `nosuch`, which has recorded nothing; pass one of claude-code, codex, gemini, opencode, copilot, hermes"}
+        /api/events?project=nosuchproj 400 {"code":"bad_request","message":"`project` is `nosuchproj`, which is no stored project; pass one of app, or a directory inside it"}
         /api/nothing-here 404 {"code":"not_found","message":"no such route; see docs/http-api.md"}
     "#]]
     .assert_eq(&shown);
