@@ -487,7 +487,8 @@ pub struct BriefArgs {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
-    /// List the candidates as JSON (with the memory each would supersede) and change nothing.
+    /// List the candidates as JSON (with the memory each would supersede) and change nothing;
+    /// with --approve, --reject or --edit, print the memory it changed as JSON.
     #[arg(long)]
     pub json: bool,
     /// Approve this candidate (m12 or 12) into project memory (L2).

@@ -24,11 +24,11 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     if let Some(id) = &args.approve {
         let approved = memories::approve(&mut store, parse_memory_id(id)?, args.global, now)?;
         let superseded = approved.superseded.map(|old| memories::get(&store, old)).transpose()?;
-        return Ok(output::approved(&approved.memory, superseded.flatten().as_ref())?);
+        return Ok(output::approved(&approved.memory, superseded.flatten().as_ref(), args.json)?);
     }
     if let Some(id) = &args.reject {
         let memory = memories::reject(&mut store, parse_memory_id(id)?, now)?;
-        return Ok(output::memory_changed("rejected", &memory, false)?);
+        return Ok(output::memory_changed("rejected", &memory, args.json)?);
     }
     if let Some(id) = &args.edit {
         if args.text.is_none() && args.kind.is_none() && args.importance.is_none() {
@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
             importance: args.importance.map(memories::check_importance).transpose()?,
         };
         let memory = memories::edit(&mut store, parse_memory_id(id)?, &change, now)?;
-        return Ok(output::memory_changed("edited", &memory, false)?);
+        return Ok(output::memory_changed("edited", &memory, args.json)?);
     }
     let candidates = candidates(ctx, &store, args.project.as_deref())?;
     if args.json {
@@ -95,6 +95,7 @@ fn walk(
                     output::approved(
                         &approved.memory,
                         older.as_ref().filter(|_| approved.superseded.is_some()),
+                        false,
                     )?;
                     tally.approved += 1;
                     break;

@@ -135,7 +135,17 @@ pub fn write_remembered(
 }
 
 /// An approved candidate, and the older decision it retired.
-pub fn approved(m: &Memory, superseded: Option<&Memory>) -> io::Result<()> {
+#[derive(Serialize)]
+struct ApprovedJson<'a> {
+    memory: &'a Memory,
+    superseded: Option<&'a Memory>,
+}
+
+/// `review --approve`: the memory now active, and the one it superseded, if any.
+pub fn approved(m: &Memory, superseded: Option<&Memory>, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(&mut io::stdout().lock(), &ApprovedJson { memory: m, superseded });
+    }
     write_approved(&mut io::stdout().lock(), m, superseded)
 }
 

@@ -100,3 +100,22 @@ fn every_command_that_answers_takes_json() {
     let added = home.json(&["pack", "add", file.to_str().expect("utf-8"), "--name", "team"]);
     assert_eq!(added["already_known"], 1, "{added}");
 }
+
+/// `review --approve/--reject/--edit --json` answer with the memory they changed.
+#[test]
+fn review_decisions_answer_in_json_when_asked() {
+    let home = home();
+    let dir = home.user_home().join("proj");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let id =
+        home.json(&["remember", "Tabs are four spaces", "--project", dir.to_str().expect("utf-8")])
+            ["id"]
+            .clone();
+    let id = format!("m{id}");
+    let edited = home.json(&["review", "--edit", &id, "--importance", "9"]);
+    assert_eq!(edited["importance"], 9, "{edited}");
+    let out = home.run(&["review", "--approve", &id, "--json"], b"");
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON either way");
+    // An active memory is no candidate: the refusal is JSON too.
+    assert_eq!(body["error"]["code"], "conflict", "{body}");
+}
