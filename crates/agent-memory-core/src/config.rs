@@ -34,6 +34,7 @@ pub struct Config {
     pub vault: VaultConfig,
     pub log: LogConfig,
     pub serve: ServeConfig,
+    pub team: TeamConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -363,6 +364,48 @@ impl VaultConfig {
             None => PathBuf::from(path),
         };
         Some(if self.folder.is_empty() { path } else { path.join(&self.folder) })
+    }
+}
+
+/// Team memory: the shared PostgreSQL database reviewed memory is synced with (`agent-memory
+/// team`). Only the work pass, serve's worker and `team sync` read it; never the hook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TeamConfig {
+    /// The database, libpq style (`postgres://member@host/db?sslmode=require`); empty: no team.
+    pub url: String,
+    /// The name teammates see; empty: git's `user.name`, else the login name.
+    pub member: String,
+    /// The name of this machine on the server; empty: the host name.
+    pub machine: String,
+    /// Projects whose memory is not shared (keys, names or roots).
+    pub exclude_projects: Vec<String>,
+    /// Whether global (L3) memory (preferences, cross-project conventions) is shared too.
+    pub share_global: bool,
+    /// Minutes between the syncs of the work pass and serve's worker; 0: only `team sync`.
+    pub sync_interval_minutes: u64,
+    /// Memories pushed or pulled per database transaction.
+    pub batch_size: usize,
+}
+
+impl Default for TeamConfig {
+    fn default() -> Self {
+        TeamConfig {
+            url: String::new(),
+            member: String::new(),
+            machine: String::new(),
+            exclude_projects: Vec::new(),
+            share_global: false,
+            sync_interval_minutes: 10,
+            batch_size: 200,
+        }
+    }
+}
+
+impl TeamConfig {
+    /// Whether a team database is configured.
+    pub fn enabled(&self) -> bool {
+        !self.url.trim().is_empty()
     }
 }
 

@@ -15,6 +15,7 @@ pub mod memories;
 pub mod recall;
 pub mod search;
 pub mod status;
+pub mod team;
 pub mod transcripts;
 pub mod transfer;
 pub mod vectors;
@@ -42,6 +43,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0006_memory.sql"),
     include_str!("store/migrations/0007_stems.sql"),
     include_str!("store/migrations/0008_dates.sql"),
+    include_str!("store/migrations/0009_team.sql"),
 ];
 
 /// The schema version this build writes.

@@ -6,6 +6,8 @@
 //! Tests never touch the real HOME: every child process gets a temp `HOME` and
 //! `AGENT_MEMORY_HOME`, and no inherited `AGENT_MEMORY_*` variable.
 
+pub mod pg;
+
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};

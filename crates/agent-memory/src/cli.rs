@@ -84,6 +84,10 @@ pub enum Command {
     /// ticked box in the vault's daily inbox approves a candidate.
     #[command(subcommand)]
     Vault(VaultCommand),
+    /// Team memory on PostgreSQL: reviewed project memory shared with teammates (or your other
+    /// machines) through a team database; hooks never sync (see docs/team.md).
+    #[command(subcommand)]
+    Team(TeamCommand),
     /// Move spooled events (written while the store was unavailable) into the store.
     Recover(RecoverArgs),
     /// Write agent-memory as a plugin an agent installs itself: for Claude Code, a local
@@ -235,6 +239,10 @@ pub struct SearchArgs {
     /// Print every part of each score: BM25, vector similarity, importance, freshness, hits.
     #[arg(long)]
     pub explain: bool,
+    /// Ask the team database directly: the team's reviewed memory, with who learned it
+    /// (`[team] url`); --project narrows it, other filters do not apply.
+    #[arg(long, conflicts_with_all = ["explain", "tier", "types"])]
+    pub team: bool,
     /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -597,6 +605,33 @@ pub enum VaultCommand {
         #[arg(long, requires = "vault")]
         create: bool,
         /// Print JSON instead of text (its shapes: docs/json.md).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TeamCommand {
+    /// Create the team database's schema, or migrate it forward (as the database's owner; the
+    /// pgvector extension must be available on the server).
+    Init {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Push your changed reviewed memory, then pull the team's; resumes where a cut-off sync
+    /// stopped, without duplicates.
+    Sync {
+        /// List what would leave this machine, and send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The last sync, the queue waiting to be pushed, the team's members and what is shared.
+    Status {
+        /// Do not ask the server; only what this machine knows.
+        #[arg(long)]
+        offline: bool,
         #[arg(long)]
         json: bool,
     },

@@ -22,6 +22,7 @@ pub mod search;
 pub mod serve;
 pub mod show;
 pub mod status;
+pub mod team;
 pub mod tidy;
 pub mod timeline;
 pub mod vault;
@@ -83,6 +84,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Memories(args) => memories::list(&ctx, args),
         Command::Tidy(args) => tidy::run(&ctx, args),
         Command::Vault(command) => vault::run(&ctx, command),
+        Command::Team(command) => team::run(&ctx, command),
         Command::Pack(command) => pack::run(&ctx, command),
         Command::Mcp => mcp::run(&ctx),
         Command::Completions(args) => Ok(output::completions(args.shell)?),

@@ -25,6 +25,7 @@ mod model;
 mod review;
 mod search;
 mod status;
+mod team;
 mod tidy;
 mod timeline;
 mod transfer;
@@ -43,6 +44,7 @@ pub use review::{
 };
 pub use search::search;
 pub use status::{projects, status};
+pub use team::{team_dry_run, team_init, team_search, team_status, team_sync};
 pub use tidy::tidy;
 pub use timeline::timeline;
 pub use transfer::transfer;
@@ -218,6 +220,7 @@ mod tests {
             supersedes: None,
             sources: vec!["o12".to_owned(), "s3".to_owned()],
             origin: "distilled".to_owned(),
+            member: None,
         }
     }
 

@@ -120,6 +120,9 @@ pub struct BriefingMemory {
     pub kind: MemoryKind,
     /// The statement, at most 300 characters.
     pub text: String,
+    /// Who learned it, for a teammate's memory pulled from the team: the member, and the agent
+    /// when one is known (`alice, codex`); `None` for memory learned on this machine.
+    pub by: Option<String>,
 }
 
 impl From<crate::store::memories::Kind> for MemoryKind {
@@ -185,8 +188,23 @@ pub fn rank_memories(
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.updated_at.cmp(&a.1.updated_at)));
     ranked
         .into_iter()
-        .map(|(_, m)| BriefingMemory { kind: m.kind.into(), text: m.text.clone() })
+        .map(|(_, m)| BriefingMemory {
+            kind: m.kind.into(),
+            text: m.text.clone(),
+            by: learned_by(m),
+        })
         .collect()
+}
+
+/// Who learned a teammate's memory, as the briefing and search name them: the member, then the
+/// agent when the memory names one (`alice, codex`).
+pub fn learned_by(memory: &crate::store::memories::Memory) -> Option<String> {
+    let member = memory.member.as_deref()?;
+    let agent = memory.origin.as_str();
+    Some(match agent {
+        "" | "remembered" | "distilled" | "imported" => member.to_owned(),
+        agent => format!("{member}, {agent}"),
+    })
 }
 
 /// The share of the budget (after the frame) memory sections may take, so the timeline index
@@ -325,7 +343,11 @@ fn memory_sections(memories: &[BriefingMemory], zh: bool, left: &mut usize) -> V
         let mut lines: Vec<String> = Vec::new();
         let mut spent = estimate(heading) + 1;
         for memory in memories.iter().filter(|m| m.kind == kind) {
-            let line = format!("- {}", clip(&one_line(&memory.text), 300));
+            let text = clip(&one_line(&memory.text), 300);
+            let line = match &memory.by {
+                Some(by) => format!("- {text} ({})", one_line(by)),
+                None => format!("- {text}"),
+            };
             let line_cost = estimate(&line) + 1;
             if spent + line_cost > *left {
                 break;
@@ -1021,10 +1043,15 @@ pub(crate) mod tests {
     #[test]
     fn memory_sections_come_first_in_their_order() {
         let memories = [
-            BriefingMemory { kind: MemoryKind::Decision, text: "Use jiff, not chrono.".into() },
+            BriefingMemory {
+                kind: MemoryKind::Decision,
+                text: "Use jiff, not chrono.".into(),
+                by: None,
+            },
             BriefingMemory {
                 kind: MemoryKind::Preference,
                 text: "Answer in short sentences.".into(),
+                by: None,
             },
         ];
         let briefing = Briefing {
@@ -1071,6 +1098,7 @@ pub(crate) mod tests {
             supersedes: None,
             sources: vec![],
             origin: "remembered".into(),
+            member: None,
         }
     }
 

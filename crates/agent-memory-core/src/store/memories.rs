@@ -27,7 +27,7 @@ pub const MAX_TEXT_CHARS: usize = 300;
 /// The columns [`from_row`] reads (`m` is memories, `p` its project).
 pub(crate) const COLUMNS: &str = "m.id, m.tier, m.kind, m.text, p.key, p.name, m.importance, m.hits, \
      m.last_hit, m.created_at, m.updated_at, m.status, m.superseded_by, m.supersedes, m.sources, \
-     m.origin";
+     m.origin, m.team_member";
 
 /// Which tier a memory is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -163,6 +163,10 @@ pub struct Memory {
     pub sources: Vec<String>,
     /// `distilled`, `remembered`, `imported`, or the name of the agent that asked.
     pub origin: String,
+    /// The teammate who learned it, for memory pulled from the team; `None` for memory
+    /// learned on this machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
 }
 
 impl Memory {
@@ -289,6 +293,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
         supersedes: r.get(13)?,
         sources: serde_json::from_str(&sources).unwrap_or_default(),
         origin: r.get(15)?,
+        member: r.get(16)?,
     })
 }
 

@@ -319,8 +319,13 @@ const SOURCES: &[Source] = &[
         kind: "memory",
         table: "memories",
         fts: "memories_fts",
-        columns: "x.id, x.updated_at, x.origin, p.name, '', x.kind, NULL, x.tier, x.text,
-                  am_tokens(x.text), NULL",
+        // A teammate's memory names who learned it where an item names its agent.
+        columns: "x.id, x.updated_at,
+                  CASE WHEN x.team_member IS NULL THEN x.origin
+                       WHEN x.origin IN ('', 'remembered', 'distilled', 'imported')
+                           THEN x.team_member
+                       ELSE x.team_member || ', ' || x.origin END,
+                  p.name, '', x.kind, NULL, x.tier, x.text, am_tokens(x.text), NULL",
         joins: "LEFT JOIN projects p ON p.id = x.project_id",
         type_column: "x.kind",
         agent_column: "x.origin",

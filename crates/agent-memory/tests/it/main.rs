@@ -26,6 +26,7 @@ mod semantic;
 mod serve;
 mod spool;
 mod status;
+mod team;
 mod transfer;
 mod vault;
 mod walkthrough;

@@ -1,0 +1,364 @@
+//! The local side of team memory: which memories wait to be pushed (the outbox), the global ids
+//! they are pushed under, what was pushed, memories pulled from the team, and the pull cursor.
+//!
+//! Here is a batch to push, give me the rows; here is a batch pulled, keep it with who learned
+//! it. A memory is in the outbox while its `updated_at` is newer than the `updated_at` it was
+//! last pushed with, so a sync that stopped anywhere resumes with what it had not finished, and
+//! a row pushed twice is the same upsert twice. Pulled rows and the cursor are written in one
+//! transaction, so a pull resumes where it stopped too.
+//!
+//! What may leave: reviewed project memory (L2) of a project known by its git origin (a path
+//! means nothing on another machine), global memory (L3) only when the caller says so, and only
+//! memory this member learned (a teammate's memory is never pushed back). Candidates, rejected
+//! memory, raw events, observations and summaries never leave through here.
+//!
+//! Must not: open a connection to anything but the store (the network side is the
+//! `agent-memory-team` crate, never the hook).
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+use super::memories::{Kind, Status, Tier};
+use super::{Result, Store};
+
+/// What the outbox shares, from the `[team]` configuration.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Share {
+    /// The member's name: their memories pulled from another of their machines may be pushed
+    /// again when changed here.
+    pub member: String,
+    /// Whether global (L3) memory leaves too.
+    pub global: bool,
+    /// Projects (keys, names or roots) whose memory stays here.
+    pub exclude_projects: Vec<String>,
+}
+
+/// A memory waiting to be pushed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outgoing {
+    pub id: i64,
+    /// Its global id, once it has one ([`assign_gids`]).
+    pub gid: Option<String>,
+    pub tier: Tier,
+    pub kind: Kind,
+    pub text: String,
+    pub project_key: Option<String>,
+    pub project_name: Option<String>,
+    pub importance: u8,
+    pub status: Status,
+    /// The agent that learned it, or how it came to be (`remembered`, `distilled`).
+    pub origin: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The global ids of the memory it supersedes and of the one that superseded it, when they
+    /// have been pushed.
+    pub supersedes: Option<String>,
+    pub superseded_by: Option<String>,
+}
+
+/// A memory pulled from the team.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incoming {
+    pub gid: String,
+    pub member: String,
+    pub machine: String,
+    pub agent: String,
+    pub project_key: Option<String>,
+    pub project_name: Option<String>,
+    pub tier: Tier,
+    pub kind: Kind,
+    pub text: String,
+    pub importance: u8,
+    pub status: Status,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The server's revision of this row; the pull cursor moves past it.
+    pub revision: i64,
+}
+
+/// What [`apply_pulled`] did with a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    /// Memories new to this machine.
+    pub added: usize,
+    /// Memories changed (edited, forgotten, superseded) by the member who owns them.
+    pub updated: usize,
+    /// Rows this machine already had, or a newer version of which waits here to be pushed.
+    pub unchanged: usize,
+}
+
+/// The keys of [`state`].
+pub mod keys {
+    /// The highest server revision pulled.
+    pub const PULL_CURSOR: &str = "pull_cursor";
+    /// When the last sync ended (Unix milliseconds).
+    pub const LAST_SYNC_AT: &str = "last_sync_at";
+    /// `ok`, or the error the last sync ended with.
+    pub const LAST_SYNC_OUTCOME: &str = "last_sync_outcome";
+    /// When the last sync that reached the server ended.
+    pub const LAST_SUCCESS_AT: &str = "last_success_at";
+    /// Syncs failed in a row since the last success, for the worker's backoff.
+    pub const FAILURES: &str = "failures";
+}
+
+const OUTBOX_WHERE: &str = "
+    (m.team_pushed IS NULL OR m.team_pushed < m.updated_at)
+    AND (m.team_member IS NULL OR m.team_member = ?1)
+    AND m.status IN ('active', 'superseded', 'forgotten')
+    AND (m.team_gid IS NOT NULL OR m.status = 'active')
+    AND ((m.tier = 'L2' AND p.key LIKE 'git:%'
+          AND p.key NOT IN (SELECT value FROM json_each(?3))
+          AND p.name NOT IN (SELECT value FROM json_each(?3))
+          AND p.root NOT IN (SELECT value FROM json_each(?3)))
+         OR (m.tier = 'L3' AND ?2))";
+
+fn share_args(share: &Share) -> (String, bool, String) {
+    (
+        share.member.clone(),
+        share.global,
+        serde_json::to_string(&share.exclude_projects).unwrap_or_else(|_| "[]".into()),
+    )
+}
+
+/// How many memories wait to be pushed.
+pub fn queue_depth(store: &Store, share: &Share) -> Result<i64> {
+    let (member, global, exclude) = share_args(share);
+    Ok(store.conn().query_row(
+        &format!(
+            "SELECT count(*) FROM memories m LEFT JOIN projects p ON p.id = m.project_id
+             WHERE {OUTBOX_WHERE}"
+        ),
+        params![member, global, exclude],
+        |r| r.get(0),
+    )?)
+}
+
+/// The next `limit` memories waiting to be pushed, the longest waiting first.
+pub fn outbox(store: &Store, share: &Share, limit: usize) -> Result<Vec<Outgoing>> {
+    let (member, global, exclude) = share_args(share);
+    let mut stmt = store.conn().prepare(&format!(
+        "SELECT m.id, m.team_gid, m.tier, m.kind, m.text, p.key, p.name, m.importance, m.status,
+                m.origin, m.created_at, m.updated_at,
+                (SELECT team_gid FROM memories s WHERE s.id = m.supersedes),
+                (SELECT team_gid FROM memories s WHERE s.id = m.superseded_by)
+         FROM memories m LEFT JOIN projects p ON p.id = m.project_id
+         WHERE {OUTBOX_WHERE}
+         ORDER BY m.updated_at, m.id LIMIT ?4"
+    ))?;
+    let rows = stmt.query_map(params![member, global, exclude, limit as i64], |r| {
+        let tier: String = r.get(2)?;
+        let kind: String = r.get(3)?;
+        let status: String = r.get(8)?;
+        let tier = Tier::parse(&tier).unwrap_or(Tier::L2);
+        Ok(Outgoing {
+            id: r.get(0)?,
+            gid: r.get(1)?,
+            tier,
+            kind: Kind::parse(&kind).unwrap_or(Kind::Fact),
+            text: r.get(4)?,
+            project_key: if tier == Tier::L3 { None } else { r.get(5)? },
+            project_name: if tier == Tier::L3 { None } else { r.get(6)? },
+            importance: r.get::<_, i64>(7)?.clamp(1, 10) as u8,
+            status: Status::parse(&status).unwrap_or(Status::Active),
+            origin: r.get(9)?,
+            created_at: r.get(10)?,
+            updated_at: r.get(11)?,
+            supersedes: r.get(12)?,
+            superseded_by: r.get(13)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Gives each of `rows` without a global id the one `new_gid` makes, committed before anything
+/// is pushed, so a push that is cut off and run again sends the same ids.
+pub fn assign_gids(
+    store: &Store,
+    rows: &mut [Outgoing],
+    mut new_gid: impl FnMut() -> String,
+) -> Result<()> {
+    let tx = store.conn().unchecked_transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "UPDATE memories SET team_gid = ?2 WHERE id = ?1 AND team_gid IS NULL",
+        )?;
+        for row in rows.iter_mut().filter(|r| r.gid.is_none()) {
+            let gid = new_gid();
+            stmt.execute(params![row.id, gid])?;
+            row.gid = Some(gid);
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Records that `pushed` (a memory id, the `updated_at` it was pushed with, and the server's
+/// revision of it) reached the server. A memory changed since it was read stays in the outbox.
+pub fn mark_pushed(store: &Store, pushed: &[(i64, i64, i64)]) -> Result<()> {
+    let tx = store.conn().unchecked_transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "UPDATE memories SET team_pushed = ?2, team_rev = max(coalesce(team_rev, 0), ?3)
+             WHERE id = ?1",
+        )?;
+        for (id, updated_at, revision) in pushed {
+            stmt.execute(params![id, updated_at, revision])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Keeps a batch pulled from the team and moves the pull cursor to `cursor`, in one
+/// transaction. A row this machine already has at that revision is left alone; a row with a
+/// newer local change waiting to be pushed keeps the local change; a teammate's memory hidden
+/// here (forgotten locally) stays hidden when its owner changes it, unless they forget it too.
+pub fn apply_pulled(store: &Store, rows: &[Incoming], cursor: i64, now_ms: i64) -> Result<Applied> {
+    let tx = store.conn().unchecked_transaction()?;
+    let mut applied = Applied::default();
+    for row in rows {
+        let local = tx
+            .query_row(
+                "SELECT id, coalesce(team_rev, 0), updated_at, coalesce(team_pushed, 0),
+                        team_member, status
+                 FROM memories WHERE team_gid = ?1",
+                [&row.gid],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, String>(5)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let project_id = match (&row.tier, &row.project_key) {
+            (Tier::L3, _) | (_, None) => None,
+            (_, Some(key)) => Some(project_for(&tx, key, row.project_name.as_deref(), now_ms)?),
+        };
+        match local {
+            Some((_, seen, ..)) if seen >= row.revision => applied.unchanged += 1,
+            Some((id, _, updated_at, pushed, _, _))
+                if pushed < updated_at && updated_at > row.updated_at =>
+            {
+                // A newer change made here waits to be pushed; it wins over this one.
+                tx.execute(
+                    "UPDATE memories SET team_rev = ?2 WHERE id = ?1",
+                    params![id, row.revision],
+                )?;
+                applied.unchanged += 1;
+            }
+            Some((id, _, _, _, member, status)) => {
+                let hidden = member.is_some() && status == Status::Forgotten.as_str();
+                let new_status = if hidden && row.status != Status::Forgotten {
+                    Status::Forgotten
+                } else {
+                    row.status
+                };
+                tx.execute(
+                    "UPDATE memories SET tier = ?2, kind = ?3, text = ?4, project_id = ?5,
+                            importance = ?6, status = ?7, updated_at = ?8, team_rev = ?9,
+                            team_pushed = ?8
+                     WHERE id = ?1",
+                    params![
+                        id,
+                        row.tier.as_str(),
+                        row.kind.as_str(),
+                        row.text,
+                        project_id,
+                        row.importance,
+                        new_status.as_str(),
+                        row.updated_at,
+                        row.revision
+                    ],
+                )?;
+                applied.updated += 1;
+            }
+            // A tombstone or a retired memory this machine never had: nothing to hide.
+            None if row.status != Status::Active => applied.unchanged += 1,
+            None => {
+                tx.execute(
+                    "INSERT INTO memories (tier, kind, text, project_id, importance, created_at,
+                                           updated_at, status, sources, origin, team_gid,
+                                           team_member, team_machine, team_rev, team_pushed)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', '[]', ?8, ?9, ?10, ?11, ?12,
+                             ?7)",
+                    params![
+                        row.tier.as_str(),
+                        row.kind.as_str(),
+                        row.text,
+                        project_id,
+                        row.importance,
+                        row.created_at,
+                        row.updated_at,
+                        row.agent,
+                        row.gid,
+                        row.member,
+                        row.machine,
+                        row.revision
+                    ],
+                )?;
+                applied.added += 1;
+            }
+        }
+    }
+    set_state_in(&tx, keys::PULL_CURSOR, &cursor.to_string())?;
+    tx.commit()?;
+    Ok(applied)
+}
+
+/// The local project with `key`, made when this machine has not worked in it yet (no root: a
+/// session in a clone of it finds it by its key).
+fn project_for(
+    conn: &rusqlite::Connection,
+    key: &str,
+    name: Option<&str>,
+    now_ms: i64,
+) -> Result<i64> {
+    if let Some(id) =
+        conn.query_row("SELECT id FROM projects WHERE key = ?1", [key], |r| r.get(0)).optional()?
+    {
+        return Ok(id);
+    }
+    let name = name.filter(|n| !n.trim().is_empty()).unwrap_or(key);
+    Ok(conn.query_row(
+        "INSERT INTO projects (key, name, root, origin, created_at) VALUES (?1, ?2, '', NULL, ?3)
+         RETURNING id",
+        params![key, name, now_ms],
+        |r| r.get(0),
+    )?)
+}
+
+/// One fact of the sync ([`keys`]), if set.
+pub fn state(store: &Store, key: &str) -> Result<Option<String>> {
+    Ok(store
+        .conn()
+        .query_row("SELECT value FROM team_sync WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
+}
+
+/// Sets one fact of the sync.
+pub fn set_state(store: &Store, key: &str, value: &str) -> Result<()> {
+    set_state_in(store.conn(), key, value)
+}
+
+fn set_state_in(conn: &rusqlite::Connection, key: &str, value: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO team_sync (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+/// How many active memories here came from teammates (or from this member's other machines).
+pub fn pulled_count(store: &Store) -> Result<i64> {
+    Ok(store.conn().query_row(
+        "SELECT count(*) FROM memories WHERE team_member IS NOT NULL AND status = 'active'",
+        [],
+        |r| r.get(0),
+    )?)
+}

@@ -1,0 +1,463 @@
+//! One sync with the team database: push this member's changed memory, then pull what the team
+//! changed since the last pull; how things stand; and a search of the server.
+//!
+//! The push goes in batches, each one server transaction of idempotent upserts keyed by the
+//! memory's global id (given and committed locally before the batch is sent), and each marked
+//! pushed locally only after the server committed it. The pull reads rows in revision order
+//! and keeps each batch with the cursor in one local transaction. So a sync cut off anywhere
+//! (the server gone, the process killed) resumes where it stopped, without duplicates. Pushes
+//! take one advisory lock for their transaction, so revisions become visible in their order
+//! and a pull never steps over a row committed late.
+//!
+//! Everything pushed is sanitized again first (`capture::sanitize_text`), as a reviewer's
+//! edit is; what is pulled is sanitized and checked too, since it was written elsewhere.
+//!
+//! Must not: run on the hook path, or push a teammate's memory, a candidate, or anything the
+//! `[team]` configuration keeps here.
+
+use agent_memory_core::capture::sanitize_text;
+use agent_memory_core::config::TeamConfig;
+use agent_memory_core::store::Store;
+use agent_memory_core::store::fts;
+use agent_memory_core::store::memories::{Kind, Status, Tier, check_text};
+use agent_memory_core::store::team::{self, Applied, Incoming, Outgoing, Share, keys};
+use agent_memory_core::text::{clip, one_line};
+use serde::Serialize;
+
+use crate::{TeamError, connect, schema};
+
+/// Who this machine syncs as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Identity {
+    /// The name teammates see.
+    pub member: String,
+    /// This machine's name.
+    pub machine: String,
+}
+
+/// The member and machine `config` names, or their defaults: git's `user.name` (else the login
+/// name) and the host name.
+pub fn identity(config: &TeamConfig) -> Identity {
+    let member = Some(config.member.trim().to_owned())
+        .filter(|m| !m.is_empty())
+        .or_else(git_user_name)
+        .unwrap_or_else(connect::login_name);
+    let machine = Some(config.machine.trim().to_owned())
+        .filter(|m| !m.is_empty())
+        .or_else(host_name)
+        .unwrap_or_else(|| "unknown".to_owned());
+    Identity { member: clip(&one_line(&member), 64), machine: clip(&one_line(&machine), 64) }
+}
+
+fn git_user_name() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["config", "--get", "user.name"])
+        .env("AGENT_MEMORY_DISABLE", "1")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let name = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !name.is_empty()).then_some(name)
+}
+
+fn host_name() -> Option<String> {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+}
+
+/// What the outbox shares under `config`.
+pub fn share(config: &TeamConfig, identity: &Identity) -> Share {
+    Share {
+        member: identity.member.clone(),
+        global: config.share_global,
+        exclude_projects: config.exclude_projects.clone(),
+    }
+}
+
+/// What one sync did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyncReport {
+    /// Memories pushed to the server.
+    pub pushed: usize,
+    /// What the pull did.
+    pub pulled: Applied,
+    /// The pull cursor afterwards (the highest server revision pulled).
+    pub cursor: i64,
+}
+
+/// Pushes this member's changed memory, then pulls the team's. Records the outcome in the
+/// store (for `team status` and the worker's backoff) whatever it is.
+pub fn sync(store: &Store, config: &TeamConfig, now_ms: i64) -> Result<SyncReport, TeamError> {
+    let result = sync_once(store, config, now_ms);
+    record_outcome(store, result.as_ref().map(|_| ()).map_err(ToString::to_string), now_ms)?;
+    result
+}
+
+fn sync_once(store: &Store, config: &TeamConfig, now_ms: i64) -> Result<SyncReport, TeamError> {
+    if !config.enabled() {
+        return Err(TeamError::NotConfigured);
+    }
+    let me = identity(config);
+    let mut client = connect::connect(&config.url)?;
+    schema::check(&mut client)?;
+    let team: Option<String> = client.query_one("SELECT agent_memory.my_team()", &[])?.get(0);
+    if team.is_none() {
+        let role: String = client.query_one("SELECT current_user::text", &[])?.get(0);
+        return Err(TeamError::NotMember { role });
+    }
+    let batch = config.batch_size.clamp(1, 10_000);
+    let pushed = push(store, &mut client, &share(config, &me), &me, batch)?;
+    let (pulled, cursor) = pull(store, &mut client, batch, now_ms)?;
+    Ok(SyncReport { pushed, pulled, cursor })
+}
+
+fn record_outcome(
+    store: &Store,
+    outcome: Result<(), String>,
+    now_ms: i64,
+) -> Result<(), TeamError> {
+    team::set_state(store, keys::LAST_SYNC_AT, &now_ms.to_string())?;
+    match outcome {
+        Ok(()) => {
+            team::set_state(store, keys::LAST_SYNC_OUTCOME, "ok")?;
+            team::set_state(store, keys::LAST_SUCCESS_AT, &now_ms.to_string())?;
+            team::set_state(store, keys::FAILURES, "0")?;
+        }
+        Err(message) => {
+            let failures = failures(store)? + 1;
+            team::set_state(store, keys::LAST_SYNC_OUTCOME, &message)?;
+            team::set_state(store, keys::FAILURES, &failures.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Syncs failed in a row since the last one that reached the server.
+pub fn failures(store: &Store) -> Result<u32, TeamError> {
+    Ok(team::state(store, keys::FAILURES)?.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// What would leave this machine at the next sync, sanitized as it would be sent; nothing is
+/// sent and nothing changes.
+pub fn dry_run(store: &Store, config: &TeamConfig) -> Result<Vec<Outgoing>, TeamError> {
+    let me = identity(config);
+    let mut rows = team::outbox(store, &share(config, &me), 1_000_000)?;
+    for row in &mut rows {
+        row.text = sanitize_text(&row.text).into_owned();
+    }
+    Ok(rows)
+}
+
+/// The index text of a memory on the server: the same CJK-bigram shadow text, with English
+/// stems, that the local store indexes.
+fn search_text(text: &str) -> String {
+    fts::stemmed_text(text)
+}
+
+const UPSERT: &str = "
+    INSERT INTO agent_memory.memories AS m
+        (gid, team, member_role, member, machine, agent, project_key, project_name, tier, kind,
+         text, importance, status, supersedes, superseded_by, created_at, updated_at, revision,
+         search_text)
+    VALUES ($1::text::uuid, '', '', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::uuid,
+            $13::text::uuid, $14, $15, 0, to_tsvector('simple', $16))
+    ON CONFLICT (gid) DO UPDATE SET
+        member = excluded.member, machine = excluded.machine, agent = excluded.agent,
+        project_key = excluded.project_key, project_name = excluded.project_name,
+        tier = excluded.tier, kind = excluded.kind, text = excluded.text,
+        importance = excluded.importance, status = excluded.status,
+        supersedes = excluded.supersedes, superseded_by = excluded.superseded_by,
+        updated_at = excluded.updated_at, search_text = excluded.search_text
+    WHERE m.updated_at <= excluded.updated_at
+    RETURNING revision";
+
+fn push(
+    store: &Store,
+    client: &mut postgres::Client,
+    share: &Share,
+    me: &Identity,
+    batch: usize,
+) -> Result<usize, TeamError> {
+    let mut pushed = 0;
+    loop {
+        let mut rows = team::outbox(store, share, batch)?;
+        if rows.is_empty() {
+            return Ok(pushed);
+        }
+        team::assign_gids(store, &mut rows, || uuid::Uuid::now_v7().to_string())?;
+        let mut tx = client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext('agent_memory.push'))", &[])?;
+        let upsert = tx.prepare(UPSERT)?;
+        let mut done = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let text = sanitize_text(&row.text);
+            let importance = i32::from(row.importance);
+            let revision: i64 = tx
+                .query_opt(
+                    &upsert,
+                    &[
+                        &row.gid,
+                        &me.member,
+                        &me.machine,
+                        &row.origin,
+                        &row.project_key,
+                        &row.project_name,
+                        &row.tier.as_str(),
+                        &row.kind.as_str(),
+                        &text.as_ref(),
+                        &importance,
+                        &row.status.as_str(),
+                        &row.supersedes,
+                        &row.superseded_by,
+                        &row.created_at,
+                        &row.updated_at,
+                        &search_text(&text),
+                    ],
+                )?
+                // No row: the server holds a newer version from another of this member's
+                // machines; the pull brings it.
+                .map_or(0, |r| r.get(0));
+            done.push((row.id, row.updated_at, revision));
+        }
+        tx.commit()?;
+        team::mark_pushed(store, &done)?;
+        pushed += rows.len();
+    }
+}
+
+const PULL: &str = "
+    SELECT gid::text, member, machine, agent, project_key, project_name, tier, kind, text,
+           importance, status, created_at, updated_at, revision
+    FROM agent_memory.memories WHERE revision > $1 ORDER BY revision LIMIT $2";
+
+fn pull(
+    store: &Store,
+    client: &mut postgres::Client,
+    batch: usize,
+    now_ms: i64,
+) -> Result<(Applied, i64), TeamError> {
+    let mut cursor: i64 =
+        team::state(store, keys::PULL_CURSOR)?.and_then(|v| v.parse().ok()).unwrap_or(0);
+    let mut total = Applied::default();
+    loop {
+        let rows = client.query(PULL, &[&cursor, &(batch as i64)])?;
+        let Some(last) = rows.last() else { break };
+        let last: i64 = last.get(13);
+        let incoming: Vec<Incoming> = rows.iter().filter_map(incoming).collect();
+        let applied = team::apply_pulled(store, &incoming, last, now_ms)?;
+        total.added += applied.added;
+        total.updated += applied.updated;
+        total.unchanged += applied.unchanged + (rows.len() - incoming.len());
+        cursor = last;
+        if rows.len() < batch {
+            break;
+        }
+    }
+    Ok((total, cursor))
+}
+
+/// A server row as a local memory, sanitized and checked; `None` for a row this build cannot
+/// read (a tier or kind of a newer version, text that no longer fits), which is skipped.
+fn incoming(row: &postgres::Row) -> Option<Incoming> {
+    let tier = Tier::parse(row.get(6)).filter(|t| *t != Tier::L1)?;
+    let kind = Kind::parse(row.get(7))?;
+    let status = Status::parse(row.get(10))?;
+    let text = check_text(&sanitize_text(row.get(8))).ok()?;
+    let name = |i: usize| -> String { clip(&one_line(&sanitize_text(row.get::<_, &str>(i))), 64) };
+    Some(Incoming {
+        gid: row.get(0),
+        member: name(1),
+        machine: name(2),
+        agent: name(3),
+        project_key: row.get(4),
+        project_name: row.get(5),
+        tier,
+        kind,
+        text,
+        importance: row.get::<_, i32>(9).clamp(1, 10) as u8,
+        status,
+        created_at: row.get(11),
+        updated_at: row.get(12),
+        revision: row.get(13),
+    })
+}
+
+/// How team memory stands: the configuration, the local queue, and the server when reachable.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TeamStatus {
+    pub configured: bool,
+    pub identity: Identity,
+    /// What leaves this machine, in words.
+    pub shared: Vec<String>,
+    /// Memories waiting to be pushed.
+    pub queue_depth: i64,
+    /// Active memories here that came from the team.
+    pub from_team: i64,
+    pub last_sync_at: Option<i64>,
+    /// `ok`, or the error the last sync ended with.
+    pub last_outcome: Option<String>,
+    pub last_success_at: Option<i64>,
+    /// The server's side, or why it could not be read.
+    pub server: Option<Result<ServerStatus, String>>,
+}
+
+/// The server's side of [`TeamStatus`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerStatus {
+    pub team: String,
+    /// The team's members: role, and the name they sync as (once they have pushed).
+    pub members: Vec<(String, Option<String>)>,
+    /// Memories on the server the member may read, active ones.
+    pub memories: i64,
+}
+
+/// How team memory stands; the server is asked only when `ask_server`.
+pub fn status(
+    store: &Store,
+    config: &TeamConfig,
+    ask_server: bool,
+) -> Result<TeamStatus, TeamError> {
+    let me = identity(config);
+    let mut shared = vec!["reviewed project memory (L2) of projects with a git origin".to_owned()];
+    if config.share_global {
+        shared.push("global memory (L3)".to_owned());
+    }
+    if !config.exclude_projects.is_empty() {
+        shared.push(format!("except projects {}", config.exclude_projects.join(", ")));
+    }
+    let number = |key: &str| -> Result<Option<i64>, TeamError> {
+        Ok(team::state(store, key)?.and_then(|v| v.parse().ok()))
+    };
+    let server = (ask_server && config.enabled())
+        .then(|| server_status(&config.url).map_err(|e| e.to_string()));
+    Ok(TeamStatus {
+        configured: config.enabled(),
+        queue_depth: team::queue_depth(store, &share(config, &me))?,
+        from_team: team::pulled_count(store)?,
+        identity: me,
+        shared,
+        last_sync_at: number(keys::LAST_SYNC_AT)?,
+        last_outcome: team::state(store, keys::LAST_SYNC_OUTCOME)?,
+        last_success_at: number(keys::LAST_SUCCESS_AT)?,
+        server,
+    })
+}
+
+fn server_status(url: &str) -> Result<ServerStatus, TeamError> {
+    let mut client = connect::connect(url)?;
+    schema::check(&mut client)?;
+    let team: Option<String> = client.query_one("SELECT agent_memory.my_team()", &[])?.get(0);
+    let Some(team) = team else {
+        let role: String = client.query_one("SELECT current_user::text", &[])?.get(0);
+        return Err(TeamError::NotMember { role });
+    };
+    let members = client
+        .query(
+            "SELECT b.role::text, (SELECT m.member FROM agent_memory.memories m
+                                  WHERE m.member_role = b.role ORDER BY m.revision DESC LIMIT 1)
+             FROM agent_memory.members b ORDER BY b.role",
+            &[],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let memories: i64 = client
+        .query_one("SELECT count(*) FROM agent_memory.memories WHERE status = 'active'", &[])?
+        .get(0);
+    Ok(ServerStatus { team, members, memories })
+}
+
+/// One memory the server found for `search --team`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TeamHit {
+    pub gid: String,
+    pub member: String,
+    pub agent: String,
+    pub project: Option<String>,
+    pub tier: String,
+    pub kind: String,
+    pub text: String,
+    pub updated_at: i64,
+    pub rank: f32,
+}
+
+/// The query as a `tsquery` over the indexed text: each search term (its CJK bigrams in a row,
+/// or the word or its English stem), any of them; `None` when no term is left. Tokens are
+/// letters and digits only, so nothing a person types is read as query syntax.
+pub fn ts_query(query: &str) -> Option<String> {
+    let terms: Vec<String> = fts::search_terms(query)
+        .iter()
+        .take(12)
+        .filter_map(|term| {
+            let tokens = fts::index_tokens(term);
+            match tokens.as_slice() {
+                [] => None,
+                [word] => Some(match fts::stem(word) {
+                    Some(stem) => format!("({word} | {stem})"),
+                    None => word.clone(),
+                }),
+                many => Some(format!("({})", many.join(" <-> "))),
+            }
+        })
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" | "))
+}
+
+/// Searches the team's active memory on the server, best match first; `project` (a project
+/// key) narrows to that project and global memory.
+pub fn search(
+    config: &TeamConfig,
+    query: &str,
+    project: Option<&str>,
+    limit: usize,
+) -> Result<Vec<TeamHit>, TeamError> {
+    if !config.enabled() {
+        return Err(TeamError::NotConfigured);
+    }
+    let Some(tsquery) = ts_query(query) else { return Ok(Vec::new()) };
+    let mut client = connect::connect(&config.url)?;
+    schema::check(&mut client)?;
+    let rows = client.query(
+        "SELECT m.gid::text, m.member, m.agent, m.project_name, m.tier, m.kind, m.text,
+                m.updated_at, ts_rank(m.search_text, q)
+         FROM agent_memory.memories m, to_tsquery('simple', $1) q
+         WHERE m.search_text @@ q AND m.status = 'active'
+           AND ($2::text IS NULL OR m.project_key = $2 OR m.project_key IS NULL)
+         ORDER BY ts_rank(m.search_text, q) DESC, m.updated_at DESC
+         LIMIT $3",
+        &[&tsquery, &project, &(limit.clamp(1, 1000) as i64)],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| TeamHit {
+            gid: r.get(0),
+            member: r.get(1),
+            agent: r.get(2),
+            project: r.get(3),
+            tier: r.get(4),
+            kind: r.get(5),
+            text: r.get(6),
+            updated_at: r.get(7),
+            rank: r.get(8),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ts_query_quotes_nothing_and_keeps_cjk_bigrams_together() {
+        assert_eq!(ts_query("the"), Some("the".into()));
+        assert_eq!(ts_query("failing tests").as_deref(), Some("(failing | fail) | (tests | test)"));
+        assert_eq!(ts_query("支付回调").as_deref(), Some("(支付 <-> 付回 <-> 回调)"));
+        assert_eq!(ts_query("'; DROP --"), Some("drop".into()));
+        assert_eq!(ts_query("!!"), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! `agent-memory team` and `search --team`: what a sync moved, what would leave the machine,
+//! how team memory stands, and the team's memories the server found, each with who learned it.
+
+use std::io::{self, Write};
+
+use agent_memory_core::store::team::Outgoing;
+use agent_memory_core::text::{clip, one_line};
+use agent_memory_core::time::format_local;
+use agent_memory_team::schema::Migrated;
+use agent_memory_team::sync::{SyncReport, TeamHit, TeamStatus};
+
+use super::json;
+
+pub fn team_init(migrated: &Migrated, as_json: bool) -> io::Result<()> {
+    write_team_init(&mut io::stdout().lock(), migrated, as_json)
+}
+
+pub fn write_team_init(out: &mut impl Write, migrated: &Migrated, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(out, migrated);
+    }
+    if migrated.from == migrated.to {
+        writeln!(out, "team schema: already at version {}", migrated.to)
+    } else {
+        writeln!(out, "team schema: version {} → {}", migrated.from, migrated.to)?;
+        writeln!(
+            out,
+            "add members as the database's owner: SELECT agent_memory.add_member('ROLE', 'TEAM');"
+        )
+    }
+}
+
+pub fn team_sync(report: &SyncReport, as_json: bool) -> io::Result<()> {
+    write_team_sync(&mut io::stdout().lock(), report, as_json)
+}
+
+pub fn write_team_sync(out: &mut impl Write, report: &SyncReport, as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(out, report);
+    }
+    writeln!(
+        out,
+        "team sync: {} memory(ies) pushed; pulled {} new, {} changed ({} already here)",
+        report.pushed, report.pulled.added, report.pulled.updated, report.pulled.unchanged
+    )
+}
+
+pub fn team_dry_run(rows: &[Outgoing], as_json: bool) -> io::Result<()> {
+    write_team_dry_run(&mut io::stdout().lock(), rows, as_json)
+}
+
+pub fn write_team_dry_run(
+    out: &mut impl Write,
+    rows: &[Outgoing],
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(out, &rows);
+    }
+    writeln!(out, "would leave this machine: {} memory(ies) (nothing sent)", rows.len())?;
+    for row in rows {
+        writeln!(
+            out,
+            "m{} {} {} {} [{}] {}",
+            row.id,
+            row.tier.as_str(),
+            row.status.as_str(),
+            row.project_key.as_deref().unwrap_or("global"),
+            row.kind.as_str(),
+            clip(&one_line(&row.text), 120)
+        )?;
+    }
+    Ok(())
+}
+
+pub fn team_status(status: &TeamStatus, as_json: bool) -> io::Result<()> {
+    write_team_status(&mut io::stdout().lock(), status, as_json)
+}
+
+pub fn write_team_status(
+    out: &mut impl Write,
+    status: &TeamStatus,
+    as_json: bool,
+) -> io::Result<()> {
+    if as_json {
+        return json(out, status);
+    }
+    if !status.configured {
+        writeln!(out, "team: not configured; set `[team] url` in config.toml (docs/team.md)")?;
+    }
+    writeln!(out, "member: {} on {}", status.identity.member, status.identity.machine)?;
+    writeln!(out, "shared: {}", status.shared.join("; "))?;
+    writeln!(out, "waiting to be pushed: {}", status.queue_depth)?;
+    writeln!(out, "from the team here: {} active memory(ies)", status.from_team)?;
+    match (status.last_sync_at, status.last_outcome.as_deref()) {
+        (Some(at), Some("ok")) => writeln!(out, "last sync: {} (ok)", format_local(at))?,
+        (Some(at), Some(error)) => {
+            writeln!(out, "last sync: {} failed: {error}", format_local(at))?
+        }
+        _ => writeln!(out, "last sync: never")?,
+    }
+    if let (Some(at), Some(outcome)) = (status.last_success_at, status.last_outcome.as_deref())
+        && outcome != "ok"
+    {
+        writeln!(out, "last successful sync: {}", format_local(at))?;
+    }
+    match &status.server {
+        None => {}
+        Some(Err(error)) => writeln!(out, "server: {error}")?,
+        Some(Ok(server)) => {
+            writeln!(
+                out,
+                "team: {} ({} active memory(ies) on the server)",
+                server.team, server.memories
+            )?;
+            let members: Vec<String> = server
+                .members
+                .iter()
+                .map(|(role, name)| match name {
+                    Some(name) if name != role => format!("{name} ({role})"),
+                    _ => role.clone(),
+                })
+                .collect();
+            writeln!(out, "members: {}", members.join(", "))?;
+        }
+    }
+    Ok(())
+}
+
+pub fn team_search(hits: &[TeamHit], as_json: bool) -> io::Result<()> {
+    write_team_search(&mut io::stdout().lock(), hits, as_json)
+}
+
+pub fn write_team_search(out: &mut impl Write, hits: &[TeamHit], as_json: bool) -> io::Result<()> {
+    if as_json {
+        return json(out, &hits);
+    }
+    if hits.is_empty() {
+        return writeln!(out, "no team memory matches");
+    }
+    for hit in hits {
+        let by = match hit.agent.as_str() {
+            "" | "remembered" | "distilled" | "imported" => hit.member.clone(),
+            agent => format!("{}, {agent}", hit.member),
+        };
+        writeln!(
+            out,
+            "{} {} [{}] {} — {} ({by})",
+            format_local(hit.updated_at),
+            hit.project.as_deref().unwrap_or("global"),
+            hit.kind,
+            clip(&one_line(&hit.text), 200),
+            hit.tier,
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,409 @@
+//! Team memory against a real PostgreSQL server (with pgvector): two homes as two members of one
+//! team share reviewed project memory through `agent-memory team sync`, a member of another
+//! team sees none of it (row-level security, enforced by the server), a forget propagates, and
+//! a sync cut off by the server dying resumes without losing or duplicating anything.
+//!
+//! The server comes from `AGENT_MEMORY_TEST_PG_BIN` (`scripts/team-test-db`); each test starts
+//! its own on 127.0.0.1 and a free port and stops it by its pid.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agent_memory_testkit::TestHome;
+use agent_memory_testkit::pg::{OWNER_PASSWORD, PG_BIN_ENV, PgServer};
+
+use crate::{home, payload};
+
+const DB: &str = "team";
+
+/// The server's binaries, or `None` (with a notice) outside CI.
+fn pg_bin(test: &str) -> Option<PathBuf> {
+    crate::needed(test, PG_BIN_ENV, "scripts/team-test-db", |p| p.join("initdb").is_file())
+}
+
+/// A server with the team database, its schema made by `team init` run as the owner, and the
+/// roles alice and bob in team `core` and carol in team `other`.
+fn team_server(bin: &Path) -> PgServer {
+    let pg = PgServer::start(bin);
+    pg.owner("postgres", &format!("CREATE DATABASE {DB}"));
+    for (role, password) in [("alice", "alice-pw"), ("bob", "bob-pw"), ("carol", "carol-pw")] {
+        pg.owner(DB, &format!("CREATE ROLE {role} LOGIN PASSWORD '{password}'"));
+    }
+    let owner = home();
+    let out = owner
+        .cmd()
+        .args(["team", "init"])
+        .env("AGENT_MEMORY_TEAM__URL", pg.url("postgres", DB))
+        .env("PGPASSWORD", OWNER_PASSWORD)
+        .output()
+        .expect("run team init");
+    assert!(out.status.success(), "team init:\n{}", agent_memory_testkit::describe(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("version 0 → 1"));
+    // A second init is a no-op: forward-only, nothing applied twice.
+    let again = owner
+        .cmd()
+        .args(["team", "init"])
+        .env("AGENT_MEMORY_TEAM__URL", pg.url("postgres", DB))
+        .env("PGPASSWORD", OWNER_PASSWORD)
+        .output()
+        .expect("run team init");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already at version 1"));
+    pg.owner(
+        DB,
+        "SELECT agent_memory.add_member('alice', 'core'), agent_memory.add_member('bob', 'core'),
+                agent_memory.add_member('carol', 'other')",
+    );
+    pg
+}
+
+/// A member's home: the team url in its configuration, the name teammates see, and the
+/// password in the environment (`pgpass`: in `~/.pgpass` instead).
+struct Member {
+    home: TestHome,
+    password: Option<String>,
+}
+
+impl Member {
+    fn new(pg: &PgServer, role: &str, name: &str, password: &str, pgpass: bool) -> Member {
+        let home = home();
+        std::fs::create_dir_all(home.home()).expect("home");
+        // One member asks for TLS when the server offers it; this server does not, so the
+        // client falls back to plain TCP as libpq does.
+        let url = pg
+            .url(role, DB)
+            .replace("sslmode=disable", if pgpass { "sslmode=prefer" } else { "sslmode=disable" });
+        std::fs::write(
+            home.home().join("config.toml"),
+            format!("[team]\nurl = \"{url}\"\nmember = \"{name}\"\nmachine = \"{role}-laptop\"\n"),
+        )
+        .expect("config");
+        if pgpass {
+            std::fs::write(
+                home.user_home().join(".pgpass"),
+                format!("127.0.0.1:{}:{DB}:{role}:{password}\n", pg.port()),
+            )
+            .expect("pgpass");
+        }
+        Member { home, password: (!pgpass).then(|| password.to_owned()) }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = self.home.cmd();
+        cmd.args(args).env_remove("PGPASSWORD").env_remove("PGPASSFILE");
+        if let Some(password) = &self.password {
+            cmd.env("PGPASSWORD", password);
+        }
+        cmd
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().expect("run agent-memory");
+        assert!(out.status.success(), "{args:?}:\n{}", agent_memory_testkit::describe(&out));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    }
+
+    fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).expect("JSON")
+    }
+
+    /// The SessionStart hook of Claude Code in `cwd`: the briefing the agent receives.
+    fn session_start(&self, cwd: &Path, session: &str) -> String {
+        let body = payload(
+            session,
+            "SessionStart",
+            &cwd.to_string_lossy(),
+            serde_json::json!({"source": "startup"}),
+        );
+        let out = agent_memory_testkit::run_with_stdin(
+            &mut self.cmd(&["hook", "--agent", "claude-code", "--event", "SessionStart"]),
+            &body,
+        );
+        assert!(out.status.success(), "hook:\n{}", agent_memory_testkit::describe(&out));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run git");
+    assert!(status.success(), "git {args:?}");
+}
+
+/// A clone of the shop repository: the same project on every machine, by its origin.
+fn clone_at(dir: &Path, origin: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    git(dir, &["init", "-q"]);
+    git(dir, &["remote", "add", "origin", origin]);
+    git(dir, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    dir.to_owned()
+}
+
+const DECISION: &str = "Payment webhooks retry with exponential backoff, capped at five tries";
+
+#[test]
+fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
+    let test = "a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let alice = Member::new(&pg, "alice", "Alice Liddell", "alice-pw", false);
+    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", true);
+    let carol = Member::new(&pg, "carol", "Carol", "carol-pw", false);
+    let shop_a = clone_at(&alice.home.user_home().join("src/shop"), "git@github.com:acme/shop.git");
+    let shop_b = clone_at(&bob.home.user_home().join("work/shop"), "https://github.com/acme/shop");
+    let shop_c = clone_at(&carol.home.user_home().join("shop"), "https://github.com/acme/shop.git");
+    let scratch = alice.home.user_home().join("scratch");
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+
+    // Alice's session starts in the shop; what she remembers as project memory is
+    // shared, her global preference and a project without an origin are not.
+    alice.session_start(&shop_a, "a1");
+    let remembered = alice.json(&[
+        "remember",
+        DECISION,
+        "--kind",
+        "decision",
+        "--project",
+        &shop_a.to_string_lossy(),
+    ]);
+    let id = remembered["memory"]["id"].as_i64().or_else(|| remembered["id"].as_i64()).expect("id");
+    alice.ok(&["remember", "Answer in short sentences", "--global"]);
+    alice.ok(&[
+        "remember",
+        "The scratch folder holds throwaway notes",
+        "--project",
+        &scratch.to_string_lossy(),
+    ]);
+
+    let dry = alice.ok(&["team", "sync", "--dry-run"]);
+    assert!(dry.contains("1 memory(ies)") && dry.contains("exponential backoff"), "{dry}");
+    assert!(!dry.contains("short sentences") && !dry.contains("throwaway"), "{dry}");
+    assert_eq!(
+        pg.owner(DB, "SELECT count(*) FROM agent_memory.memories"),
+        "0",
+        "a dry run sends nothing"
+    );
+
+    let synced = alice.ok(&["team", "sync"]);
+    assert!(synced.contains("1 memory(ies) pushed"), "{synced}");
+    assert_eq!(
+        pg.owner(DB, "SELECT member || '|' || member_role || '|' || team || '|' || machine || '|' || project_key FROM agent_memory.memories"),
+        "Alice Liddell|alice|core|alice-laptop|git:github.com/acme/shop"
+    );
+    // Again: nothing new leaves, nothing is duplicated.
+    assert!(alice.ok(&["team", "sync"]).contains("0 memory(ies) pushed"));
+
+    // Bob's next Claude Code session in his clone is briefed with it, and says who learned it.
+    let pulled = bob.ok(&["team", "sync"]);
+    assert!(pulled.contains("pulled 1 new"), "{pulled}");
+    let briefing = bob.session_start(&shop_b, "b1");
+    assert!(briefing.contains(DECISION), "{briefing}");
+    assert!(briefing.contains("Alice Liddell"), "{briefing}");
+    let brief =
+        bob.cmd(&["brief", "--project", &shop_b.to_string_lossy()]).output().expect("brief");
+    assert!(String::from_utf8_lossy(&brief.stdout).contains("(Alice Liddell)"));
+    let found = bob.ok(&["search", "webhook", "backoff"]);
+    assert!(found.contains("exponential backoff") && found.contains("Alice Liddell"), "{found}");
+    let remote = bob.ok(&["search", "--team", "webhooks", "retry"]);
+    assert!(remote.contains("exponential backoff") && remote.contains("Alice Liddell"), "{remote}");
+    // Bob shares nothing back that is Alice's.
+    assert!(bob.ok(&["team", "sync"]).contains("0 memory(ies) pushed"));
+
+    // Carol, in another team, sees none of it: not by sync, not by search, not by SQL.
+    let other = carol.ok(&["team", "sync"]);
+    assert!(other.contains("pulled 0 new"), "{other}");
+    assert!(!carol.session_start(&shop_c, "c1").contains("backoff"));
+    assert!(carol.ok(&["search", "--team", "backoff"]).contains("no team memory matches"));
+    let out = pg.psql("carol", "carol-pw", DB, "SELECT count(*) FROM agent_memory.memories");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0");
+    // Bob reads Alice's row but cannot change it; the server says so, not the client.
+    let out = pg.psql(
+        "bob",
+        "bob-pw",
+        DB,
+        "UPDATE agent_memory.memories SET text = 'defaced' RETURNING gid",
+    );
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim().is_empty());
+    let out = pg.psql(
+        "carol",
+        "carol-pw",
+        DB,
+        "UPDATE agent_memory.memories SET status = 'forgotten' RETURNING gid",
+    );
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim().is_empty());
+    assert_eq!(pg.owner(DB, "SELECT text FROM agent_memory.memories"), DECISION);
+
+    let status = alice.ok(&["team", "status"]);
+    assert!(status.contains("waiting to be pushed: 0"), "{status}");
+    assert!(status.contains("team: core") && status.contains("Alice Liddell (alice)"), "{status}");
+    assert!(status.contains("last sync:") && status.contains("(ok)"), "{status}");
+
+    // Alice forgets it: the tombstone reaches Bob at his next sync.
+    alice.ok(&["forget", &format!("m{id}")]);
+    assert!(alice.ok(&["team", "sync"]).contains("1 memory(ies) pushed"));
+    assert!(bob.ok(&["team", "sync"]).contains("1 changed"));
+    assert!(!bob.session_start(&shop_b, "b2").contains("backoff"));
+    assert!(!bob.ok(&["search", "webhook", "backoff"]).contains("exponential backoff"));
+    assert!(bob.ok(&["search", "--team", "backoff"]).contains("no team memory matches"));
+    assert_eq!(
+        pg.owner(DB, "SELECT count(*) || ' ' || min(status) FROM agent_memory.memories"),
+        "1 forgotten"
+    );
+}
+
+#[test]
+fn without_the_server_hooks_and_local_recall_carry_on_and_sync_says_what_to_do() {
+    let test = "without_the_server_hooks_and_local_recall_carry_on_and_sync_says_what_to_do";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let alice = Member::new(&pg, "alice", "Alice", "alice-pw", false);
+    let shop = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
+    alice.ok(&["remember", DECISION, "--kind", "decision", "--project", &shop.to_string_lossy()]);
+    pg.kill();
+    assert!(alice.session_start(&shop, "a1").contains(DECISION));
+    let out = alice.cmd(&["team", "sync"]).output().expect("sync");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot reach the team database") && err.contains("PGPASSWORD"), "{err}");
+    let status = alice.ok(&["team", "status"]);
+    assert!(status.contains("waiting to be pushed: 1") && status.contains("failed"), "{status}");
+    pg.restart();
+    assert!(alice.ok(&["team", "sync"]).contains("1 memory(ies) pushed"));
+
+    // A wrong password and a role of no team are named, with what to do.
+    let mallory = Member::new(&pg, "alice", "Alice", "wrong", false);
+    let out = mallory.cmd(&["team", "sync"]).output().expect("sync");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("password authentication failed"));
+    pg.owner(DB, "CREATE ROLE dave LOGIN PASSWORD 'dave-pw'");
+    let dave = Member::new(&pg, "dave", "Dave", "dave-pw", false);
+    let out = dave.cmd(&["team", "sync"]).output().expect("sync");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("agent_memory.add_member('dave'"),
+        "{}",
+        agent_memory_testkit::describe(&out)
+    );
+}
+
+/// Rows of the server the owner sees.
+fn server_rows(pg: &PgServer) -> (i64, i64) {
+    let line =
+        pg.owner(DB, "SELECT count(*) || ' ' || count(DISTINCT text) FROM agent_memory.memories");
+    let mut parts = line.split(' ').map(|n| n.parse::<i64>().expect("number"));
+    (parts.next().expect("count"), parts.next().expect("distinct"))
+}
+
+/// Waits until `done` holds or `child` exits; true when `done` held first.
+fn until(child: &mut std::process::Child, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        if done() {
+            return true;
+        }
+        if child.try_wait().expect("wait").is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn a_sync_killed_with_the_server_resumes_without_losing_or_duplicating() {
+    let test = "a_sync_killed_with_the_server_resumes_without_losing_or_duplicating";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let alice = Member::new(&pg, "alice", "Alice", "alice-pw", false);
+    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
+    let shop = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
+    alice.ok(&["remember", DECISION, "--kind", "decision", "--project", &shop.to_string_lossy()]);
+    const MORE: i64 = 2000;
+    {
+        let db = rusqlite::Connection::open(alice.home.db_path()).expect("open");
+        // The store's full-text triggers call its functions; plain text is enough here.
+        for name in ["am_fts_text", "am_fts_stemmed"] {
+            db.create_scalar_function(
+                name,
+                1,
+                rusqlite::functions::FunctionFlags::SQLITE_UTF8,
+                |ctx| ctx.get::<String>(0),
+            )
+            .expect("function");
+        }
+        db.execute(
+            "INSERT INTO memories (tier, kind, text, project_id, importance, created_at, updated_at,
+                                   status, origin)
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+             SELECT 'L2', 'fact', 'Service ' || i || ' listens on port ' || (8000 + i), project_id,
+                    5, 1, 1 + i, 'active', 'remembered'
+             FROM n, (SELECT project_id FROM memories LIMIT 1)",
+            [MORE],
+        )
+        .expect("insert");
+    }
+    let total = MORE + 1;
+
+    // The push, cut off by the server dying part-way.
+    let mut sync = alice.cmd(&["team", "sync"]);
+    let mut child = sync
+        .env("AGENT_MEMORY_TEAM__BATCH_SIZE", "10")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let cut = until(&mut child, || server_rows(&pg).0 > 0);
+    pg.kill();
+    let out = child.wait_with_output().expect("wait");
+    if cut {
+        assert!(!out.status.success(), "a sync whose server died must fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("resumes where it stopped"), "{err}");
+        let left =
+            alice.json(&["team", "status", "--offline"])["queue_depth"].as_i64().expect("depth");
+        assert!(left > 0 && left < total, "{left} of {total} left");
+    }
+    pg.restart();
+    alice.ok(&["team", "sync"]);
+    assert_eq!(server_rows(&pg), (total, total), "every memory once");
+    assert_eq!(alice.json(&["team", "status", "--offline"])["queue_depth"], 0);
+
+    // The pull, cut off the same way.
+    let mut pull = bob.cmd(&["team", "sync"]);
+    let mut child = pull
+        .env("AGENT_MEMORY_TEAM__BATCH_SIZE", "10")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pulled_some = || {
+        rusqlite::Connection::open_with_flags(
+            bob.home.db_path(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|db| db.query_row("SELECT count(*) FROM memories", [], |r| r.get::<_, i64>(0)))
+        .is_ok_and(|n| n > 0)
+    };
+    let cut = until(&mut child, pulled_some);
+    pg.kill();
+    let out = child.wait_with_output().expect("wait");
+    assert!(!cut || !out.status.success());
+    pg.restart();
+    bob.ok(&["team", "sync"]);
+    let db = crate::db(&bob.home);
+    let (rows, distinct): (i64, i64) = db
+        .query_row(
+            "SELECT count(*), count(DISTINCT team_gid) FROM memories WHERE team_member = 'Alice'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("count");
+    assert_eq!((rows, distinct), (total, total));
+    assert!(bob.ok(&["team", "sync"]).contains("pulled 0 new"));
+}
