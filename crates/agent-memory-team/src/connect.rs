@@ -89,21 +89,17 @@ fn pgpass_lookup(text: &str, config: &postgres::Config) -> Option<String> {
 }
 
 fn split_pgpass(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
+    let mut fields = Vec::new();
+    let mut field = String::new();
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    fields.last_mut().map(|f| f.push(next));
-                }
-            }
-            ':' if fields.len() < 5 => fields.push(String::new()),
-            c => {
-                fields.last_mut().map(|f| f.push(c));
-            }
+            '\\' => field.extend(chars.next()),
+            ':' if fields.len() < 4 => fields.push(std::mem::take(&mut field)),
+            c => field.push(c),
         }
     }
+    fields.push(field);
     fields
 }
 
@@ -172,7 +168,7 @@ mod tests {
         assert_eq!(pgpass_lookup(text, &config).as_deref(), Some("pa:ss"));
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("pgpass");
-        std::fs::write(&file, "*:*:*:alice:fromfile\n").expect("write");
+        agent_memory_core::fsutil::write_atomic(&file, b"*:*:*:alice:fromfile\n").expect("write");
         let config = client_config("postgres://alice@db/team", None, Some(&file)).expect("pgpass");
         assert_eq!(config.get_password(), Some(&b"fromfile"[..]));
     }

@@ -142,6 +142,33 @@ pub fn failures(store: &Store) -> Result<u32, TeamError> {
     Ok(team::state(store, keys::FAILURES)?.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
+/// The longest wait between the automatic syncs while the server cannot be reached.
+const MAX_BACKOFF_MS: i64 = 6 * 3_600_000;
+
+/// Whether the work pass (or serve's worker) should sync now: a team is configured with an
+/// interval, and the interval has passed since the last attempt; after failed attempts the
+/// wait doubles with each one (up to six hours), so an unreachable server is not asked every
+/// pass.
+pub fn due(store: &Store, config: &TeamConfig, now_ms: i64) -> Result<bool, TeamError> {
+    if !config.enabled() || config.sync_interval_minutes == 0 {
+        return Ok(false);
+    }
+    let Some(last) = team::state(store, keys::LAST_SYNC_AT)?.and_then(|v| v.parse::<i64>().ok())
+    else {
+        return Ok(true);
+    };
+    Ok(now_ms - last >= wait_ms(config.sync_interval_minutes, failures(store)?))
+}
+
+/// The wait after the last attempt, given the failures in a row before it.
+fn wait_ms(interval_minutes: u64, failures: u32) -> i64 {
+    let interval = i64::try_from(interval_minutes).unwrap_or(i64::MAX / 2).saturating_mul(60_000);
+    if failures == 0 {
+        return interval;
+    }
+    interval.saturating_mul(1 << failures.min(10)).min(MAX_BACKOFF_MS.max(interval))
+}
+
 /// What would leave this machine at the next sync, sanitized as it would be sent; nothing is
 /// sent and nothing changes.
 pub fn dry_run(store: &Store, config: &TeamConfig) -> Result<Vec<Outgoing>, TeamError> {
@@ -451,6 +478,15 @@ pub fn search(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_doubles_with_each_failure_up_to_a_cap() {
+        assert_eq!(wait_ms(10, 0), 600_000);
+        assert_eq!(wait_ms(10, 1), 1_200_000);
+        assert_eq!(wait_ms(10, 3), 4_800_000);
+        assert_eq!(wait_ms(10, 30), MAX_BACKOFF_MS);
+        assert_eq!(wait_ms(24 * 60, 2), 24 * 3_600_000, "never shorter than the interval");
+    }
 
     #[test]
     fn ts_query_quotes_nothing_and_keeps_cjk_bigrams_together() {

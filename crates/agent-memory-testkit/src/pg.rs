@@ -31,7 +31,9 @@ impl PgServer {
         let dir = tempfile::Builder::new().prefix("am-pg-").tempdir().expect("temp dir");
         let port = free_port();
         let server = PgServer { bin: bin.to_owned(), dir, port };
-        std::fs::write(server.dir.path().join("pwfile"), OWNER_PASSWORD).expect("pwfile");
+        std::fs::File::create(server.dir.path().join("pwfile"))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, OWNER_PASSWORD.as_bytes()))
+            .expect("pwfile");
         server.give_to_postgres(server.dir.path());
         server.give_to_postgres(&server.dir.path().join("pwfile"));
         let data = server.data_dir();

@@ -362,3 +362,125 @@ pub fn pulled_count(store: &Store) -> Result<i64> {
         |r| r.get(0),
     )?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memories::{self, NewMemory};
+
+    fn project(store: &Store, key: &str) -> i64 {
+        project_for(store.conn(), key, Some(key), 0).expect("project")
+    }
+
+    fn remember(store: &mut Store, tier: Tier, project_id: Option<i64>, text: &str) -> i64 {
+        let new = NewMemory {
+            tier,
+            kind: Kind::Decision,
+            text: text.into(),
+            project_id,
+            importance: 5,
+            sources: vec![],
+            origin: "codex".into(),
+            supersedes: None,
+        };
+        memories::insert(store, &new, 10).expect("insert")
+    }
+
+    fn texts(rows: &[Outgoing]) -> Vec<&str> {
+        rows.iter().map(|r| r.text.as_str()).collect()
+    }
+
+    fn incoming(gid: &str, text: &str, status: Status, updated_at: i64, revision: i64) -> Incoming {
+        Incoming {
+            gid: gid.into(),
+            member: "Bob".into(),
+            machine: "bob-laptop".into(),
+            agent: "claude-code".into(),
+            project_key: Some("git:github.com/acme/shop".into()),
+            project_name: Some("shop".into()),
+            tier: Tier::L2,
+            kind: Kind::Fact,
+            text: text.into(),
+            importance: 6,
+            status,
+            created_at: 1,
+            updated_at,
+            revision,
+        }
+    }
+
+    #[test]
+    fn the_outbox_holds_reviewed_memory_of_git_projects_and_what_is_opted_in() {
+        let mut store = Store::open_in_memory().expect("store");
+        let shop = project(&store, "git:github.com/acme/shop");
+        let secret = project(&store, "git:github.com/acme/secret");
+        let local = project(&store, "path:/home/a/scratch");
+        remember(&mut store, Tier::L2, Some(shop), "shop decision");
+        remember(&mut store, Tier::L2, Some(secret), "secret decision");
+        remember(&mut store, Tier::L2, Some(local), "scratch decision");
+        remember(&mut store, Tier::L1, Some(shop), "a candidate");
+        remember(&mut store, Tier::L3, None, "a preference");
+        let mut share = Share { member: "Alice".into(), ..Share::default() };
+        let rows = outbox(&store, &share, 100).expect("outbox");
+        assert_eq!(texts(&rows), ["shop decision", "secret decision"]);
+        share.global = true;
+        share.exclude_projects = vec!["git:github.com/acme/secret".into()];
+        let rows = outbox(&store, &share, 100).expect("outbox");
+        assert_eq!(texts(&rows), ["shop decision", "a preference"]);
+        assert_eq!(queue_depth(&store, &share).expect("depth"), 2);
+
+        // Pushed: out of the queue until it changes again, under the same global id.
+        let mut rows = outbox(&store, &share, 1).expect("outbox");
+        assign_gids(&store, &mut rows, || "g1".into()).expect("gids");
+        mark_pushed(&store, &[(rows[0].id, rows[0].updated_at, 7)]).expect("pushed");
+        assert_eq!(texts(&outbox(&store, &share, 100).expect("outbox")), ["a preference"]);
+        memories::forget(&mut store, rows[0].id, 20).expect("forget");
+        let again = outbox(&store, &share, 10).expect("outbox");
+        let again = again.iter().find(|r| r.id == rows[0].id).expect("back in the queue");
+        assert_eq!((again.gid.as_deref(), again.status), (Some("g1"), Status::Forgotten));
+    }
+
+    #[test]
+    fn pulled_memory_keeps_its_member_and_a_local_hide_survives_an_edit() {
+        let mut store = Store::open_in_memory().expect("store");
+        let rows = [incoming("g1", "The shop uses Postgres", Status::Active, 5, 1)];
+        let applied = apply_pulled(&store, &rows, 1, 0).expect("pull");
+        assert_eq!(applied.added, 1);
+        assert_eq!(state(&store, keys::PULL_CURSOR).expect("state").as_deref(), Some("1"));
+        let pulled = memories::list(&store, &memories::Filter::default()).expect("list");
+        assert_eq!(pulled[0].member.as_deref(), Some("Bob"));
+        assert_eq!(pulled[0].project.as_deref(), Some("git:github.com/acme/shop"));
+        // A teammate's memory never goes back out, whatever happens to it here.
+        let share = Share { member: "Alice".into(), ..Share::default() };
+        memories::forget(&mut store, pulled[0].id, 6).expect("hide");
+        assert!(outbox(&store, &share, 10).expect("outbox").is_empty());
+        // The same revision again changes nothing; Bob's edit keeps it hidden here; his forget
+        // is kept.
+        assert_eq!(apply_pulled(&store, &rows, 1, 0).expect("again").unchanged, 1);
+        let edited = [incoming("g1", "The shop uses Postgres 15", Status::Active, 7, 2)];
+        assert_eq!(apply_pulled(&store, &edited, 2, 0).expect("edit").updated, 1);
+        let memory = memories::get(&store, pulled[0].id).expect("get").expect("there");
+        assert_eq!(
+            (memory.text.as_str(), memory.status),
+            ("The shop uses Postgres 15", Status::Forgotten)
+        );
+        // A tombstone of a memory never seen here adds nothing.
+        let gone = [incoming("g2", "Never seen", Status::Forgotten, 8, 3)];
+        assert_eq!(apply_pulled(&store, &gone, 3, 0).expect("tombstone").added, 0);
+    }
+
+    #[test]
+    fn a_newer_local_change_waiting_to_be_pushed_wins_over_an_older_pulled_one() {
+        let mut store = Store::open_in_memory().expect("store");
+        let shop = project(&store, "git:github.com/acme/shop");
+        let id = remember(&mut store, Tier::L2, Some(shop), "mine, edited later");
+        let share = Share { member: "Alice".into(), ..Share::default() };
+        let mut rows = outbox(&store, &share, 10).expect("outbox");
+        assign_gids(&store, &mut rows, || "g1".into()).expect("gids");
+        let older = [incoming("g1", "mine, from the other machine", Status::Active, 5, 4)];
+        apply_pulled(&store, &older, 4, 0).expect("pull");
+        let memory = memories::get(&store, id).expect("get").expect("there");
+        assert_eq!(memory.text, "mine, edited later");
+        assert_eq!(queue_depth(&store, &share).expect("depth"), 1);
+    }
+}

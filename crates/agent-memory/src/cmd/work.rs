@@ -46,6 +46,7 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             report = pass_once(ctx, &owner, embedder.as_deref())?;
             retries += 1;
         }
+        let team = team_sync_if_due(ctx);
         if !args.background {
             // A pass that found nothing new says what is there: the stop hook has usually
             // distilled each session already.
@@ -56,6 +57,11 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
                 None
             };
             output::work(&report, stored, args.json)?;
+            if !args.json
+                && let Some(line) = team
+            {
+                output::line(&line)?;
+            }
         }
         if !args.watch {
             drop(lock);
@@ -102,8 +108,35 @@ pub fn serve_pass(
         return Ok("another work pass is running; skipped".into());
     };
     let report = pass_once(ctx, owner, embedder)?;
+    let team = team_sync_if_due(ctx);
     if !report.problems.is_empty() {
         anyhow::bail!("{}", report.summary());
     }
-    Ok(report.summary())
+    Ok(match team {
+        Some(team) => format!("{}; {team}", report.summary()),
+        None => report.summary(),
+    })
+}
+
+/// The team sync the work pass runs when one is due (`[team] sync_interval_minutes`, longer
+/// after failures): one line saying what it did, or why it failed. A failure never fails the
+/// pass: the server may be away for days, and local work goes on.
+fn team_sync_if_due(ctx: &Context) -> Option<String> {
+    let store = ctx.store().ok()?;
+    let now = time::now_ms();
+    match agent_memory_team::sync::due(&store, &ctx.config.team, now) {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(err) => return Some(format!("team sync: {err}")),
+    }
+    Some(match agent_memory_team::sync::sync(&store, &ctx.config.team, now) {
+        Ok(report) => format!(
+            "team sync: {} pushed, {} pulled, {} changed",
+            report.pushed, report.pulled.added, report.pulled.updated
+        ),
+        Err(err) => {
+            tracing::warn!(%err, "team sync failed; the next pass tries again later");
+            format!("team sync failed: {err}")
+        }
+    })
 }

@@ -33,8 +33,21 @@ fn architecture_md_names_only_real_paths() {
 fn core_depends_on_no_runtime_or_network_crate() {
     let deps = agent_memory_testkit::locked_dependencies("agent-memory-core");
     assert!(deps.contains("rusqlite"), "the lockfile is read: {deps:?}");
-    let banned =
-        ["tokio", "async-std", "smol", "hyper", "reqwest", "ureq", "axum", "mio", "rmcp", "tonic"];
+    let banned = [
+        "tokio",
+        "async-std",
+        "smol",
+        "hyper",
+        "reqwest",
+        "ureq",
+        "axum",
+        "mio",
+        "rmcp",
+        "tonic",
+        "postgres",
+        "tokio-postgres",
+        "agent-memory-team",
+    ];
     for name in banned {
         assert!(!deps.contains(name), "agent-memory-core must not depend on {name}");
     }
@@ -65,5 +78,16 @@ fn readmes_open_with_the_quick_start() {
     let agents = std::fs::read_to_string(root.join("docs/agents.md")).expect("docs/agents.md");
     for name in ["Claude Code", "Codex CLI", "Gemini CLI", "Copilot CLI", "OpenCode", "Hermes"] {
         assert!(agents.contains(name), "docs/agents.md describes {name}");
+    }
+}
+
+#[test]
+fn the_hook_path_never_names_the_team_client() {
+    // Team sync opens sockets and runs the client's runtime: the hook's own modules and core
+    // must not reach it, so a hook never syncs.
+    let root = agent_memory_testkit::workspace_root();
+    for file in ["crates/agent-memory/src/cmd/hook.rs", "crates/agent-memory-core/src/hook.rs"] {
+        let text = std::fs::read_to_string(root.join(file)).expect("source");
+        assert!(!text.contains("agent_memory_team"), "{file} must not call team sync");
     }
 }

@@ -73,15 +73,16 @@ impl Member {
         let url = pg
             .url(role, DB)
             .replace("sslmode=disable", if pgpass { "sslmode=prefer" } else { "sslmode=disable" });
-        std::fs::write(
-            home.home().join("config.toml"),
-            format!("[team]\nurl = \"{url}\"\nmember = \"{name}\"\nmachine = \"{role}-laptop\"\n"),
+        agent_memory_core::fsutil::write_atomic(
+            &home.home().join("config.toml"),
+            format!("[team]\nurl = \"{url}\"\nmember = \"{name}\"\nmachine = \"{role}-laptop\"\n")
+                .as_bytes(),
         )
         .expect("config");
         if pgpass {
-            std::fs::write(
-                home.user_home().join(".pgpass"),
-                format!("127.0.0.1:{}:{DB}:{role}:{password}\n", pg.port()),
+            agent_memory_core::fsutil::write_atomic(
+                &home.user_home().join(".pgpass"),
+                format!("127.0.0.1:{}:{DB}:{role}:{password}\n", pg.port()).as_bytes(),
             )
             .expect("pgpass");
         }
@@ -277,8 +278,16 @@ fn without_the_server_hooks_and_local_recall_carry_on_and_sync_says_what_to_do()
     assert!(err.contains("cannot reach the team database") && err.contains("PGPASSWORD"), "{err}");
     let status = alice.ok(&["team", "status"]);
     assert!(status.contains("waiting to be pushed: 1") && status.contains("failed"), "{status}");
+    // The work pass does not ask again so soon: the wait doubles after each failure.
+    let work = alice.ok(&["work"]);
+    assert!(!work.contains("team sync"), "{work}");
     pg.restart();
     assert!(alice.ok(&["team", "sync"]).contains("1 memory(ies) pushed"));
+    // A teammate's work pass syncs on its interval, the first time at once.
+    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
+    let work = bob.ok(&["work"]);
+    assert!(work.contains("team sync: 0 pushed, 1 pulled"), "{work}");
+    assert!(!bob.ok(&["work"]).contains("team sync"), "not again before the interval");
 
     // A wrong password and a role of no team are named, with what to do.
     let mallory = Member::new(&pg, "alice", "Alice", "wrong", false);
