@@ -102,15 +102,7 @@ impl PgServer {
     /// Stops it at once, as a crash would (SIGQUIT: no checkpoint, every connection cut), and
     /// waits until it is gone.
     pub fn kill(&self) {
-        if let Some(pid) = self.pid() {
-            let _ = Command::new("kill").args(["-QUIT", &pid.to_string()]).status();
-            let start = Instant::now();
-            while Path::new(&format!("/proc/{pid}")).exists()
-                && start.elapsed() < Duration::from_secs(30)
-            {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
+        signal(self.pid(), "-QUIT", Duration::from_secs(30));
         let _ = std::fs::remove_file(self.data_dir().join("postmaster.pid"));
     }
 
@@ -162,16 +154,18 @@ impl PgServer {
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        if let Some(pid) = self.pid() {
-            // SIGINT: a fast shutdown, every session ended; the folder goes with the TempDir.
-            let _ = Command::new("kill").args(["-INT", &pid.to_string()]).status();
-            let start = Instant::now();
-            while Path::new(&format!("/proc/{pid}")).exists()
-                && start.elapsed() < Duration::from_secs(10)
-            {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
+        // SIGINT: a fast shutdown, every session ended; the folder goes with the TempDir.
+        signal(self.pid(), "-INT", Duration::from_secs(10));
+    }
+}
+
+/// Sends `signal` to the server `pid` and waits, at most `wait`, until it is gone.
+fn signal(pid: Option<u32>, signal: &str, wait: Duration) {
+    let Some(pid) = pid else { return };
+    let _ = Command::new("kill").args([signal, &pid.to_string()]).status();
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() && start.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -7,7 +7,7 @@ use std::process::Command;
 use crate::{assert_quiet_success, home, payload};
 use agent_memory_testkit::TestHome;
 
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
         .args(args)
@@ -21,7 +21,8 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-fn repo(dir: &Path, origin: Option<&str>) {
+/// A repository at `dir` with one empty commit and, when given, an `origin` remote.
+pub(crate) fn repo(dir: &Path, origin: Option<&str>) {
     std::fs::create_dir_all(dir).expect("mkdir");
     git(dir, &["init", "-q"]);
     if let Some(url) = origin {

@@ -31,24 +31,20 @@ fn team_server(bin: &Path) -> PgServer {
         pg.owner(DB, &format!("CREATE ROLE {role} LOGIN PASSWORD '{password}'"));
     }
     let owner = home();
-    let out = owner
-        .cmd()
-        .args(["team", "init"])
-        .env("AGENT_MEMORY_TEAM__URL", pg.url("postgres", DB))
-        .env("PGPASSWORD", OWNER_PASSWORD)
-        .output()
-        .expect("run team init");
-    assert!(out.status.success(), "team init:\n{}", agent_memory_testkit::describe(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("version 0 → 1"));
+    let init = || {
+        let out = owner
+            .cmd()
+            .args(["team", "init"])
+            .env("AGENT_MEMORY_TEAM__URL", pg.url("postgres", DB))
+            .env("PGPASSWORD", OWNER_PASSWORD)
+            .output()
+            .expect("run team init");
+        assert!(out.status.success(), "team init:\n{}", agent_memory_testkit::describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(init().contains("version 0 → 1"));
     // A second init is a no-op: forward-only, nothing applied twice.
-    let again = owner
-        .cmd()
-        .args(["team", "init"])
-        .env("AGENT_MEMORY_TEAM__URL", pg.url("postgres", DB))
-        .env("PGPASSWORD", OWNER_PASSWORD)
-        .output()
-        .expect("run team init");
-    assert!(String::from_utf8_lossy(&again.stdout).contains("already at version 1"));
+    assert!(init().contains("already at version 1"));
     pg.owner(
         DB,
         "SELECT agent_memory.add_member('alice', 'core'), agent_memory.add_member('bob', 'core'),
@@ -127,26 +123,9 @@ impl Member {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("run git");
-    assert!(status.success(), "git {args:?}");
-}
-
 /// A clone of the shop repository: the same project on every machine, by its origin.
 fn clone_at(dir: &Path, origin: &str) -> PathBuf {
-    std::fs::create_dir_all(dir).expect("mkdir");
-    git(dir, &["init", "-q"]);
-    git(dir, &["remote", "add", "origin", origin]);
-    git(dir, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    crate::project_identity::repo(dir, Some(origin));
     dir.to_owned()
 }
 
