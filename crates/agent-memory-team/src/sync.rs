@@ -79,11 +79,25 @@ pub fn share(config: &TeamConfig, identity: &Identity) -> Share {
     }
 }
 
+/// A memory changed here while another machine of the same member changed it too: both
+/// versions are kept, this one under a new global id, marked as the conflict copy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Conflict {
+    /// The local memory (this machine's version).
+    pub id: i64,
+    /// The global id this version now has.
+    pub gid: String,
+    /// The global id of the other machine's version, which the pull brings here.
+    pub beside: String,
+}
+
 /// What one sync did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SyncReport {
     /// Memories pushed to the server.
     pub pushed: usize,
+    /// Memories changed on two machines: both versions kept.
+    pub conflicts: Vec<Conflict>,
     /// What the pull did.
     pub pulled: Applied,
     /// The pull cursor afterwards (the highest server revision pulled).
@@ -111,9 +125,9 @@ fn sync_once(store: &Store, config: &TeamConfig, now_ms: i64) -> Result<SyncRepo
         return Err(TeamError::NotMember { role });
     }
     let batch = config.batch_size.clamp(1, 10_000);
-    let pushed = push(store, &mut client, &share(config, &me), &me, batch)?;
+    let (pushed, conflicts) = push(store, &mut client, &share(config, &me), &me, batch)?;
     let (pulled, cursor) = pull(store, &mut client, batch, now_ms)?;
-    Ok(SyncReport { pushed, pulled, cursor })
+    Ok(SyncReport { pushed, conflicts, pulled, cursor })
 }
 
 fn record_outcome(
@@ -186,22 +200,78 @@ fn search_text(text: &str) -> String {
     fts::stemmed_text(text)
 }
 
+/// One memory upserted by its global id. An existing row is replaced only when this machine
+/// wrote it last or it has not changed since this machine last saw it (`$17`, the base
+/// revision); otherwise no row comes back, and the push keeps both versions.
 const UPSERT: &str = "
     INSERT INTO agent_memory.memories AS m
         (gid, team, member_role, member, machine, agent, project_key, project_name, tier, kind,
-         text, importance, status, supersedes, superseded_by, created_at, updated_at, revision,
-         search_text)
+         text, importance, status, supersedes, superseded_by, conflict_of, created_at,
+         updated_at, revision, search_text)
     VALUES ($1::text::uuid, '', '', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::uuid,
-            $13::text::uuid, $14, $15, 0, to_tsvector('simple', $16))
+            $13::text::uuid, $18::text::uuid, $14, $15, 0, to_tsvector('simple', $16))
     ON CONFLICT (gid) DO UPDATE SET
         member = excluded.member, machine = excluded.machine, agent = excluded.agent,
         project_key = excluded.project_key, project_name = excluded.project_name,
         tier = excluded.tier, kind = excluded.kind, text = excluded.text,
         importance = excluded.importance, status = excluded.status,
         supersedes = excluded.supersedes, superseded_by = excluded.superseded_by,
-        updated_at = excluded.updated_at, search_text = excluded.search_text
-    WHERE m.updated_at <= excluded.updated_at
+        conflict_of = excluded.conflict_of, updated_at = excluded.updated_at,
+        search_text = excluded.search_text
+    WHERE m.machine = excluded.machine OR m.revision IS NOT DISTINCT FROM $17
     RETURNING revision";
+
+/// The global id of the version of memory `gid` that `machine` changed at `updated_at` and
+/// keeps beside another machine's: derived, not drawn, so a push cut off after the server took
+/// it and run again sends the same id.
+fn conflict_gid(gid: &str, machine: &str, updated_at: i64) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("conflict\n{gid}\n{machine}\n{updated_at}"));
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid().to_string()
+}
+
+/// Upserts `row` under `gid` with the base revision and conflict mark given; the server's
+/// revision of it, or `None` when the server kept another machine's newer change.
+fn send(
+    tx: &mut postgres::Transaction<'_>,
+    upsert: &postgres::Statement,
+    row: &Outgoing,
+    me: &Identity,
+    gid: &Option<String>,
+    base: Option<i64>,
+    beside: &Option<String>,
+) -> Result<Option<i64>, TeamError> {
+    let text = sanitize_text(&row.text);
+    let index_text = search_text(&text);
+    let (text, importance) = (text.as_ref(), i32::from(row.importance));
+    let (tier, kind, status) = (row.tier.as_str(), row.kind.as_str(), row.status.as_str());
+    let found = tx.query_opt(
+        upsert,
+        &[
+            gid,
+            &me.member,
+            &me.machine,
+            &row.origin,
+            &row.project_key,
+            &row.project_name,
+            &tier,
+            &kind,
+            &text,
+            &importance,
+            &status,
+            &row.supersedes,
+            &row.superseded_by,
+            &row.created_at,
+            &row.updated_at,
+            &index_text,
+            &base,
+            beside,
+        ],
+    )?;
+    Ok(found.map(|r| r.get(0)))
+}
 
 fn push(
     store: &Store,
@@ -209,57 +279,57 @@ fn push(
     share: &Share,
     me: &Identity,
     batch: usize,
-) -> Result<usize, TeamError> {
+) -> Result<(usize, Vec<Conflict>), TeamError> {
     let mut pushed = 0;
+    let mut conflicts = Vec::new();
     loop {
         let mut rows = team::outbox(store, share, batch)?;
         if rows.is_empty() {
-            return Ok(pushed);
+            return Ok((pushed, conflicts));
         }
         team::assign_gids(store, &mut rows, || uuid::Uuid::now_v7().to_string())?;
         let mut tx = client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock(hashtext('agent_memory.push'))", &[])?;
         let upsert = tx.prepare(UPSERT)?;
         let mut done = Vec::with_capacity(rows.len());
+        let mut kept_beside = Vec::new();
         for row in &rows {
-            let text = sanitize_text(&row.text);
-            let importance = i32::from(row.importance);
-            let revision: i64 = tx
-                .query_opt(
-                    &upsert,
-                    &[
-                        &row.gid,
-                        &me.member,
-                        &me.machine,
-                        &row.origin,
-                        &row.project_key,
-                        &row.project_name,
-                        &row.tier.as_str(),
-                        &row.kind.as_str(),
-                        &text.as_ref(),
-                        &importance,
-                        &row.status.as_str(),
-                        &row.supersedes,
-                        &row.superseded_by,
-                        &row.created_at,
-                        &row.updated_at,
-                        &search_text(&text),
-                    ],
-                )?
-                // No row: the server holds a newer version from another of this member's
-                // machines; the pull brings it.
-                .map_or(0, |r| r.get(0));
+            let revision =
+                match send(&mut tx, &upsert, row, me, &row.gid, row.base, &row.conflict_of)? {
+                    Some(revision) => revision,
+                    None => {
+                        // Another machine of this member changed it since this one last saw it:
+                        // this version goes beside that one, under an id of its own.
+                        let beside = row.gid.clone().unwrap_or_default();
+                        let gid = conflict_gid(&beside, &me.machine, row.updated_at);
+                        let sent = send(
+                            &mut tx,
+                            &upsert,
+                            row,
+                            me,
+                            &Some(gid.clone()),
+                            None,
+                            &Some(beside.clone()),
+                        )?;
+                        kept_beside.push(Conflict { id: row.id, gid, beside });
+                        sent.unwrap_or(0)
+                    }
+                };
             done.push((row.id, row.updated_at, revision));
         }
         tx.commit()?;
+        for conflict in &kept_beside {
+            team::rekey_conflict(store, conflict.id, &conflict.gid, &conflict.beside)?;
+        }
         team::mark_pushed(store, &done)?;
         pushed += rows.len();
+        conflicts.extend(kept_beside);
     }
 }
 
 const PULL: &str = "
     SELECT gid::text, member, machine, agent, project_key, project_name, tier, kind, text,
-           importance, status, created_at, updated_at, revision
+           importance, status, created_at, updated_at, revision, conflict_of::text
     FROM agent_memory.memories WHERE revision > $1 ORDER BY revision LIMIT $2";
 
 fn pull(
@@ -311,6 +381,7 @@ fn incoming(row: &postgres::Row) -> Option<Incoming> {
         created_at: row.get(11),
         updated_at: row.get(12),
         revision: row.get(13),
+        conflict_of: row.get(14),
     })
 }
 

@@ -54,6 +54,11 @@ pub struct Outgoing {
     /// have been pushed.
     pub supersedes: Option<String>,
     pub superseded_by: Option<String>,
+    /// The server's revision this machine last saw of it (pulled or pushed): a server row that
+    /// another machine changed past it is a conflict.
+    pub base: Option<i64>,
+    /// For a version kept beside another after a conflict: that version's global id.
+    pub conflict_of: Option<String>,
 }
 
 /// A memory pulled from the team.
@@ -74,6 +79,8 @@ pub struct Incoming {
     pub updated_at: i64,
     /// The server's revision of this row; the pull cursor moves past it.
     pub revision: i64,
+    /// For a version kept beside another after a conflict: that version's global id.
+    pub conflict_of: Option<String>,
 }
 
 /// What [`apply_pulled`] did with a batch.
@@ -140,7 +147,8 @@ pub fn outbox(store: &Store, share: &Share, limit: usize) -> Result<Vec<Outgoing
         "SELECT m.id, m.team_gid, m.tier, m.kind, m.text, p.key, p.name, m.importance, m.status,
                 m.origin, m.created_at, m.updated_at,
                 (SELECT team_gid FROM memories s WHERE s.id = m.supersedes),
-                (SELECT team_gid FROM memories s WHERE s.id = m.superseded_by)
+                (SELECT team_gid FROM memories s WHERE s.id = m.superseded_by),
+                m.team_rev, m.team_conflict
          FROM memories m LEFT JOIN projects p ON p.id = m.project_id
          WHERE {OUTBOX_WHERE}
          ORDER BY m.updated_at, m.id LIMIT ?4"
@@ -165,6 +173,8 @@ pub fn outbox(store: &Store, share: &Share, limit: usize) -> Result<Vec<Outgoing
             updated_at: r.get(11)?,
             supersedes: r.get(12)?,
             superseded_by: r.get(13)?,
+            base: r.get(14)?,
+            conflict_of: r.get(15)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -206,6 +216,17 @@ pub fn mark_pushed(store: &Store, pushed: &[(i64, i64, i64)]) -> Result<()> {
         }
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// Moves memory `id` to the global id `gid` of the version of it this machine pushed beside
+/// `beside`, which another machine changed meanwhile: both versions are kept, each under its
+/// own id, and this one is marked as the conflict copy.
+pub fn rekey_conflict(store: &Store, id: i64, gid: &str, beside: &str) -> Result<()> {
+    store.conn().execute(
+        "UPDATE memories SET team_gid = ?2, team_conflict = ?3 WHERE id = ?1",
+        params![id, gid, beside],
+    )?;
     Ok(())
 }
 
@@ -283,9 +304,10 @@ pub fn apply_pulled(store: &Store, rows: &[Incoming], cursor: i64, now_ms: i64) 
                 tx.execute(
                     "INSERT INTO memories (tier, kind, text, project_id, importance, created_at,
                                            updated_at, status, sources, origin, team_gid,
-                                           team_member, team_machine, team_rev, team_pushed)
+                                           team_member, team_machine, team_rev, team_pushed,
+                                           team_conflict)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', '[]', ?8, ?9, ?10, ?11, ?12,
-                             ?7)",
+                             ?7, ?13)",
                     params![
                         row.tier.as_str(),
                         row.kind.as_str(),
@@ -298,7 +320,8 @@ pub fn apply_pulled(store: &Store, rows: &[Incoming], cursor: i64, now_ms: i64) 
                         row.gid,
                         row.member,
                         row.machine,
-                        row.revision
+                        row.revision,
+                        row.conflict_of
                     ],
                 )?;
                 applied.added += 1;
@@ -406,6 +429,7 @@ mod tests {
             created_at: 1,
             updated_at,
             revision,
+            conflict_of: None,
         }
     }
 

@@ -46,6 +46,7 @@ CREATE TABLE agent_memory.memories (
     status        text NOT NULL,                 -- active, superseded, forgotten (a tombstone)
     supersedes    uuid,
     superseded_by uuid,
+    conflict_of   uuid,                          -- this version was made on a second machine beside that one
     created_at    bigint NOT NULL,               -- Unix milliseconds, as the member's store has them
     updated_at    bigint NOT NULL,
     revision      bigint NOT NULL,               -- set by the server at every write

@@ -42,7 +42,15 @@ pub fn write_team_sync(out: &mut impl Write, report: &SyncReport, as_json: bool)
         out,
         "team sync: {} memory(ies) pushed; pulled {} new, {} changed ({} already here)",
         report.pushed, report.pulled.added, report.pulled.updated, report.pulled.unchanged
-    )
+    )?;
+    for conflict in &report.conflicts {
+        writeln!(
+            out,
+            "conflict: m{} was changed on another of your machines too; both versions are kept (this one marked as the conflict copy)",
+            conflict.id
+        )?;
+    }
+    Ok(())
 }
 
 pub fn team_dry_run(rows: &[Outgoing], as_json: bool) -> io::Result<()> {

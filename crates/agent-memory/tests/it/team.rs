@@ -282,6 +282,61 @@ fn without_the_server_hooks_and_local_recall_carry_on_and_sync_says_what_to_do()
     );
 }
 
+#[test]
+fn an_edit_on_two_machines_keeps_both_versions() {
+    let test = "an_edit_on_two_machines_keeps_both_versions";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let laptop = Member::new(&pg, "alice", "Alice", "alice-pw", false);
+    let desktop = Member::new(&pg, "alice", "Alice", "alice-pw", false);
+    std::fs::create_dir_all(desktop.home.home()).expect("home");
+    agent_memory_core::fsutil::write_atomic(
+        &desktop.home.home().join("config.toml"),
+        format!(
+            "[team]\nurl = \"{}\"\nmember = \"Alice\"\nmachine = \"desktop\"\n",
+            pg.url("alice", DB)
+        )
+        .as_bytes(),
+    )
+    .expect("config");
+    let shop = clone_at(&laptop.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let id = laptop.json(&[
+        "remember",
+        DECISION,
+        "--kind",
+        "decision",
+        "--project",
+        &shop.to_string_lossy(),
+    ])["memory"]["id"]
+        .as_i64()
+        .expect("id");
+    laptop.ok(&["team", "sync"]);
+    assert!(desktop.ok(&["team", "sync"]).contains("pulled 1 new"));
+    let there = crate::count(&desktop.home, "SELECT id FROM memories WHERE team_gid IS NOT NULL");
+
+    // The desktop edits it (its own memory, from the other machine), then the laptop does.
+    desktop.ok(&["review", "--edit", &format!("m{there}"), "--text", "Webhooks retry three times"]);
+    assert!(desktop.ok(&["team", "sync"]).contains("1 memory(ies) pushed"));
+    laptop.ok(&["review", "--edit", &format!("m{id}"), "--text", "Webhooks retry seven times"]);
+    let synced = laptop.ok(&["team", "sync"]);
+    assert!(synced.contains(&format!("conflict: m{id}")), "{synced}");
+    assert!(desktop.ok(&["team", "sync"]).contains("pulled 1 new"));
+    for machine in [&laptop, &desktop] {
+        let found = machine.ok(&["search", "webhooks", "retry"]);
+        assert!(found.contains("three times") && found.contains("seven times"), "{found}");
+    }
+    assert_eq!(
+        pg.owner(DB, "SELECT count(*) || ' ' || count(conflict_of) FROM agent_memory.memories"),
+        "2 1",
+        "both versions, one marked"
+    );
+    // Settled: the next syncs move nothing.
+    assert!(laptop.ok(&["team", "sync"]).contains("0 memory(ies) pushed; pulled 0 new, 0 changed"));
+    assert!(
+        desktop.ok(&["team", "sync"]).contains("0 memory(ies) pushed; pulled 0 new, 0 changed")
+    );
+}
+
 /// Rows of the server the owner sees.
 fn server_rows(pg: &PgServer) -> (i64, i64) {
     let line =

@@ -9,6 +9,7 @@ ALTER TABLE memories ADD COLUMN team_member  TEXT;     -- who learned it; NULL: 
 ALTER TABLE memories ADD COLUMN team_machine TEXT;     -- the machine it came from; NULL: this one
 ALTER TABLE memories ADD COLUMN team_rev     INTEGER;  -- the server's revision of it last seen
 ALTER TABLE memories ADD COLUMN team_pushed  INTEGER;  -- its updated_at when last pushed
+ALTER TABLE memories ADD COLUMN team_conflict TEXT;    -- the global id of the version it conflicts with
 CREATE UNIQUE INDEX memories_team_gid ON memories (team_gid) WHERE team_gid IS NOT NULL;
 
 -- Small facts of the sync: the pull cursor (the highest server revision pulled), when the last
