@@ -517,9 +517,22 @@ pub fn search(
     if !config.enabled() {
         return Err(TeamError::NotConfigured);
     }
-    let Some(tsquery) = ts_query(query) else { return Ok(Vec::new()) };
+    if ts_query(query).is_none() {
+        return Ok(Vec::new());
+    }
     let mut client = connect::connect(&config.url)?;
     schema::check(&mut client)?;
+    search_on(&mut client, query, project, limit)
+}
+
+/// [`search`] over an open connection.
+pub fn search_on(
+    client: &mut postgres::Client,
+    query: &str,
+    project: Option<&str>,
+    limit: usize,
+) -> Result<Vec<TeamHit>, TeamError> {
+    let Some(tsquery) = ts_query(query) else { return Ok(Vec::new()) };
     let rows = client.query(
         "SELECT m.gid::text, m.member, m.agent, m.project_name, m.tier, m.kind, m.text,
                 m.updated_at, ts_rank(m.search_text, q)
