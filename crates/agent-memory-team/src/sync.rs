@@ -329,7 +329,8 @@ fn push(
 
 const PULL: &str = "
     SELECT gid::text, member, machine, agent, project_key, project_name, tier, kind, text,
-           importance, status, created_at, updated_at, revision, conflict_of::text
+           importance, status, created_at, updated_at, revision, conflict_of::text,
+           supersedes::text, superseded_by::text
     FROM agent_memory.memories WHERE revision > $1 ORDER BY revision LIMIT $2";
 
 fn pull(
@@ -382,6 +383,8 @@ fn incoming(row: &postgres::Row) -> Option<Incoming> {
         updated_at: row.get(12),
         revision: row.get(13),
         conflict_of: row.get(14),
+        supersedes: row.get(15),
+        superseded_by: row.get(16),
     })
 }
 
@@ -488,7 +491,18 @@ pub struct TeamHit {
 /// or the word or its English stem), any of them; `None` when no term is left. Tokens are
 /// letters and digits only, so nothing a person types is read as query syntax.
 pub fn ts_query(query: &str) -> Option<String> {
-    let terms: Vec<String> = fts::search_terms(query)
+    let terms = ts_terms(query);
+    (!terms.is_empty()).then(|| terms.join(" | "))
+}
+
+/// The same terms, every one of them; `None` unless there are two or more.
+fn ts_query_all(query: &str) -> Option<String> {
+    let terms = ts_terms(query);
+    (terms.len() > 1).then(|| terms.join(" & "))
+}
+
+fn ts_terms(query: &str) -> Vec<String> {
+    fts::search_terms(query)
         .iter()
         .take(12)
         .filter_map(|term| {
@@ -502,8 +516,7 @@ pub fn ts_query(query: &str) -> Option<String> {
                 many => Some(format!("({})", many.join(" <-> "))),
             }
         })
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" | "))
+        .collect()
 }
 
 /// Searches the team's active memory on the server, best match first; `project` (a project
@@ -525,38 +538,43 @@ pub fn search(
     search_on(&mut client, query, project, limit)
 }
 
-/// [`search`] over an open connection.
+/// [`search`] over an open connection: memories holding every term first, then, when those
+/// are too few, memories holding any.
 pub fn search_on(
     client: &mut postgres::Client,
     query: &str,
     project: Option<&str>,
     limit: usize,
 ) -> Result<Vec<TeamHit>, TeamError> {
-    let Some(tsquery) = ts_query(query) else { return Ok(Vec::new()) };
-    let rows = client.query(
-        "SELECT m.gid::text, m.member, m.agent, m.project_name, m.tier, m.kind, m.text,
-                m.updated_at, ts_rank(m.search_text, q)
-         FROM agent_memory.memories m, to_tsquery('simple', $1) q
-         WHERE m.search_text @@ q AND m.status = 'active'
-           AND ($2::text IS NULL OR m.project_key = $2 OR m.project_key IS NULL)
-         ORDER BY ts_rank(m.search_text, q) DESC, m.updated_at DESC
-         LIMIT $3",
-        &[&tsquery, &project, &(limit.clamp(1, 1000) as i64)],
-    )?;
-    Ok(rows
-        .iter()
-        .map(|r| TeamHit {
-            gid: r.get(0),
-            member: r.get(1),
-            agent: r.get(2),
-            project: r.get(3),
-            tier: r.get(4),
-            kind: r.get(5),
-            text: r.get(6),
-            updated_at: r.get(7),
-            rank: r.get(8),
-        })
-        .collect())
+    let limit = limit.clamp(1, 1000);
+    let mut hits: Vec<TeamHit> = Vec::new();
+    for tsquery in [ts_query_all(query), ts_query(query)].into_iter().flatten() {
+        if hits.len() >= limit {
+            break;
+        }
+        let rows = client.query(
+            "SELECT gid, member, agent, project_name, tier, kind, text, updated_at, rank
+             FROM agent_memory.search($1, $2, $3)",
+            &[&tsquery, &project, &(limit as i32)],
+        )?;
+        for r in rows {
+            let gid: String = r.get(0);
+            if hits.len() < limit && !hits.iter().any(|h| h.gid == gid) {
+                hits.push(TeamHit {
+                    gid,
+                    member: r.get(1),
+                    agent: r.get(2),
+                    project: r.get(3),
+                    tier: r.get(4),
+                    kind: r.get(5),
+                    text: r.get(6),
+                    updated_at: r.get(7),
+                    rank: r.get(8),
+                });
+            }
+        }
+    }
+    Ok(hits)
 }
 
 #[cfg(test)]
@@ -579,5 +597,7 @@ mod tests {
         assert_eq!(ts_query("支付回调").as_deref(), Some("(支付 <-> 付回 <-> 回调)"));
         assert_eq!(ts_query("'; DROP --"), Some("drop".into()));
         assert_eq!(ts_query("!!"), None);
+        assert_eq!(ts_query_all("webhook retry").as_deref(), Some("webhook & (retry | retri)"));
+        assert_eq!(ts_query_all("webhook"), None);
     }
 }

@@ -81,6 +81,9 @@ pub struct Incoming {
     pub revision: i64,
     /// For a version kept beside another after a conflict: that version's global id.
     pub conflict_of: Option<String>,
+    /// The global ids of the memory it supersedes and of the one that superseded it.
+    pub supersedes: Option<String>,
+    pub superseded_by: Option<String>,
 }
 
 /// What [`apply_pulled`] did with a batch.
@@ -328,6 +331,19 @@ pub fn apply_pulled(store: &Store, rows: &[Incoming], cursor: i64, now_ms: i64) 
             }
         }
     }
+    // Supersession links by global id, once every row of the batch is here: a link to a
+    // memory this machine does not have (yet) stays unset.
+    {
+        let mut link = tx.prepare_cached(
+            "UPDATE memories SET
+                 supersedes = coalesce((SELECT id FROM memories WHERE team_gid = ?2), supersedes),
+                 superseded_by = coalesce((SELECT id FROM memories WHERE team_gid = ?3), superseded_by)
+             WHERE team_gid = ?1",
+        )?;
+        for row in rows.iter().filter(|r| r.supersedes.is_some() || r.superseded_by.is_some()) {
+            link.execute(params![row.gid, row.supersedes, row.superseded_by])?;
+        }
+    }
     set_state_in(&tx, keys::PULL_CURSOR, &cursor.to_string())?;
     tx.commit()?;
     Ok(applied)
@@ -430,6 +446,8 @@ mod tests {
             updated_at,
             revision,
             conflict_of: None,
+            supersedes: None,
+            superseded_by: None,
         }
     }
 
@@ -488,9 +506,21 @@ mod tests {
             (memory.text.as_str(), memory.status),
             ("The shop uses Postgres 15", Status::Forgotten)
         );
+        // A newer decision from Bob supersedes it: the link is kept by local id.
+        let mut newer = incoming("g3", "The shop uses Postgres 16", Status::Active, 9, 4);
+        newer.supersedes = Some("g1".into());
+        let mut older = incoming("g1", "The shop uses Postgres 15", Status::Superseded, 9, 5);
+        older.superseded_by = Some("g3".into());
+        apply_pulled(&store, &[newer, older], 5, 0).expect("supersede");
+        let memory = memories::get(&store, pulled[0].id).expect("get").expect("there");
+        let newer_id: i64 = store
+            .conn()
+            .query_row("SELECT id FROM memories WHERE team_gid = 'g3'", [], |r| r.get(0))
+            .expect("newer");
+        assert_eq!((memory.status, memory.superseded_by), (Status::Forgotten, Some(newer_id)));
         // A tombstone of a memory never seen here adds nothing.
-        let gone = [incoming("g2", "Never seen", Status::Forgotten, 8, 3)];
-        assert_eq!(apply_pulled(&store, &gone, 3, 0).expect("tombstone").added, 0);
+        let gone = [incoming("g2", "Never seen", Status::Forgotten, 8, 6)];
+        assert_eq!(apply_pulled(&store, &gone, 6, 0).expect("tombstone").added, 0);
     }
 
     #[test]

@@ -97,6 +97,52 @@ GRANT EXECUTE ON FUNCTION agent_memory.my_team() TO agent_memory_member;
 REVOKE ALL ON FUNCTION agent_memory.my_team() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION agent_memory.my_team() TO agent_memory_member;
 
+-- The team's active memory matching a text-search query, best first: what `search --team`
+-- asks. A member reads the table through row-level security, but a policy keeps the planner
+-- from using the full-text index for a caller's own condition (the match operator is not
+-- leakproof), so every search would read the whole table. This function runs as the owner and
+-- applies the caller's team itself. Its cost is bounded by the results, whatever the planner
+-- estimates for rare terms: it first counts up to 2,000 matches through the full-text index;
+-- when there are no more, it ranks them all; when there are, the query is a common one, and it
+-- ranks the 500 newest matches, found by walking the revision index.
+CREATE FUNCTION agent_memory.search(query text, project text, max_rows integer)
+    RETURNS TABLE (gid text, member text, agent text, project_name text, tier text, kind text,
+                   text text, updated_at bigint, rank real)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp SET enable_indexscan = on SET enable_bitmapscan = on
+    AS $$
+DECLARE
+    caller_team text := agent_memory.my_team();
+    matches text;
+    found integer;
+BEGIN
+    IF caller_team IS NULL THEN
+        RETURN;
+    END IF;
+    matches := format(
+        'SELECT m.* FROM agent_memory.memories m
+         WHERE m.team = %L AND m.status = ''active''
+           AND m.search_text @@ to_tsquery(''simple'', %L)
+           AND (%L::text IS NULL OR m.project_key = %L OR m.project_key IS NULL)',
+        caller_team, query, project, project);
+    PERFORM set_config('enable_indexscan', 'off', true);
+    EXECUTE format('SELECT count(*) FROM (%s LIMIT 2001) x', matches) INTO found;
+    IF found > 2000 THEN
+        PERFORM set_config('enable_indexscan', 'on', true);
+        PERFORM set_config('enable_bitmapscan', 'off', true);
+        matches := matches || ' ORDER BY m.revision DESC LIMIT 500';
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT c.gid::text, c.member, c.agent, c.project_name, c.tier, c.kind, c.text,
+                c.updated_at, ts_rank(c.search_text, q) AS rank
+         FROM (%s) c, to_tsquery(''simple'', %L) q
+         ORDER BY rank DESC, c.updated_at DESC LIMIT %s',
+        matches, query, greatest(1, least(max_rows, 1000)));
+END
+$$;
+REVOKE ALL ON FUNCTION agent_memory.search(text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION agent_memory.search(text, text, integer) TO agent_memory_member;
+
 -- Adds a login role to a team (or moves it to another), for the database owner:
 -- SELECT agent_memory.add_member('alice', 'core');
 CREATE FUNCTION agent_memory.add_member(member_role name, member_team text) RETURNS void
