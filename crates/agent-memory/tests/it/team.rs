@@ -131,6 +131,34 @@ fn clone_at(dir: &Path, origin: &str) -> PathBuf {
 
 const DECISION: &str = "Payment webhooks retry with exponential backoff, capped at five tries";
 
+/// A Codex session in `cwd`, from Codex's own payloads, whose prompt states a decision (as the
+/// long-term memory tests replay it), then the work pass that distils it into a candidate.
+fn codex_decides(member: &Member, cwd: &Path, session: &str, prompt: &str) {
+    use serde_json::json;
+    let patch = "*** Begin Patch\n*** Update File: src/time.rs\n@@\n-use chrono::Utc;\n+use jiff::Timestamp;\n*** End Patch\n";
+    let events = [
+        ("SessionStart", json!({})),
+        ("UserPromptSubmit", json!({ "prompt": prompt })),
+        (
+            "PostToolUse",
+            json!({ "tool_name": "apply_patch", "tool_input": { "command": patch },
+            "tool_response": "Success. Updated the following files:\nM src/time.rs\n" }),
+        ),
+        ("Stop", json!({ "last_assistant_message": "Done." })),
+    ];
+    for (event, mut fields) in events {
+        fields["session_id"] = json!(session);
+        fields["cwd"] = json!(cwd.to_string_lossy());
+        let body = crate::recall_inject::with(crate::recall_inject::sample("codex", event), fields);
+        let out = agent_memory_testkit::run_with_stdin(
+            &mut member.cmd(&["hook", "--agent", "codex", "--event", event]),
+            &body,
+        );
+        assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    }
+    member.ok(&["work"]);
+}
+
 #[test]
 fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     let test = "a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name";
@@ -145,9 +173,20 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     let scratch = alice.home.user_home().join("scratch");
     std::fs::create_dir_all(&scratch).expect("mkdir");
 
-    // Alice's session starts in the shop; what she remembers as project memory is
-    // shared, her global preference and a project without an origin are not.
+    // Alice's Codex session in the shop decides something, and she approves what the work pass
+    // made of it; what she remembers as project memory is shared too; her global preference
+    // and a project without an origin are not.
     alice.session_start(&shop_a, "a1");
+    codex_decides(&alice, &shop_a, "codex-a1", crate::memory::JIFF);
+    let candidates = alice.json(&["review"]);
+    let learned = candidates
+        .as_array()
+        .and_then(|list| {
+            list.iter().find(|m| m["text"].as_str().is_some_and(|t| t.contains("jiff")))
+        })
+        .unwrap_or_else(|| panic!("no candidate about jiff: {candidates:#}"));
+    let candidate_text = learned["text"].as_str().expect("text").to_owned();
+    alice.ok(&["review", "--approve", &format!("m{}", learned["id"])]);
     let remembered = alice.json(&[
         "remember",
         DECISION,
@@ -166,7 +205,8 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     ]);
 
     let dry = alice.ok(&["team", "sync", "--dry-run"]);
-    assert!(dry.contains("1 memory(ies)") && dry.contains("exponential backoff"), "{dry}");
+    assert!(dry.contains("2 memory(ies)") && dry.contains("exponential backoff"), "{dry}");
+    assert!(dry.contains("use jiff for every timestamp"), "{dry}");
     assert!(!dry.contains("short sentences") && !dry.contains("throwaway"), "{dry}");
     assert_eq!(
         pg.owner(DB, "SELECT count(*) FROM agent_memory.memories"),
@@ -175,9 +215,9 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     );
 
     let synced = alice.ok(&["team", "sync"]);
-    assert!(synced.contains("1 memory(ies) pushed"), "{synced}");
+    assert!(synced.contains("2 memory(ies) pushed"), "{synced}");
     assert_eq!(
-        pg.owner(DB, "SELECT member || '|' || member_role || '|' || team || '|' || machine || '|' || project_key FROM agent_memory.memories"),
+        pg.owner(DB, "SELECT member || '|' || member_role || '|' || team || '|' || machine || '|' || project_key FROM agent_memory.memories WHERE agent = 'remembered'"),
         "Alice Liddell|alice|core|alice-laptop|git:github.com/acme/shop"
     );
     // Again: nothing new leaves, nothing is duplicated.
@@ -185,10 +225,12 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
 
     // Bob's next Claude Code session in his clone is briefed with it, and says who learned it.
     let pulled = bob.ok(&["team", "sync"]);
-    assert!(pulled.contains("pulled 1 new"), "{pulled}");
+    assert!(pulled.contains("pulled 2 new"), "{pulled}");
     let briefing = bob.session_start(&shop_b, "b1");
     assert!(briefing.contains(DECISION), "{briefing}");
     assert!(briefing.contains("Alice Liddell"), "{briefing}");
+    let first_words: String = candidate_text.chars().take(40).collect();
+    assert!(briefing.contains(&first_words), "the decision Codex learned: {briefing}");
     let brief =
         bob.cmd(&["brief", "--project", &shop_b.to_string_lossy()]).output().expect("brief");
     assert!(String::from_utf8_lossy(&brief.stdout).contains("(Alice Liddell)"));
@@ -221,7 +263,10 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
         "UPDATE agent_memory.memories SET status = 'forgotten' RETURNING gid",
     );
     assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim().is_empty());
-    assert_eq!(pg.owner(DB, "SELECT text FROM agent_memory.memories"), DECISION);
+    assert_eq!(
+        pg.owner(DB, "SELECT text FROM agent_memory.memories WHERE agent = 'remembered'"),
+        DECISION
+    );
 
     let status = alice.ok(&["team", "status"]);
     assert!(status.contains("waiting to be pushed: 0"), "{status}");
@@ -236,8 +281,11 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     assert!(!bob.ok(&["search", "webhook", "backoff"]).contains("exponential backoff"));
     assert!(bob.ok(&["search", "--team", "backoff"]).contains("no team memory matches"));
     assert_eq!(
-        pg.owner(DB, "SELECT count(*) || ' ' || min(status) FROM agent_memory.memories"),
-        "1 forgotten"
+        pg.owner(
+            DB,
+            "SELECT count(*) || ' ' || string_agg(status, ',' ORDER BY status) FROM agent_memory.memories"
+        ),
+        "2 active,forgotten"
     );
 }
 
