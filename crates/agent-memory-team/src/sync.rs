@@ -221,6 +221,84 @@ const UPSERT: &str = "
     WHERE m.machine = excluded.machine OR m.revision IS NOT DISTINCT FROM $17
     RETURNING revision";
 
+/// The whole batch in one statement, the same upsert as [`UPSERT`] row by row: the rows it
+/// wrote come back with their revisions; a row that does not is a conflict, sent again alone.
+const UPSERT_BATCH: &str = "
+    INSERT INTO agent_memory.memories AS m
+        (gid, team, member_role, member, machine, agent, project_key, project_name, tier, kind,
+         text, importance, status, supersedes, superseded_by, conflict_of, created_at,
+         updated_at, revision, search_text)
+    SELECT b.gid::uuid, '', '', $2, $3, b.agent, b.project_key, b.project_name, b.tier, b.kind,
+           b.text, b.importance, b.status, b.supersedes::uuid, b.superseded_by::uuid,
+           b.conflict_of::uuid, b.created_at, b.updated_at, 0, to_tsvector('simple', b.index_text)
+    FROM unnest($1::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                $9::text[], $10::integer[], $11::text[], $12::text[], $13::text[], $14::text[],
+                $15::bigint[], $16::bigint[], $17::text[], $18::bigint[])
+         AS b (gid, agent, project_key, project_name, tier, kind, text, importance, status,
+               supersedes, superseded_by, conflict_of, created_at, updated_at, index_text, base)
+    ON CONFLICT (gid) DO UPDATE SET
+        member = excluded.member, machine = excluded.machine, agent = excluded.agent,
+        project_key = excluded.project_key, project_name = excluded.project_name,
+        tier = excluded.tier, kind = excluded.kind, text = excluded.text,
+        importance = excluded.importance, status = excluded.status,
+        supersedes = excluded.supersedes, superseded_by = excluded.superseded_by,
+        conflict_of = excluded.conflict_of, updated_at = excluded.updated_at,
+        search_text = excluded.search_text
+    WHERE m.machine = excluded.machine
+       OR m.revision IS NOT DISTINCT FROM
+          (SELECT b2.base FROM unnest($1::text[], $18::bigint[]) AS b2 (gid, base)
+           WHERE b2.gid::uuid = m.gid)
+    RETURNING gid::text, revision";
+
+/// Sends `rows` in one statement; the revision of each row written, by global id.
+fn send_batch(
+    tx: &mut postgres::Transaction<'_>,
+    rows: &[Outgoing],
+    me: &Identity,
+) -> Result<std::collections::HashMap<String, i64>, TeamError> {
+    let texts: Vec<String> = rows.iter().map(|r| sanitize_text(&r.text).into_owned()).collect();
+    let column = |f: fn(&Outgoing) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
+    let gids = column(|r| r.gid.clone());
+    let agents = column(|r| Some(r.origin.clone()));
+    let keys = column(|r| r.project_key.clone());
+    let names = column(|r| r.project_name.clone());
+    let tiers = column(|r| Some(r.tier.as_str().to_owned()));
+    let kinds = column(|r| Some(r.kind.as_str().to_owned()));
+    let importance: Vec<i32> = rows.iter().map(|r| i32::from(r.importance)).collect();
+    let statuses = column(|r| Some(r.status.as_str().to_owned()));
+    let supersedes = column(|r| r.supersedes.clone());
+    let superseded_by = column(|r| r.superseded_by.clone());
+    let conflict_of = column(|r| r.conflict_of.clone());
+    let created: Vec<i64> = rows.iter().map(|r| r.created_at).collect();
+    let updated: Vec<i64> = rows.iter().map(|r| r.updated_at).collect();
+    let index_texts: Vec<String> = texts.iter().map(|t| search_text(t)).collect();
+    let bases: Vec<Option<i64>> = rows.iter().map(|r| r.base).collect();
+    let written = tx.query(
+        UPSERT_BATCH,
+        &[
+            &gids,
+            &me.member,
+            &me.machine,
+            &agents,
+            &keys,
+            &names,
+            &tiers,
+            &kinds,
+            &texts,
+            &importance,
+            &statuses,
+            &supersedes,
+            &superseded_by,
+            &conflict_of,
+            &created,
+            &updated,
+            &index_texts,
+            &bases,
+        ],
+    )?;
+    Ok(written.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
 /// The global id of the version of memory `gid` that `machine` changed at `updated_at` and
 /// keeps beside another machine's: derived, not drawn, so a push cut off after the server took
 /// it and run again sends the same id.
@@ -290,31 +368,32 @@ fn push(
         team::assign_gids(store, &mut rows, || uuid::Uuid::now_v7().to_string())?;
         let mut tx = client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock(hashtext('agent_memory.push'))", &[])?;
+        let written = send_batch(&mut tx, &rows, me)?;
         let upsert = tx.prepare(UPSERT)?;
         let mut done = Vec::with_capacity(rows.len());
         let mut kept_beside = Vec::new();
         for row in &rows {
-            let revision =
-                match send(&mut tx, &upsert, row, me, &row.gid, row.base, &row.conflict_of)? {
-                    Some(revision) => revision,
-                    None => {
-                        // Another machine of this member changed it since this one last saw it:
-                        // this version goes beside that one, under an id of its own.
-                        let beside = row.gid.clone().unwrap_or_default();
-                        let gid = conflict_gid(&beside, &me.machine, row.updated_at);
-                        let sent = send(
-                            &mut tx,
-                            &upsert,
-                            row,
-                            me,
-                            &Some(gid.clone()),
-                            None,
-                            &Some(beside.clone()),
-                        )?;
-                        kept_beside.push(Conflict { id: row.id, gid, beside });
-                        sent.unwrap_or(0)
-                    }
-                };
+            let written = row.gid.as_ref().and_then(|gid| written.get(gid)).copied();
+            let revision = match written {
+                Some(revision) => revision,
+                None => {
+                    // Another machine of this member changed it since this one last saw it:
+                    // this version goes beside that one, under an id of its own.
+                    let beside = row.gid.clone().unwrap_or_default();
+                    let gid = conflict_gid(&beside, &me.machine, row.updated_at);
+                    let sent = send(
+                        &mut tx,
+                        &upsert,
+                        row,
+                        me,
+                        &Some(gid.clone()),
+                        None,
+                        &Some(beside.clone()),
+                    )?;
+                    kept_beside.push(Conflict { id: row.id, gid, beside });
+                    sent.unwrap_or(0)
+                }
+            };
             done.push((row.id, row.updated_at, revision));
         }
         tx.commit()?;
