@@ -163,3 +163,53 @@ pub fn write_team_search(out: &mut impl Write, hits: &[TeamHit], as_json: bool) 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_memory_core::store::team::Applied;
+    use agent_memory_team::sync::{Conflict, Identity, ServerStatus};
+    use expect_test::expect;
+
+    use super::*;
+    use crate::output::tests::{AT, rendered};
+
+    #[test]
+    fn a_sync_with_a_conflict_and_the_status_with_the_server() {
+        let report = SyncReport {
+            pushed: 3,
+            conflicts: vec![Conflict { id: 12, gid: "g2".into(), beside: "g1".into() }],
+            pulled: Applied { added: 2, updated: 1, unchanged: 4 },
+            cursor: 9,
+        };
+        expect![[r#"
+            team sync: 3 memory(ies) pushed; pulled 2 new, 1 changed (4 already here)
+            conflict: m12 was changed on another of your machines too; both versions are kept (this one marked as the conflict copy)
+        "#]]
+        .assert_eq(&rendered(|out| write_team_sync(out, &report, false)));
+        let status = TeamStatus {
+            configured: true,
+            identity: Identity { member: "Alice".into(), machine: "laptop".into() },
+            shared: vec!["reviewed project memory (L2) of projects with a git origin".into()],
+            queue_depth: 0,
+            from_team: 5,
+            last_sync_at: Some(AT),
+            last_outcome: Some("ok".into()),
+            last_success_at: Some(AT),
+            server: Some(Ok(ServerStatus {
+                team: "core".into(),
+                members: vec![("alice".into(), Some("Alice".into())), ("bob".into(), None)],
+                memories: 7,
+            })),
+        };
+        expect![[r#"
+            member: Alice on laptop
+            shared: reviewed project memory (L2) of projects with a git origin
+            waiting to be pushed: 0
+            from the team here: 5 active memory(ies)
+            last sync: <time> (ok)
+            team: core (7 active memory(ies) on the server)
+            members: Alice (alice), bob
+        "#]]
+        .assert_eq(&rendered(|out| write_team_status(out, &status, false)));
+    }
+}
