@@ -200,29 +200,10 @@ fn search_text(text: &str) -> String {
     fts::stemmed_text(text)
 }
 
-/// One memory upserted by its global id. An existing row is replaced only when this machine
-/// wrote it last or it has not changed since this machine last saw it (`$17`, the base
-/// revision); otherwise no row comes back, and the push keeps both versions.
-const UPSERT: &str = "
-    INSERT INTO agent_memory.memories AS m
-        (gid, team, member_role, member, machine, agent, project_key, project_name, tier, kind,
-         text, importance, status, supersedes, superseded_by, conflict_of, created_at,
-         updated_at, revision, search_text)
-    VALUES ($1::text::uuid, '', '', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::uuid,
-            $13::text::uuid, $18::text::uuid, $14, $15, 0, to_tsvector('simple', $16))
-    ON CONFLICT (gid) DO UPDATE SET
-        member = excluded.member, machine = excluded.machine, agent = excluded.agent,
-        project_key = excluded.project_key, project_name = excluded.project_name,
-        tier = excluded.tier, kind = excluded.kind, text = excluded.text,
-        importance = excluded.importance, status = excluded.status,
-        supersedes = excluded.supersedes, superseded_by = excluded.superseded_by,
-        conflict_of = excluded.conflict_of, updated_at = excluded.updated_at,
-        search_text = excluded.search_text
-    WHERE m.machine = excluded.machine OR m.revision IS NOT DISTINCT FROM $17
-    RETURNING revision";
-
-/// The whole batch in one statement, the same upsert as [`UPSERT`] row by row: the rows it
-/// wrote come back with their revisions; a row that does not is a conflict, sent again alone.
+/// A batch of memories upserted by their global ids in one statement. An existing row is
+/// replaced only when this machine wrote it last or it has not changed since this machine last
+/// saw it (the row's base revision); the rows written come back with their revisions, and a row
+/// that does not is a conflict: the push keeps both versions.
 const UPSERT_BATCH: &str = "
     INSERT INTO agent_memory.memories AS m
         (gid, team, member_role, member, machine, agent, project_key, project_name, tier, kind,
@@ -310,47 +291,6 @@ fn conflict_gid(gid: &str, machine: &str, updated_at: i64) -> String {
     uuid::Builder::from_custom_bytes(bytes).into_uuid().to_string()
 }
 
-/// Upserts `row` under `gid` with the base revision and conflict mark given; the server's
-/// revision of it, or `None` when the server kept another machine's newer change.
-fn send(
-    tx: &mut postgres::Transaction<'_>,
-    upsert: &postgres::Statement,
-    row: &Outgoing,
-    me: &Identity,
-    gid: &Option<String>,
-    base: Option<i64>,
-    beside: &Option<String>,
-) -> Result<Option<i64>, TeamError> {
-    let text = sanitize_text(&row.text);
-    let index_text = search_text(&text);
-    let (text, importance) = (text.as_ref(), i32::from(row.importance));
-    let (tier, kind, status) = (row.tier.as_str(), row.kind.as_str(), row.status.as_str());
-    let found = tx.query_opt(
-        upsert,
-        &[
-            gid,
-            &me.member,
-            &me.machine,
-            &row.origin,
-            &row.project_key,
-            &row.project_name,
-            &tier,
-            &kind,
-            &text,
-            &importance,
-            &status,
-            &row.supersedes,
-            &row.superseded_by,
-            &row.created_at,
-            &row.updated_at,
-            &index_text,
-            &base,
-            beside,
-        ],
-    )?;
-    Ok(found.map(|r| r.get(0)))
-}
-
 fn push(
     store: &Store,
     client: &mut postgres::Client,
@@ -369,33 +309,32 @@ fn push(
         let mut tx = client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock(hashtext('agent_memory.push'))", &[])?;
         let written = send_batch(&mut tx, &rows, me)?;
-        let upsert = tx.prepare(UPSERT)?;
-        let mut done = Vec::with_capacity(rows.len());
+        // A row the server kept from another machine of this member, changed since this one
+        // last saw it: this version goes beside that one, under an id of its own.
         let mut kept_beside = Vec::new();
-        for row in &rows {
-            let written = row.gid.as_ref().and_then(|gid| written.get(gid)).copied();
-            let revision = match written {
-                Some(revision) => revision,
-                None => {
-                    // Another machine of this member changed it since this one last saw it:
-                    // this version goes beside that one, under an id of its own.
-                    let beside = row.gid.clone().unwrap_or_default();
-                    let gid = conflict_gid(&beside, &me.machine, row.updated_at);
-                    let sent = send(
-                        &mut tx,
-                        &upsert,
-                        row,
-                        me,
-                        &Some(gid.clone()),
-                        None,
-                        &Some(beside.clone()),
-                    )?;
-                    kept_beside.push(Conflict { id: row.id, gid, beside });
-                    sent.unwrap_or(0)
-                }
-            };
-            done.push((row.id, row.updated_at, revision));
-        }
+        let copies: Vec<Outgoing> = rows
+            .iter()
+            .filter(|row| !row.gid.as_ref().is_some_and(|gid| written.contains_key(gid)))
+            .map(|row| {
+                let beside = row.gid.clone().unwrap_or_default();
+                let gid = conflict_gid(&beside, &me.machine, row.updated_at);
+                kept_beside.push(Conflict { id: row.id, gid: gid.clone(), beside: beside.clone() });
+                Outgoing { gid: Some(gid), base: None, conflict_of: Some(beside), ..row.clone() }
+            })
+            .collect();
+        let written_copies =
+            if copies.is_empty() { Default::default() } else { send_batch(&mut tx, &copies, me)? };
+        let done: Vec<(i64, i64, i64)> = rows
+            .iter()
+            .map(|row| {
+                let copy = kept_beside.iter().find(|c| c.id == row.id);
+                let revision = match copy {
+                    Some(copy) => written_copies.get(&copy.gid),
+                    None => row.gid.as_ref().and_then(|gid| written.get(gid)),
+                };
+                (row.id, row.updated_at, revision.copied().unwrap_or(0))
+            })
+            .collect();
         tx.commit()?;
         for conflict in &kept_beside {
             team::rekey_conflict(store, conflict.id, &conflict.gid, &conflict.beside)?;

@@ -7,6 +7,7 @@
 //! `AGENT_MEMORY_HOME`, and no inherited `AGENT_MEMORY_*` variable.
 
 pub mod pg;
+pub mod synthetic;
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;

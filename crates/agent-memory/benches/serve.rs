@@ -23,44 +23,13 @@ use agent_memory_core::project::ProjectIdentity;
 use agent_memory_core::store::Store;
 use agent_memory_core::store::distilled::Provenance;
 
+use agent_memory_testkit::synthetic::{Rng, vocabulary};
+
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
 const PER_SESSION: usize = 100;
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A small deterministic generator: the same store every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
-    }
-
-    /// Skewed towards the first words, as real text is.
-    fn word(&mut self, words: &[String]) -> String {
-        let a = self.below(words.len());
-        let b = self.below(words.len());
-        words[a.min(b)].clone()
-    }
-}
-
-fn vocabulary() -> Vec<String> {
-    let syllables = [
-        "pa", "ser", "dep", "th", "to", "ken", "lex", "cache", "sto", "re", "que", "ry", "in",
-        "dex", "mi", "gra", "te", "hook", "spo", "ol",
-    ];
-    let mut words = Vec::new();
-    for a in syllables {
-        for b in syllables {
-            for c in ["", "r", "s", "ing"] {
-                words.push(format!("{a}{b}{c}"));
-            }
-        }
-    }
-    words
 }
 
 fn fill(home: &Home, target: usize) {

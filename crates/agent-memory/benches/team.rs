@@ -24,45 +24,14 @@ use std::time::{Duration, Instant};
 
 use agent_memory_testkit::pg::{OWNER_PASSWORD, PG_BIN_ENV, PgServer};
 
+use agent_memory_testkit::synthetic::{Rng, vocabulary};
+
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
 const DB: &str = "team";
 const PROJECT: &str = "git:github.com/acme/shop";
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A small deterministic generator: the same text every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
-    }
-
-    /// Skewed towards the first words, as real text is.
-    fn word<'a>(&mut self, words: &'a [String]) -> &'a str {
-        let a = self.below(words.len());
-        let b = self.below(words.len());
-        &words[a.min(b)]
-    }
-}
-
-fn vocabulary() -> Vec<String> {
-    let syllables = [
-        "pa", "ser", "dep", "th", "to", "ken", "lex", "cache", "sto", "re", "que", "ry", "in",
-        "dex", "mi", "gra", "te", "hook", "spo", "ol",
-    ];
-    let mut words = Vec::new();
-    for a in syllables {
-        for b in syllables {
-            for c in ["", "r", "s", "ing"] {
-                words.push(format!("{a}{b}{c}"));
-            }
-        }
-    }
-    words
 }
 
 /// A member's home: a temp `HOME` with an agent-memory home whose `[team]` names the server.
