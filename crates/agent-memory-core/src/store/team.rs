@@ -10,7 +10,8 @@
 //! What may leave: reviewed project memory (L2) of a project known by its git origin (a path
 //! means nothing on another machine), global memory (L3) only when the caller says so, and only
 //! memory this member learned (a teammate's memory is never pushed back). Candidates, rejected
-//! memory, raw events, observations and summaries never leave through here.
+//! memory, raw events, observations and summaries never leave through here, nor a memory drawn
+//! from an observation distilled from a private event.
 //!
 //! Must not: open a connection to anything but the store (the network side is the
 //! `agent-memory-team` crate, never the hook).
@@ -120,7 +121,13 @@ const OUTBOX_WHERE: &str = "
           AND p.key NOT IN (SELECT value FROM json_each(?3))
           AND p.name NOT IN (SELECT value FROM json_each(?3))
           AND p.root NOT IN (SELECT value FROM json_each(?3)))
-         OR (m.tier = 'L3' AND ?2))";
+         OR (m.tier = 'L3' AND ?2))
+    AND NOT EXISTS (
+        SELECT 1 FROM json_each(CASE WHEN json_valid(m.sources) THEN m.sources ELSE '[]' END) j
+        JOIN observation_sources os
+          ON substr(j.value, 1, 1) = 'o' AND os.observation_id = CAST(substr(j.value, 2) AS INTEGER)
+        JOIN events pe ON pe.id = os.event_id
+        WHERE pe.sensitivity = 'private')";
 
 fn share_args(share: &Share) -> (String, bool, String) {
     (
@@ -477,7 +484,22 @@ mod tests {
         mark_pushed(&store, &[(rows[0].id, rows[0].updated_at, 7)]).expect("pushed");
         assert_eq!(texts(&outbox(&store, &share, 100).expect("outbox")), ["a preference"]);
         memories::forget(&mut store, rows[0].id, 20).expect("forget");
+        // A memory drawn from what a private event taught stays here.
+        let private = remember(&mut store, Tier::L2, Some(shop), "from a private session");
+        assert!(outbox(&store, &share, 10).expect("outbox").iter().any(|r| r.id == private));
+        store
+            .conn()
+            .execute_batch(&format!(
+                "PRAGMA foreign_keys = OFF;
+                 INSERT INTO events (id, uid, session_id, project_id, agent, kind, source_event,
+                                     at, summary, body, content_hash, sensitivity)
+                     VALUES (900, 'p1', 1, 1, 'codex', 'prompt', 'x', 0, 's', 'b', 'h', 'private');
+                 INSERT INTO observation_sources (observation_id, event_id) VALUES (77, 900);
+                 UPDATE memories SET sources = '[\"o77\"]' WHERE id = {private};"
+            ))
+            .expect("private source");
         let again = outbox(&store, &share, 10).expect("outbox");
+        assert!(again.iter().all(|r| r.id != private), "{again:?}");
         let again = again.iter().find(|r| r.id == rows[0].id).expect("back in the queue");
         assert_eq!((again.gid.as_deref(), again.status), (Some("g1"), Status::Forgotten));
     }
