@@ -62,6 +62,18 @@ struct Member {
 
 impl Member {
     fn new(pg: &PgServer, role: &str, name: &str, password: &str, pgpass: bool) -> Member {
+        Member::on(pg, role, name, password, pgpass, &format!("{role}-laptop"))
+    }
+
+    /// [`Member::new`] on the machine named `machine`.
+    fn on(
+        pg: &PgServer,
+        role: &str,
+        name: &str,
+        password: &str,
+        pgpass: bool,
+        machine: &str,
+    ) -> Member {
         let home = home();
         std::fs::create_dir_all(home.home()).expect("home");
         // One member asks for TLS when the server offers it; this server does not, so the
@@ -71,7 +83,7 @@ impl Member {
             .replace("sslmode=disable", if pgpass { "sslmode=prefer" } else { "sslmode=disable" });
         agent_memory_core::fsutil::write_atomic(
             &home.home().join("config.toml"),
-            format!("[team]\nurl = \"{url}\"\nmember = \"{name}\"\nmachine = \"{role}-laptop\"\n")
+            format!("[team]\nurl = \"{url}\"\nmember = \"{name}\"\nmachine = \"{machine}\"\n")
                 .as_bytes(),
         )
         .expect("config");
@@ -336,17 +348,7 @@ fn an_edit_on_two_machines_keeps_both_versions() {
     let Some(bin) = pg_bin(test) else { return };
     let pg = team_server(&bin);
     let laptop = Member::new(&pg, "alice", "Alice", "alice-pw", false);
-    let desktop = Member::new(&pg, "alice", "Alice", "alice-pw", false);
-    std::fs::create_dir_all(desktop.home.home()).expect("home");
-    agent_memory_core::fsutil::write_atomic(
-        &desktop.home.home().join("config.toml"),
-        format!(
-            "[team]\nurl = \"{}\"\nmember = \"Alice\"\nmachine = \"desktop\"\n",
-            pg.url("alice", DB)
-        )
-        .as_bytes(),
-    )
-    .expect("config");
+    let desktop = Member::on(&pg, "alice", "Alice", "alice-pw", false, "desktop");
     let shop = clone_at(&laptop.home.user_home().join("shop"), "https://github.com/acme/shop");
     let id = laptop.json(&[
         "remember",
