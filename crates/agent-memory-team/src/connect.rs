@@ -16,6 +16,9 @@ use crate::TeamError;
 /// How long a connection attempt may take before the sync gives up for this round.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The server-side limit on one statement, unless the url sets its own `options`.
+const STATEMENT_TIMEOUT: &str = "-c statement_timeout=120000";
+
 /// Opens a connection to the database `url` names.
 pub fn connect(url: &str) -> Result<postgres::Client, TeamError> {
     let config = client_config(url, std::env::var("PGPASSWORD").ok(), pgpass_path().as_deref())?;
@@ -52,6 +55,11 @@ fn client_config(
     }
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // A server that accepts but stalls (or another member's long push holding the push lock)
+    // must not hold a work pass for ever: each statement gets two minutes.
+    if config.get_options().is_none() {
+        config.options(STATEMENT_TIMEOUT);
     }
     config.application_name("agent-memory");
     Ok(config)
@@ -151,6 +159,7 @@ mod tests {
         assert_eq!(config.get_user(), Some("alice"));
         assert_eq!(config.get_ssl_mode(), SslMode::Require);
         assert_eq!(describe(&config), "alice@db.example:6543/team");
+        assert_eq!(config.get_options(), Some(STATEMENT_TIMEOUT));
         let config =
             client_config("postgres://alice@db/team", Some("s3cret".into()), None).expect("url");
         assert_eq!(config.get_password(), Some(&b"s3cret"[..]));
