@@ -7,7 +7,7 @@ use agent_memory_core::recall::ItemId;
 use agent_memory_core::store::search::{Ranking, SearchResults};
 use agent_memory_core::time::format_local;
 
-use super::{cell, clip, json};
+use super::{cell, clip, json, width};
 
 pub fn search(
     results: &SearchResults,
@@ -31,6 +31,10 @@ pub fn write_search(
     if results.hits.is_empty() {
         return writeln!(out, "no matches");
     }
+    // The agent column is as wide as its longest name (a teammate's memory shows the member
+    // beside the agent), within bounds, so names are read whole and the columns stay straight.
+    let agent_columns =
+        results.hits.iter().map(|h| width(&h.agent)).max().unwrap_or_default().clamp(11, 28);
     for hit in &results.hits {
         let id =
             ItemId::of_kind(hit.kind, hit.id).map_or_else(|| hit.id.to_string(), |i| i.to_string());
@@ -39,7 +43,7 @@ pub fn write_search(
             "{:<7} {}  {} {} {} {}  ({:.3})",
             id,
             format_local(hit.at_ms),
-            cell(&hit.agent, 11),
+            cell(&hit.agent, agent_columns),
             cell(hit.project.as_deref().unwrap_or("-"), 14),
             cell(&hit.item_type, 11),
             clip(&hit.title, 100),

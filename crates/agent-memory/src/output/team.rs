@@ -9,7 +9,7 @@ use agent_memory_core::time::format_local;
 use agent_memory_team::schema::Migrated;
 use agent_memory_team::sync::{SyncReport, TeamHit, TeamStatus};
 
-use super::json;
+use super::{count, json};
 
 pub fn team_init(migrated: &Migrated, as_json: bool) -> io::Result<()> {
     write_team_init(&mut io::stdout().lock(), migrated, as_json)
@@ -40,8 +40,11 @@ pub fn write_team_sync(out: &mut impl Write, report: &SyncReport, as_json: bool)
     }
     writeln!(
         out,
-        "team sync: {} memory(ies) pushed; pulled {} new, {} changed ({} already here)",
-        report.pushed, report.pulled.added, report.pulled.updated, report.pulled.unchanged
+        "team sync: {} pushed; pulled {} new, {} changed ({} already here)",
+        count(report.pushed, "memory"),
+        report.pulled.added,
+        report.pulled.updated,
+        report.pulled.unchanged
     )?;
     for conflict in &report.conflicts {
         writeln!(
@@ -65,7 +68,7 @@ pub fn write_team_dry_run(
     if as_json {
         return json(out, &rows);
     }
-    writeln!(out, "would leave this machine: {} memory(ies) (nothing sent)", rows.len())?;
+    writeln!(out, "would leave this machine: {} (nothing sent)", count(rows.len(), "memory"))?;
     for row in rows {
         writeln!(
             out,
@@ -99,7 +102,7 @@ pub fn write_team_status(
     writeln!(out, "member: {} on {}", status.identity.member, status.identity.machine)?;
     writeln!(out, "shared: {}", status.shared.join("; "))?;
     writeln!(out, "waiting to be pushed: {}", status.queue_depth)?;
-    writeln!(out, "from the team here: {} active memory(ies)", status.from_team)?;
+    writeln!(out, "from the team here: {}", count(status.from_team, "active memory"))?;
     match (status.last_sync_at, status.last_outcome.as_deref()) {
         (Some(at), Some("ok")) => writeln!(out, "last sync: {} (ok)", format_local(at))?,
         (Some(at), Some(error)) => {
@@ -118,8 +121,9 @@ pub fn write_team_status(
         Some(Ok(server)) => {
             writeln!(
                 out,
-                "team: {} ({} active memory(ies) on the server)",
-                server.team, server.memories
+                "team: {} ({} on the server)",
+                server.team,
+                count(server.memories, "active memory")
             )?;
             let members: Vec<String> = server
                 .members
@@ -182,7 +186,7 @@ mod tests {
             cursor: 9,
         };
         expect![[r#"
-            team sync: 3 memory(ies) pushed; pulled 2 new, 1 changed (4 already here)
+            team sync: 3 memories pushed; pulled 2 new, 1 changed (4 already here)
             conflict: m12 was changed on another of your machines too; both versions are kept (this one marked as the conflict copy)
         "#]]
         .assert_eq(&rendered(|out| write_team_sync(out, &report, false)));
@@ -205,9 +209,9 @@ mod tests {
             member: Alice on laptop
             shared: reviewed project memory (L2) of projects with a git origin
             waiting to be pushed: 0
-            from the team here: 5 active memory(ies)
+            from the team here: 5 active memories
             last sync: <time> (ok)
-            team: core (7 active memory(ies) on the server)
+            team: core (7 active memories on the server)
             members: Alice (alice), bob
         "#]]
         .assert_eq(&rendered(|out| write_team_status(out, &status, false)));

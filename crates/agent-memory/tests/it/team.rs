@@ -217,7 +217,7 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     ]);
 
     let dry = alice.ok(&["team", "sync", "--dry-run"]);
-    assert!(dry.contains("2 memory(ies)") && dry.contains("exponential backoff"), "{dry}");
+    assert!(dry.contains("2 memories") && dry.contains("exponential backoff"), "{dry}");
     assert!(dry.contains("use jiff for every timestamp"), "{dry}");
     assert!(!dry.contains("short sentences") && !dry.contains("throwaway"), "{dry}");
     assert_eq!(
@@ -227,13 +227,13 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     );
 
     let synced = alice.ok(&["team", "sync"]);
-    assert!(synced.contains("2 memory(ies) pushed"), "{synced}");
+    assert!(synced.contains("2 memories pushed"), "{synced}");
     assert_eq!(
         pg.owner(DB, "SELECT member || '|' || member_role || '|' || team || '|' || machine || '|' || project_key FROM agent_memory.memories WHERE agent = 'remembered'"),
         "Alice Liddell|alice|core|alice-laptop|git:github.com/acme/shop"
     );
     // Again: nothing new leaves, nothing is duplicated.
-    assert!(alice.ok(&["team", "sync"]).contains("0 memory(ies) pushed"));
+    assert!(alice.ok(&["team", "sync"]).contains("0 memories pushed"));
 
     // Bob's next Claude Code session in his clone is briefed with it, and says who learned it.
     let pulled = bob.ok(&["team", "sync"]);
@@ -251,7 +251,7 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
     let remote = bob.ok(&["search", "--team", "webhooks", "retry"]);
     assert!(remote.contains("exponential backoff") && remote.contains("Alice Liddell"), "{remote}");
     // Bob shares nothing back that is Alice's.
-    assert!(bob.ok(&["team", "sync"]).contains("0 memory(ies) pushed"));
+    assert!(bob.ok(&["team", "sync"]).contains("0 memories pushed"));
 
     // Carol, in another team, sees none of it: not by sync, not by search, not by SQL.
     let other = carol.ok(&["team", "sync"]);
@@ -287,7 +287,7 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
 
     // Alice forgets it: the tombstone reaches Bob at his next sync.
     alice.ok(&["forget", &format!("m{id}")]);
-    assert!(alice.ok(&["team", "sync"]).contains("1 memory(ies) pushed"));
+    assert!(alice.ok(&["team", "sync"]).contains("1 memory pushed"));
     assert!(bob.ok(&["team", "sync"]).contains("1 changed"));
     assert!(!bob.session_start(&shop_b, "b2").contains("backoff"));
     assert!(!bob.ok(&["search", "webhook", "backoff"]).contains("exponential backoff"));
@@ -321,7 +321,7 @@ fn without_the_server_hooks_and_local_recall_carry_on_and_sync_says_what_to_do()
     let work = alice.ok(&["work"]);
     assert!(!work.contains("team sync"), "{work}");
     pg.restart();
-    assert!(alice.ok(&["team", "sync"]).contains("1 memory(ies) pushed"));
+    assert!(alice.ok(&["team", "sync"]).contains("1 memory pushed"));
     // A teammate's work pass syncs on its interval, the first time at once.
     let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
     let work = bob.ok(&["work"]);
@@ -366,7 +366,7 @@ fn an_edit_on_two_machines_keeps_both_versions() {
 
     // The desktop edits it (its own memory, from the other machine), then the laptop does.
     desktop.ok(&["review", "--edit", &format!("m{there}"), "--text", "Webhooks retry three times"]);
-    assert!(desktop.ok(&["team", "sync"]).contains("1 memory(ies) pushed"));
+    assert!(desktop.ok(&["team", "sync"]).contains("1 memory pushed"));
     laptop.ok(&["review", "--edit", &format!("m{id}"), "--text", "Webhooks retry seven times"]);
     let synced = laptop.ok(&["team", "sync"]);
     assert!(synced.contains(&format!("conflict: m{id}")), "{synced}");
@@ -381,10 +381,8 @@ fn an_edit_on_two_machines_keeps_both_versions() {
         "both versions, one marked"
     );
     // Settled: the next syncs move nothing.
-    assert!(laptop.ok(&["team", "sync"]).contains("0 memory(ies) pushed; pulled 0 new, 0 changed"));
-    assert!(
-        desktop.ok(&["team", "sync"]).contains("0 memory(ies) pushed; pulled 0 new, 0 changed")
-    );
+    assert!(laptop.ok(&["team", "sync"]).contains("0 memories pushed; pulled 0 new, 0 changed"));
+    assert!(desktop.ok(&["team", "sync"]).contains("0 memories pushed; pulled 0 new, 0 changed"));
 }
 
 /// Rows of the server the owner sees.
