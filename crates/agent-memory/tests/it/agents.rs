@@ -520,8 +520,23 @@ fn installed_wiring_records_each_agent_and_briefs_it() {
             "{agent}: the installed hooks recorded its prompt once\n{}",
             run.report
         );
+        // The skill install wrote reaches the model of the agents that read skills.
+        if matches!(agent, "claude" | "codex") {
+            let mut texts = Vec::new();
+            for body in run.log.iter().filter_map(|line| line.get("body")) {
+                strings(body, &mut texts);
+            }
+            assert!(
+                texts.iter().any(|t| t.contains(SKILL_DESCRIPTION)),
+                "{agent}: the installed skill never reached the model\n{}",
+                run.report
+            );
+        }
     }
 }
+
+/// The start of the description of the skill `install` writes (install/skill.md).
+const SKILL_DESCRIPTION: &str = "Search the shared memory of earlier coding sessions";
 
 /// The Claude Code plugin, added from the local marketplace `agent-memory plugin` writes, with
 /// Claude Code's own `plugin marketplace add` and `plugin install`: its hooks record the session
