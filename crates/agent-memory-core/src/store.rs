@@ -1000,6 +1000,14 @@ mod tests {
         assert!(hits[0].parts.named > 0.0 && hits[1].parts.named == 0.0, "{hits:?}");
         q.text = "what did Codex's run change in the upload test".into();
         assert_eq!(store.search(&q).expect("search").hits[0].agent, "codex");
+        // A name written against Chinese text still names its agent.
+        for (text, agent) in
+            [("claude修改了 upload test", "claude-code"), ("codex修改了 upload test", "codex")]
+        {
+            q.text = text.into();
+            let hits = store.search(&q).expect("search").hits;
+            assert!(hits[0].agent == agent && hits[0].parts.named > 0.0, "{text}: {hits:?}");
+        }
         // A project named boosts every item of it alike.
         q.text = "upload test in app".into();
         let hits = store.search(&q).expect("search").hits;

@@ -1023,8 +1023,9 @@ impl Store {
 /// The filter clauses for `query` over `source`'s table aliased `x`, pushing their values onto
 /// `args` as numbered parameters.
 /// The words of a query that may name an agent or a project: split on what cannot be part of
-/// such a name, lowercased, a possessive `'s` dropped ("Caroline's" names `caroline`), each
-/// with the agent it names (an alias gives the agent's own name: `claude` is `claude-code`).
+/// such a name and where Latin text meets CJK text (`codex修改了什么` names `codex`),
+/// lowercased, a possessive `'s` dropped ("Caroline's" names `caroline`), each with the agent
+/// it names (an alias gives the agent's own name: `claude` is `claude-code`).
 struct NamedIn {
     words: Vec<(String, String)>,
 }
@@ -1033,6 +1034,7 @@ impl NamedIn {
     fn new(text: &str) -> NamedIn {
         let words = text
             .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '\'' | '’')))
+            .flat_map(ascii_runs)
             .map(|w| {
                 let w = w.trim_matches(|c: char| matches!(c, '.' | '\'' | '’' | '-' | '_'));
                 let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(w);
@@ -1051,6 +1053,22 @@ impl NamedIn {
                 || hit.project.as_deref().is_some_and(|p| p.to_lowercase() == *word)
         })
     }
+}
+
+/// `word` cut where ASCII text meets other text: `codex修改` is `codex` and `修改`.
+fn ascii_runs(word: &str) -> Vec<&str> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut ascii = None;
+    for (at, c) in word.char_indices() {
+        if ascii.is_some_and(|a| a != c.is_ascii()) {
+            runs.push(&word[start..at]);
+            start = at;
+        }
+        ascii = Some(c.is_ascii());
+    }
+    runs.push(&word[start..]);
+    runs
 }
 
 fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> String {
