@@ -867,7 +867,7 @@ mod tests {
         check(
             "[serch]\nlimit = 3\n",
             expect_test::expect![[
-                r#"<config.toml> is not valid configuration: line 1: `serch` is no setting here; the settings here are capture, filter, search, distil, llm, inject, promote, vault, log, serve; compare with `agent-memory config default`"#
+                r#"<config.toml> is not valid configuration: line 1: `serch` is no setting here; the settings here are capture, filter, search, distil, llm, inject, promote, vault, log, serve, team; compare with `agent-memory config default`"#
             ]],
         );
         check(
