@@ -74,6 +74,21 @@ pub fn open_private_append(path: &Path) -> io::Result<File> {
     private_file_options().create(true).append(true).open(path)
 }
 
+/// Takes an exclusive lock on the private file `path` (created when missing, and its folder
+/// too) without waiting: the open file while it is held, `None` when another process holds
+/// it. The lock goes with the file, so a process that dies never leaves it taken.
+pub fn try_lock_file(path: &Path) -> io::Result<Option<File>> {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        ensure_private_dir(dir)?;
+    }
+    let file = private_file_options().create(true).truncate(false).write(true).open(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(fs::TryLockError::WouldBlock) => Ok(None),
+        Err(fs::TryLockError::Error(err)) => Err(err),
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a sibling temp file, fsync, rename, fsync of the
 /// directory. A reader sees the old content or the new, never half of either.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {

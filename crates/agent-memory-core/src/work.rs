@@ -70,15 +70,9 @@ impl WorkLock {
     /// Takes the lock without waiting: `None` when another process holds it.
     pub fn try_take(home: &Home) -> Result<Option<WorkLock>, WorkError> {
         let path = WorkLock::path(home);
-        let lock_error = |source| WorkError::Lock { path: path.clone(), source };
-        fsutil::ensure_private_dir(home.root()).map_err(lock_error)?;
-        let file = fsutil::private_file_options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(lock_error)?;
-        Ok(file.try_lock().is_ok().then_some(WorkLock { _file: file }))
+        let file =
+            fsutil::try_lock_file(&path).map_err(|source| WorkError::Lock { path, source })?;
+        Ok(file.map(|file| WorkLock { _file: file }))
     }
 }
 

@@ -50,6 +50,10 @@ pub enum TeamError {
         "role {role} is no member of a team on this database; its owner adds it with SELECT agent_memory.add_member('{role}', 'TEAM')"
     )]
     NotMember { role: String },
+    #[error("cannot open the team sync lock {path}: {source}; check that the folder is writable")]
+    Lock { path: std::path::PathBuf, source: std::io::Error },
+    #[error("another team sync is running (it holds {path}); try again when it has finished")]
+    Busy { path: std::path::PathBuf },
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -9,14 +9,25 @@
 //! take one advisory lock for their transaction, so revisions become visible in their order
 //! and a pull never steps over a row committed late.
 //!
+//! One sync at a time per home: [`SyncLock`] is a file lock beside the store that every sync
+//! holds (`team sync`, the work pass, serve's worker), so two syncs never hand the same memory
+//! two global ids or pull the same rows twice. A manual sync waits a little for one that runs;
+//! the work pass skips its sync and tries at its next pass.
+//!
 //! Everything pushed is sanitized again first (`capture::sanitize_text`), as a reviewer's
 //! edit is; what is pulled is sanitized and checked too, since it was written elsewhere.
 //!
 //! Must not: run on the hook path, or push a teammate's memory, a candidate, or anything the
 //! `[team]` configuration keeps here.
 
+use std::fs::File;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
 use agent_memory_core::capture::sanitize_text;
 use agent_memory_core::config::TeamConfig;
+use agent_memory_core::fsutil;
+use agent_memory_core::paths::Home;
 use agent_memory_core::store::Store;
 use agent_memory_core::store::fts;
 use agent_memory_core::store::memories::{Kind, Status, Tier, check_text};
@@ -104,9 +115,53 @@ pub struct SyncReport {
     pub cursor: i64,
 }
 
-/// Pushes this member's changed memory, then pulls the team's. Records the outcome in the
-/// store (for `team status` and the worker's backoff) whatever it is.
-pub fn sync(store: &Store, config: &TeamConfig, now_ms: i64) -> Result<SyncReport, TeamError> {
+/// The lock that keeps to one sync at a time per home; released when dropped or when the
+/// process ends.
+#[derive(Debug)]
+pub struct SyncLock {
+    // Held for its lock.
+    _file: File,
+}
+
+impl SyncLock {
+    /// The lock file of a home.
+    pub fn path(home: &Home) -> PathBuf {
+        home.root().join("team-sync.lock")
+    }
+
+    /// Takes the lock, waiting up to `wait` for a sync that holds it to finish; `None` when it
+    /// is held still.
+    pub fn take(home: &Home, wait: Duration) -> Result<Option<SyncLock>, TeamError> {
+        let path = SyncLock::path(home);
+        let start = Instant::now();
+        loop {
+            let file = fsutil::try_lock_file(&path)
+                .map_err(|source| TeamError::Lock { path: path.clone(), source })?;
+            if let Some(file) = file {
+                return Ok(Some(SyncLock { _file: file }));
+            }
+            if start.elapsed() >= wait {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(50).min(wait));
+        }
+    }
+
+    /// [`SyncLock::take`], or [`TeamError::Busy`] when the wait was not enough.
+    pub fn wait_for(home: &Home, wait: Duration) -> Result<SyncLock, TeamError> {
+        SyncLock::take(home, wait)?.ok_or_else(|| TeamError::Busy { path: SyncLock::path(home) })
+    }
+}
+
+/// Pushes this member's changed memory, then pulls the team's, under the home's [`SyncLock`]
+/// (which the caller holds). Records the outcome in the store (for `team status` and the
+/// worker's backoff) whatever it is.
+pub fn sync(
+    _lock: &SyncLock,
+    store: &Store,
+    config: &TeamConfig,
+    now_ms: i64,
+) -> Result<SyncReport, TeamError> {
     let result = sync_once(store, config, now_ms);
     record_outcome(store, result.as_ref().map(|_| ()).map_err(ToString::to_string), now_ms)?;
     result

@@ -1,12 +1,19 @@
 //! `agent-memory team init|sync|status` and `search --team`: team memory on PostgreSQL. The
 //! network side is the `agent-memory-team` crate; the hook never comes here.
 
+use std::time::Duration;
+
 use agent_memory_core::time;
+use agent_memory_team::sync::SyncLock;
 use agent_memory_team::{TeamError, connect, schema, sync};
 
 use super::Context;
 use crate::cli::{SearchArgs, TeamCommand};
 use crate::output;
+
+/// How long `team sync` waits for a sync that is running (the work pass's or serve's) before it
+/// says so: long enough for a sync of many batches.
+const SYNC_WAIT: Duration = Duration::from_secs(120);
 
 pub fn run(ctx: &Context, command: TeamCommand) -> anyhow::Result<()> {
     let team = &ctx.config.team;
@@ -25,8 +32,13 @@ pub fn run(ctx: &Context, command: TeamCommand) -> anyhow::Result<()> {
             output::team_dry_run(&rows, json)?;
         }
         TeamCommand::Sync { dry_run: false, json } => {
+            if !team.enabled() {
+                return Err(TeamError::NotConfigured.into());
+            }
+            // A sync of the work pass or serve's worker may be running: wait for it a while.
+            let lock = SyncLock::wait_for(&ctx.home, SYNC_WAIT)?;
             let store = ctx.store()?;
-            let report = sync::sync(&store, team, time::now_ms())?;
+            let report = sync::sync(&lock, &store, team, time::now_ms())?;
             output::team_sync(&report, json)?;
         }
         TeamCommand::Status { offline, json } => {

@@ -120,16 +120,33 @@ pub fn serve_pass(
 
 /// The team sync the work pass runs when one is due (`[team] sync_interval_minutes`, longer
 /// after failures): one line saying what it did, or why it failed. A failure never fails the
-/// pass: the server may be away for days, and local work goes on.
+/// pass: the server may be away for days, and local work goes on. A sync already running (a
+/// manual `team sync`) is left to finish; this pass skips its own, and the next tries again.
 fn team_sync_if_due(ctx: &Context) -> Option<String> {
+    use agent_memory_team::sync::{self, SyncLock};
     let store = ctx.store().ok()?;
-    let now = time::now_ms();
-    match agent_memory_team::sync::due(&store, &ctx.config.team, now) {
+    let due = |now| match sync::due(&store, &ctx.config.team, now) {
+        Ok(due) => Ok(due),
+        Err(err) => Err(format!("team sync: {err}")),
+    };
+    match due(time::now_ms()) {
         Ok(true) => {}
         Ok(false) => return None,
-        Err(err) => return Some(format!("team sync: {err}")),
+        Err(line) => return Some(line),
     }
-    Some(match agent_memory_team::sync::sync(&store, &ctx.config.team, now) {
+    let lock = match SyncLock::take(&ctx.home, Duration::ZERO) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => return Some("team sync: another sync is running; skipped".into()),
+        Err(err) => return Some(format!("team sync failed: {err}")),
+    };
+    // The sync that held the lock may have just done what this one would.
+    let now = time::now_ms();
+    match due(now) {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(line) => return Some(line),
+    }
+    Some(match sync::sync(&lock, &store, &ctx.config.team, now) {
         Ok(report) => format!(
             "team sync: {} pushed, {} pulled, {} changed",
             report.pushed, report.pulled.added, report.pulled.updated

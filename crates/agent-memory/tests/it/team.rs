@@ -1,7 +1,8 @@
 //! Team memory against a real PostgreSQL server (with pgvector): two homes as two members of one
 //! team share reviewed project memory through `agent-memory team sync`, a member of another
 //! team sees none of it (row-level security, enforced by the server), a forget propagates, and
-//! a sync cut off by the server dying resumes without losing or duplicating anything.
+//! a sync cut off by the server dying resumes without losing or duplicating anything, and
+//! syncs started at once on one machine take turns.
 //!
 //! The server comes from `AGENT_MEMORY_TEST_PG_BIN` (`scripts/team-test-db`); each test starts
 //! its own on 127.0.0.1 and a free port and stops it by its pid.
@@ -497,4 +498,77 @@ fn a_sync_killed_with_the_server_resumes_without_losing_or_duplicating() {
         .expect("count");
     assert_eq!((rows, distinct), (total, total));
     assert!(bob.ok(&["team", "sync"]).contains("pulled 0 new"));
+}
+
+#[test]
+fn syncs_started_at_once_on_one_machine_take_turns_and_send_each_memory_once() {
+    let test = "syncs_started_at_once_on_one_machine_take_turns_and_send_each_memory_once";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let alice = Member::new(&pg, "alice", "Alice", "alice-pw", false);
+    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
+    let shop_a = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let shop_b = clone_at(&bob.home.user_home().join("shop"), "https://github.com/acme/shop");
+    const MINE: i64 = 12;
+    const THEIRS: i64 = 6;
+    for i in 0..MINE {
+        let text = format!("Service {i} listens on port {}", 8000 + i);
+        alice.ok(&["remember", &text, "--project", &shop_a.to_string_lossy()]);
+    }
+    for i in 0..THEIRS {
+        let text = format!("Worker {i} drains queue q{i}");
+        bob.ok(&["remember", &text, "--project", &shop_b.to_string_lossy()]);
+    }
+    bob.ok(&["team", "sync"]);
+
+    // Several manual syncs and a work pass (which syncs at once the first time) start together
+    // on Alice's machine, each pushing and pulling in small batches so they overlap.
+    let mut children: Vec<(String, std::process::Child)> = Vec::new();
+    for n in 0..5 {
+        let child = alice
+            .cmd(&["team", "sync"])
+            .env("AGENT_MEMORY_TEAM__BATCH_SIZE", "2")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn team sync");
+        children.push((format!("team sync #{n}"), child));
+    }
+    let work = alice
+        .cmd(&["work"])
+        .env("AGENT_MEMORY_TEAM__BATCH_SIZE", "2")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn work");
+    children.push(("work".into(), work));
+    let mut pushed = 0;
+    for (name, child) in children {
+        let out = child.wait_with_output().expect("wait");
+        let said = agent_memory_testkit::describe(&out);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let busy = String::from_utf8_lossy(&out.stderr).contains("another team sync is running");
+        assert!(out.status.success() || busy, "{name}:\n{said}");
+        assert!(!said.contains("UNIQUE"), "{name}:\n{said}");
+        // `team sync: 3 memories pushed; …` and the work pass's `team sync: 3 pushed, …`.
+        if let Some(rest) = stdout.split("team sync: ").nth(1) {
+            pushed += rest.split(' ').next().and_then(|n| n.parse::<i64>().ok()).unwrap_or(0);
+        }
+    }
+    assert_eq!(pushed, MINE, "each memory pushed by one sync only");
+
+    // The server holds each memory once; Alice's store holds Bob's once, and nothing waits.
+    assert_eq!(server_rows(&pg), (MINE + THEIRS, MINE + THEIRS), "every memory once");
+    let db = crate::db(&alice.home);
+    let (rows, distinct): (i64, i64) = db
+        .query_row(
+            "SELECT count(*), count(DISTINCT team_gid) FROM memories WHERE team_member = 'Bob'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("count");
+    assert_eq!((rows, distinct), (THEIRS, THEIRS));
+    assert_eq!(crate::count(&alice.home, "SELECT count(*) FROM memories"), MINE + THEIRS);
+    assert_eq!(alice.json(&["team", "status", "--offline"])["queue_depth"], 0);
+    assert!(alice.ok(&["team", "sync"]).contains("0 memories pushed; pulled 0 new, 0 changed"));
 }
