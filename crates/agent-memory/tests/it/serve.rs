@@ -25,12 +25,12 @@ use crate::{assert_quiet_success, home, payload};
 static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// This test's turn at running servers.
-fn turn() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn turn() -> std::sync::MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A running `agent-memory serve` and where it listens.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     url: String,
     port: u16,
@@ -38,7 +38,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(home: &TestHome, extra_env: &[(&str, &str)]) -> Server {
+    pub(crate) fn start(home: &TestHome, extra_env: &[(&str, &str)]) -> Server {
         let mut cmd = home.cmd();
         cmd.args(["serve", "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::piped());
         for (key, value) in extra_env {
@@ -69,14 +69,14 @@ impl Server {
         request(self.port, "GET", path, &[("Authorization", &format!("Bearer {}", self.token))], "")
     }
 
-    fn json(&self, path: &str) -> Value {
+    pub(crate) fn json(&self, path: &str) -> Value {
         let response = self.get(path);
         assert_eq!(response.status, 200, "GET {path}: {}", response.body);
         response.json()
     }
 
     /// `serve --stop`, and the process ends with success.
-    fn stop(mut self, home: &TestHome) {
+    pub(crate) fn stop(mut self, home: &TestHome) {
         let out = home.cmd().args(["serve", "--stop"]).output().expect("serve --stop");
         assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
         assert!(String::from_utf8_lossy(&out.stdout).contains("stopped"));

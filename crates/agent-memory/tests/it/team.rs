@@ -2,7 +2,7 @@
 //! team share reviewed project memory through `agent-memory team sync`, a member of another
 //! team sees none of it (row-level security, enforced by the server), a forget propagates, and
 //! a sync cut off by the server dying resumes without losing or duplicating anything, and
-//! syncs started at once on one machine take turns.
+//! syncs started at once on one machine take turns, and `serve`'s worker syncs on its own.
 //!
 //! The server comes from `AGENT_MEMORY_TEST_PG_BIN` (`scripts/team-test-db`); each test starts
 //! its own on 127.0.0.1 and a free port and stops it by its pid.
@@ -571,4 +571,75 @@ fn syncs_started_at_once_on_one_machine_take_turns_and_send_each_memory_once() {
     assert_eq!(crate::count(&alice.home, "SELECT count(*) FROM memories"), MINE + THEIRS);
     assert_eq!(alice.json(&["team", "status", "--offline"])["queue_depth"], 0);
     assert!(alice.ok(&["team", "sync"]).contains("0 memories pushed; pulled 0 new, 0 changed"));
+}
+
+#[test]
+fn serves_worker_syncs_when_one_is_due_without_a_manual_sync() {
+    let test = "serves_worker_syncs_when_one_is_due_without_a_manual_sync";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    // Alice's password is in her ~/.pgpass, which serve reads as `team sync` does.
+    let alice = Member::new(&pg, "alice", "Alice", "alice-pw", true);
+    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
+    let shop_a = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let shop_b = clone_at(&bob.home.user_home().join("shop"), "https://github.com/acme/shop");
+    const BOBS: &str = "The order queue drains through one worker per region";
+    bob.ok(&["remember", BOBS, "--project", &shop_b.to_string_lossy()]);
+    bob.ok(&["team", "sync"]);
+    alice.ok(&["remember", DECISION, "--kind", "decision", "--project", &shop_a.to_string_lossy()]);
+
+    let _turn = crate::serve::turn();
+    let server = crate::serve::Server::start(
+        &alice.home,
+        &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")],
+    );
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done() {
+            assert!(Instant::now() < deadline, "serve's worker never {what}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let on_server = |text: &str| {
+        pg.owner(DB, &format!("SELECT count(*) FROM agent_memory.memories WHERE text = '{text}'"))
+            == "1"
+    };
+    let synced_ok = || {
+        crate::count(
+            &alice.home,
+            "SELECT count(*) FROM team_sync WHERE key = 'last_sync_outcome' AND value = 'ok'",
+        ) == 1
+    };
+    // Its first pass syncs at once: Alice's decision goes up, Bob's memory comes down.
+    wait_for("pushed the decision", &|| on_server(DECISION));
+    wait_for("finished its first sync", &synced_ok);
+    let bobs =
+        format!("SELECT count(*) FROM memories WHERE team_member = 'Bob' AND text = '{BOBS}'");
+    assert_eq!(crate::count(&alice.home, &bobs), 1);
+    let found = alice.ok(&["search", "order", "queue", "region"]);
+    assert!(found.contains(BOBS) && found.contains("Bob"), "{found}");
+
+    // A memory remembered while serve runs goes up at the next sync the interval allows. The
+    // test does not wait the interval out: it moves the last sync back past it.
+    const LATER: &str = "Refunds above 500 euros need a second approval";
+    alice.ok(&["remember", LATER, "--kind", "decision", "--project", &shop_a.to_string_lossy()]);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!on_server(LATER), "not before the interval has passed");
+    {
+        let db = rusqlite::Connection::open(alice.home.db_path()).expect("open the store");
+        db.busy_timeout(Duration::from_secs(10)).expect("busy timeout");
+        let eleven_minutes_ago = agent_memory_core::time::now_ms() - 11 * 60_000;
+        db.execute(
+            "UPDATE team_sync SET value = ?1 WHERE key = 'last_sync_at'",
+            [eleven_minutes_ago.to_string()],
+        )
+        .expect("move the last sync back");
+    }
+    wait_for("pushed the later memory", &|| on_server(LATER));
+    let stats = server.json("/api/stats");
+    assert_eq!(stats["worker"]["last_error"], serde_json::Value::Null, "{stats}");
+    server.stop(&alice.home);
+    let status = alice.ok(&["team", "status", "--offline"]);
+    assert!(status.contains("waiting to be pushed: 0") && status.contains("(ok)"), "{status}");
+    assert_eq!(server_rows(&pg), (3, 3), "every memory once");
 }
