@@ -8,7 +8,8 @@
 use crate::TeamError;
 
 /// The schema files, in order; the version is the number applied.
-const MIGRATIONS: &[&str] = &[include_str!("schema/0001_team.sql")];
+const MIGRATIONS: &[&str] =
+    &[include_str!("schema/0001_team.sql"), include_str!("schema/0002_vector_index.sql")];
 
 /// The schema version this build speaks.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;

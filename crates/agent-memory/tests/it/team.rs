@@ -2,7 +2,8 @@
 //! team share reviewed project memory through `agent-memory team sync`, a member of another
 //! team sees none of it (row-level security, enforced by the server), a forget propagates, and
 //! a sync cut off by the server dying resumes without losing or duplicating anything, and
-//! syncs started at once on one machine take turns, and `serve`'s worker syncs on its own.
+//! syncs started at once on one machine take turns, `serve`'s worker syncs on its own, and a
+//! server of the first schema migrates forward and indexes vectors.
 //!
 //! The server comes from `AGENT_MEMORY_TEST_PG_BIN` (`scripts/team-test-db`); each test starts
 //! its own on 127.0.0.1 and a free port and stops it by its pid.
@@ -43,9 +44,9 @@ fn team_server(bin: &Path) -> PgServer {
         assert!(out.status.success(), "team init:\n{}", agent_memory_testkit::describe(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    assert!(init().contains("version 0 → 1"));
+    assert!(init().contains("version 0 → 2"));
     // A second init is a no-op: forward-only, nothing applied twice.
-    assert!(init().contains("already at version 1"));
+    assert!(init().contains("already at version 2"));
     pg.owner(
         DB,
         "SELECT agent_memory.add_member('alice', 'core'), agent_memory.add_member('bob', 'core'),
@@ -642,4 +643,75 @@ fn serves_worker_syncs_when_one_is_due_without_a_manual_sync() {
     let status = alice.ok(&["team", "status", "--offline"]);
     assert!(status.contains("waiting to be pushed: 0") && status.contains("(ok)"), "{status}");
     assert_eq!(server_rows(&pg), (3, 3), "every memory once");
+}
+
+/// A vector of `dims` equal numbers, as pgvector reads one.
+fn vector(dims: usize, value: &str) -> String {
+    format!("[{}]", vec![value; dims].join(","))
+}
+
+#[test]
+fn a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimension() {
+    let test = "a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimension";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = PgServer::start(&bin);
+    pg.owner("postgres", &format!("CREATE DATABASE {DB}"));
+    pg.owner(DB, "CREATE ROLE alice LOGIN PASSWORD 'alice-pw'");
+    // A server an earlier agent-memory set up: schema version 1, with a member.
+    pg.owner(
+        DB,
+        &format!(
+            "CREATE SCHEMA agent_memory;
+             CREATE TABLE agent_memory.schema_version (version integer NOT NULL);
+             {}
+             INSERT INTO agent_memory.schema_version (version) VALUES (1);
+             SELECT agent_memory.add_member('alice', 'core');",
+            include_str!("../../../agent-memory-team/src/schema/0001_team.sql")
+        ),
+    );
+    let alice = Member::new(&pg, "alice", "Alice", "alice-pw", false);
+    let shop = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
+    for text in [DECISION, "Refunds need a second approval", "Invoices are numbered per year"] {
+        alice.ok(&["remember", text, "--project", &shop.to_string_lossy()]);
+    }
+    let out = alice.cmd(&["team", "sync"]).output().expect("sync");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("run `agent-memory team init`"), "{err}");
+
+    let init = home()
+        .cmd()
+        .args(["team", "init"])
+        .env("AGENT_MEMORY_TEAM__URL", pg.url("postgres", DB))
+        .env("PGPASSWORD", OWNER_PASSWORD)
+        .output()
+        .expect("run team init");
+    assert!(init.status.success(), "{}", agent_memory_testkit::describe(&init));
+    assert!(String::from_utf8_lossy(&init.stdout).contains("version 1 → 2"));
+    assert!(alice.ok(&["team", "sync"]).contains("3 memories pushed"));
+
+    // Vectors of the two indexed dimensions and of another one: all are kept.
+    let set = |text: &str, model: &str, embedding: &str| {
+        let sql = format!(
+            "UPDATE agent_memory.memories SET model = '{model}', embedding = '{embedding}'
+             WHERE text = '{text}' RETURNING gid"
+        );
+        let out = pg.psql("alice", "alice-pw", DB, &sql);
+        assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+        assert!(!String::from_utf8_lossy(&out.stdout).trim().is_empty(), "{text}: no row");
+    };
+    set(DECISION, "all-minilm-l6-v2", &vector(384, "0.05"));
+    set("Refunds need a second approval", "potion-base-8m", &vector(256, "0.0625"));
+    set("Invoices are numbered per year", "tiny", &vector(3, "0.5"));
+    for (dims, value, text) in [(384, "0.05", DECISION), (256, "0.0625", "Refunds")] {
+        let query = format!(
+            "SELECT text FROM agent_memory.memories WHERE vector_dims(embedding) = {dims}
+             ORDER BY embedding::vector({dims}) <=> '{}' LIMIT 5",
+            vector(dims, value)
+        );
+        let plan = pg.owner(DB, &format!("SET enable_seqscan = off; EXPLAIN {query}"));
+        assert!(plan.contains(&format!("memories_embedding_{dims}")), "{plan}");
+        let found = pg.owner(DB, &query);
+        assert!(found.starts_with(text) && !found.contains('\n'), "{found}");
+    }
+    assert!(alice.ok(&["team", "sync"]).contains("0 memories pushed"));
 }
