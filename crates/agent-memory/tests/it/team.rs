@@ -1,9 +1,9 @@
 //! Team memory against a real PostgreSQL server (with pgvector): two homes as two members of one
 //! team share reviewed project memory through `agent-memory team sync`, a member of another
-//! team sees none of it (row-level security, enforced by the server), a forget propagates, and
-//! a sync cut off by the server dying resumes without losing or duplicating anything, and
-//! syncs started at once on one machine take turns, `serve`'s worker syncs on its own, and a
-//! server of the first schema migrates forward and indexes vectors.
+//! team sees none of it (row-level security, enforced by the server), a forget propagates, a
+//! sync cut off by the server dying resumes without losing or duplicating anything, syncs
+//! started at once on one machine take turns, `serve`'s worker syncs on its own, and a server
+//! of the first schema migrates forward and indexes vectors.
 //!
 //! The server comes from `AGENT_MEMORY_TEST_PG_BIN` (`scripts/team-test-db`); each test starts
 //! its own on 127.0.0.1 and a free port and stops it by its pid.
