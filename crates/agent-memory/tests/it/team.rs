@@ -395,6 +395,27 @@ fn server_rows(pg: &PgServer) -> (i64, i64) {
     (parts.next().expect("count"), parts.next().expect("distinct"))
 }
 
+/// The memories in `member`'s store that `teammate` learned, and their distinct global ids.
+fn pulled_from(member: &Member, teammate: &str) -> (i64, i64) {
+    crate::db(&member.home)
+        .query_row(
+            "SELECT count(*), count(DISTINCT team_gid) FROM memories WHERE team_member = ?1",
+            [teammate],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("count")
+}
+
+/// Alice and Bob of team `core`, each with a clone of the shop (Alice's password in her
+/// `~/.pgpass` when `pgpass`).
+fn alice_and_bob(pg: &PgServer, pgpass: bool) -> (Member, PathBuf, Member, PathBuf) {
+    let alice = Member::new(pg, "alice", "Alice", "alice-pw", pgpass);
+    let bob = Member::new(pg, "bob", "Bob", "bob-pw", false);
+    let shop_a = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let shop_b = clone_at(&bob.home.user_home().join("shop"), "https://github.com/acme/shop");
+    (alice, shop_a, bob, shop_b)
+}
+
 /// Waits until `done` holds or `child` exits; true when `done` held first.
 fn until(child: &mut std::process::Child, mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
@@ -489,15 +510,7 @@ fn a_sync_killed_with_the_server_resumes_without_losing_or_duplicating() {
     assert!(!cut || !out.status.success());
     pg.restart();
     bob.ok(&["team", "sync"]);
-    let db = crate::db(&bob.home);
-    let (rows, distinct): (i64, i64) = db
-        .query_row(
-            "SELECT count(*), count(DISTINCT team_gid) FROM memories WHERE team_member = 'Alice'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .expect("count");
-    assert_eq!((rows, distinct), (total, total));
+    assert_eq!(pulled_from(&bob, "Alice"), (total, total));
     assert!(bob.ok(&["team", "sync"]).contains("pulled 0 new"));
 }
 
@@ -506,10 +519,7 @@ fn syncs_started_at_once_on_one_machine_take_turns_and_send_each_memory_once() {
     let test = "syncs_started_at_once_on_one_machine_take_turns_and_send_each_memory_once";
     let Some(bin) = pg_bin(test) else { return };
     let pg = team_server(&bin);
-    let alice = Member::new(&pg, "alice", "Alice", "alice-pw", false);
-    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
-    let shop_a = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
-    let shop_b = clone_at(&bob.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let (alice, shop_a, bob, shop_b) = alice_and_bob(&pg, false);
     const MINE: i64 = 12;
     const THEIRS: i64 = 6;
     for i in 0..MINE {
@@ -560,15 +570,7 @@ fn syncs_started_at_once_on_one_machine_take_turns_and_send_each_memory_once() {
 
     // The server holds each memory once; Alice's store holds Bob's once, and nothing waits.
     assert_eq!(server_rows(&pg), (MINE + THEIRS, MINE + THEIRS), "every memory once");
-    let db = crate::db(&alice.home);
-    let (rows, distinct): (i64, i64) = db
-        .query_row(
-            "SELECT count(*), count(DISTINCT team_gid) FROM memories WHERE team_member = 'Bob'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .expect("count");
-    assert_eq!((rows, distinct), (THEIRS, THEIRS));
+    assert_eq!(pulled_from(&alice, "Bob"), (THEIRS, THEIRS));
     assert_eq!(crate::count(&alice.home, "SELECT count(*) FROM memories"), MINE + THEIRS);
     assert_eq!(alice.json(&["team", "status", "--offline"])["queue_depth"], 0);
     assert!(alice.ok(&["team", "sync"]).contains("0 memories pushed; pulled 0 new, 0 changed"));
@@ -580,10 +582,7 @@ fn serves_worker_syncs_when_one_is_due_without_a_manual_sync() {
     let Some(bin) = pg_bin(test) else { return };
     let pg = team_server(&bin);
     // Alice's password is in her ~/.pgpass, which serve reads as `team sync` does.
-    let alice = Member::new(&pg, "alice", "Alice", "alice-pw", true);
-    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
-    let shop_a = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
-    let shop_b = clone_at(&bob.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let (alice, shop_a, bob, shop_b) = alice_and_bob(&pg, true);
     const BOBS: &str = "The order queue drains through one worker per region";
     bob.ok(&["remember", BOBS, "--project", &shop_b.to_string_lossy()]);
     bob.ok(&["team", "sync"]);
