@@ -655,6 +655,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_sync_holds_the_lock_and_another_waits_then_says_it_is_busy() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = Home::at(dir.path().join("home"));
+        let held = SyncLock::take(&home, Duration::ZERO).expect("lock").expect("free");
+        assert!(SyncLock::take(&home, Duration::from_millis(120)).expect("lock").is_none());
+        let err = SyncLock::wait_for(&home, Duration::ZERO).expect_err("busy");
+        assert!(err.to_string().starts_with("another team sync is running"), "{err}");
+        drop(held);
+        assert!(SyncLock::wait_for(&home, Duration::ZERO).is_ok(), "free again once dropped");
+    }
+
+    #[test]
     fn the_wait_doubles_with_each_failure_up_to_a_cap() {
         assert_eq!(wait_ms(10, 0), 600_000);
         assert_eq!(wait_ms(10, 1), 1_200_000);

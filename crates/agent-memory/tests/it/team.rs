@@ -532,6 +532,16 @@ fn syncs_started_at_once_on_one_machine_take_turns_and_send_each_memory_once() {
     }
     bob.ok(&["team", "sync"]);
 
+    // While another sync holds the lock, the work pass (whose first sync is due at once) skips
+    // its own and says so, and the pass itself succeeds.
+    let held = agent_memory_core::fsutil::try_lock_file(&alice.home.home().join("team-sync.lock"))
+        .expect("open the lock")
+        .expect("take the lock");
+    let work = alice.ok(&["work"]);
+    assert!(work.contains("team sync: another sync is running; skipped"), "{work}");
+    assert_eq!(server_rows(&pg).0, THEIRS, "nothing of Alice's sent");
+    drop(held);
+
     // Several manual syncs and a work pass (which syncs at once the first time) start together
     // on Alice's machine, each pushing and pulling in small batches so they overlap.
     let mut children: Vec<(String, std::process::Child)> = Vec::new();
