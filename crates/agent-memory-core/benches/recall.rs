@@ -218,9 +218,22 @@ fn at_size(
     queries: &[SearchQuery],
     n: usize,
     start_target: &'static str,
-) -> [Row; 3] {
+) -> [Row; 4] {
+    // The same queries with the context levers off (neighbours, session, naming): what they
+    // cost, measured in the same run.
+    let plain: Vec<SearchQuery> = queries
+        .iter()
+        .map(|q| {
+            let mut q = q.clone();
+            q.ranking.neighbour_weight = 0.0;
+            q.ranking.session_weight = 0.0;
+            q.ranking.named_weight = 0.0;
+            q
+        })
+        .collect();
     [
         Row::time(format!("BM25 search, {}", count(n)), &bm25(store, queries), "p50 < 10 ms at 1M"),
+        Row::time("- without the context levers".into(), &bm25(store, &plain), ""),
         Row::time("- FTS5 alone, top 30 rowids".into(), &fts_alone(path, queries), ""),
         Row::time(
             format!("session-start context, {}", count(n)),
