@@ -10,9 +10,9 @@
 //!
 //! Distilled text (observations, summaries, memories) also carries the English stems of its
 //! words beside the words themselves ([`stemmed_text`]): `tests failing` is indexed with `test
-//! fail` too, and a query term asks for the word or its stem ([`term_phrase`]), so `failed
-//! test` finds it while an exact match still weighs more (it holds both). Raw events keep the
-//! plain shadow text: they are written by hooks, which stay as cheap as they can be.
+//! fail` too, and search asks that index for a query word's stem (every form of the word
+//! is indexed with it), so `failed test` finds it. Raw events keep the plain shadow text: they
+//! are written by hooks, which stay as cheap as they can be, and are asked for words as written.
 
 use std::borrow::Cow;
 
@@ -110,16 +110,6 @@ pub fn date_words(at_ms: i64) -> String {
             ts.to_zoned_datetime(crate::time::local_zone()).strftime("%-d %B %Y %A").to_string()
         }
         Err(_) => String::new(),
-    }
-}
-
-/// One query term as an FTS5 expression: the quoted term, or, when `stemming` and the term has
-/// a stem of its own, the term or its stem (`("failing" OR "fail")`).
-pub fn term_phrase(term: &str, stemming: bool) -> String {
-    let exact = quote(term);
-    match stemming.then(|| stem(&term.to_lowercase())).flatten() {
-        Some(stem) => format!("({exact} OR {})", quote(&stem)),
-        None => exact,
     }
 }
 
@@ -232,9 +222,6 @@ mod tests {
             "Tests failing: tests  支付 付回 回调  \ntest fail"
         );
         assert_eq!(stemmed_text("fail fast"), "fail fast", "nothing to add");
-        assert_eq!(term_phrase("Failing", true), r#"("Failing" OR "fail")"#);
-        assert_eq!(term_phrase("Failing", false), r#""Failing""#);
-        assert_eq!(term_phrase("支付", true), r#""支付""#);
     }
 
     #[test]

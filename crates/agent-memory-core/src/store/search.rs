@@ -729,6 +729,9 @@ impl Store {
             |r| r.get(0),
         )?;
         let mut terms = terms.to_vec();
+        for term in &mut terms {
+            term.phrase = term.phrase_for(source);
+        }
         if rows <= SCORED_ROWS {
             return Ok(Plan { rare: terms.len(), terms, bounded: false });
         }
@@ -1135,8 +1138,10 @@ const PROBE_ROWS: i64 = 256;
 /// One term of a query as a full-text channel weighs it.
 #[derive(Debug, Clone)]
 struct Term {
-    /// The FTS5 expression: the quoted term, or the term or its stem.
+    /// The FTS5 expression one source asks for ([`Term::phrase_for`]).
     phrase: String,
+    /// The quoted term.
+    exact: String,
     /// The tokens the index holds for it, to find it in a row's text in memory.
     tokens: Vec<String>,
     /// Its stem, when the phrase also asks for that.
@@ -1149,12 +1154,25 @@ struct Term {
 
 impl Term {
     fn new(term: &str, stemming: bool) -> Term {
+        let exact = fts::quote(term);
         Term {
-            phrase: fts::term_phrase(term, stemming),
+            phrase: exact.clone(),
+            exact,
             tokens: fts::index_tokens(term),
             stem: stemming.then(|| fts::stem(&term.to_lowercase())).flatten(),
             docs: 0.0,
             idf: 0.0,
+        }
+    }
+
+    /// What `source`'s index is asked for. An index that holds stems holds the stem of every
+    /// form of a word beside it (`failing` is indexed with `fail`), so the stem alone finds
+    /// every row any form would, in one phrase rather than two; raw events hold their words
+    /// only, and are asked for the word as written.
+    fn phrase_for(&self, source: &Source) -> String {
+        match (&self.stem, source.stemmed) {
+            (Some(stem), true) => fts::quote(stem),
+            _ => self.exact.clone(),
         }
     }
 
