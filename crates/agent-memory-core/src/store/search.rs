@@ -729,9 +729,6 @@ impl Store {
             |r| r.get(0),
         )?;
         let mut terms = terms.to_vec();
-        for term in &mut terms {
-            term.phrase = term.phrase_for(source);
-        }
         if rows <= SCORED_ROWS {
             return Ok(Plan { rare: terms.len(), terms, bounded: false });
         }
@@ -741,8 +738,9 @@ impl Store {
         );
         let mut stmt = self.conn().prepare_cached(&probe)?;
         for term in &mut terms {
-            let newest: Vec<i64> =
-                stmt.query_map([&term.phrase], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let newest: Vec<i64> = stmt
+                .query_map([term.phrase_for(source)], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
             let found = newest.len() as f64;
             term.docs = match newest.last() {
                 // The newest rows holding it spread over this many of the table's ids: the
@@ -780,8 +778,9 @@ impl Store {
         query: &SearchQuery,
         limit: usize,
     ) -> Result<Vec<(SearchHit, f64)>> {
-        let phrase =
-            |terms: &[Term]| terms.iter().map(|t| t.phrase.as_str()).collect::<Vec<_>>().join(join);
+        let phrase = |terms: &[Term]| {
+            terms.iter().map(|t| t.phrase_for(source)).collect::<Vec<_>>().join(join)
+        };
         if plan.terms.is_empty() {
             return Ok(Vec::new());
         }
@@ -891,7 +890,11 @@ impl Store {
         }
         for (id, score) in scored.iter_mut() {
             let Some(tokens) = texts.get(id) else { continue };
-            *score += terms.iter().filter(|t| t.is_in(tokens)).map(|t| t.idf).sum::<f64>();
+            *score += terms
+                .iter()
+                .filter(|t| t.is_in(tokens, source.stemmed))
+                .map(|t| t.idf)
+                .sum::<f64>();
         }
         Ok(())
     }
@@ -1023,8 +1026,6 @@ impl Store {
     }
 }
 
-/// The filter clauses for `query` over `source`'s table aliased `x`, pushing their values onto
-/// `args` as numbered parameters.
 /// The words of a query that may name an agent or a project: split on what cannot be part of
 /// such a name and where Latin text meets CJK text (`codex修改了什么` names `codex`),
 /// lowercased, a possessive `'s` dropped ("Caroline's" names `caroline`), each with the agent
@@ -1051,9 +1052,9 @@ impl NamedIn {
 
     /// Whether a word of the query is the hit's agent or its project.
     fn names(&self, hit: &SearchHit) -> bool {
+        let project = hit.project.as_deref().map(str::to_lowercase);
         self.words.iter().any(|(agent, word)| {
-            agent.eq_ignore_ascii_case(&hit.agent)
-                || hit.project.as_deref().is_some_and(|p| p.to_lowercase() == *word)
+            agent.eq_ignore_ascii_case(&hit.agent) || project.as_deref() == Some(word.as_str())
         })
     }
 }
@@ -1074,6 +1075,8 @@ fn ascii_runs(word: &str) -> Vec<&str> {
     runs
 }
 
+/// The filter clauses for `query` over `source`'s table aliased `x`, pushing their values onto
+/// `args` as numbered parameters.
 fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> String {
     let mut sql = String::new();
     // Each clause names its value as `?N`, N being the value's position in `args`.
@@ -1138,13 +1141,12 @@ const PROBE_ROWS: i64 = 256;
 /// One term of a query as a full-text channel weighs it.
 #[derive(Debug, Clone)]
 struct Term {
-    /// The FTS5 expression one source asks for ([`Term::phrase_for`]).
-    phrase: String,
     /// The quoted term.
     exact: String,
     /// The tokens the index holds for it, to find it in a row's text in memory.
     tokens: Vec<String>,
-    /// Its stem, when the phrase also asks for that.
+    /// Its stem, when it has one of its own and stemming is on: what an index of stems is
+    /// asked for.
     stem: Option<String>,
     /// Rows holding it: counted when few, estimated from the newest ones when many.
     docs: f64,
@@ -1154,10 +1156,8 @@ struct Term {
 
 impl Term {
     fn new(term: &str, stemming: bool) -> Term {
-        let exact = fts::quote(term);
         Term {
-            phrase: exact.clone(),
-            exact,
+            exact: fts::quote(term),
             tokens: fts::index_tokens(term),
             stem: stemming.then(|| fts::stem(&term.to_lowercase())).flatten(),
             docs: 0.0,
@@ -1176,14 +1176,15 @@ impl Term {
         }
     }
 
-    /// Whether `tokens` (a row's indexed tokens) hold this term's tokens, or its stem.
-    fn is_in(&self, tokens: &[String]) -> bool {
+    /// Whether `tokens` (a row's indexed tokens) hold this term's tokens, or, in an index of
+    /// stems (`stemmed`), its stem: the rows [`Term::phrase_for`] finds.
+    fn is_in(&self, tokens: &[String], stemmed: bool) -> bool {
         let exact = match self.tokens.len() {
             0 => false,
             1 => tokens.contains(&self.tokens[0]),
             n => tokens.windows(n).any(|w| w == self.tokens.as_slice()),
         };
-        exact || self.stem.as_ref().is_some_and(|stem| tokens.contains(stem))
+        exact || (stemmed && self.stem.as_ref().is_some_and(|stem| tokens.contains(stem)))
     }
 }
 
