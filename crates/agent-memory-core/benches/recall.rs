@@ -227,6 +227,7 @@ fn at_size(
             let mut q = q.clone();
             q.ranking.neighbour_weight = 0.0;
             q.ranking.session_weight = 0.0;
+            q.ranking.session_text_weight = 0.0;
             q.ranking.named_weight = 0.0;
             q
         })

@@ -904,6 +904,7 @@ mod tests {
         q.kinds = vec!["observation".into()];
         q.ranking.neighbour_weight = 0.0;
         q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
         let hits = store.search(&q).expect("search").hits;
         let titles: Vec<&str> = hits.iter().map(|h| h.title.as_str()).collect();
         assert_eq!(titles.len(), 2, "{titles:?}");
@@ -959,11 +960,123 @@ mod tests {
         q.kinds = vec!["observation".into()];
         q.ranking.neighbour_weight = 0.0;
         q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
         let hits = store.search(&q).expect("search").hits;
         assert_eq!(hits[0].title, "Upload retries fixed", "{hits:?}");
         q.text = "upload fix on Wednesday".into();
         let hits = store.search(&q).expect("search").hits;
         assert_eq!(hits[0].title, "Upload timeouts fixed", "{hits:?}");
+    }
+
+    #[test]
+    fn a_session_holding_the_query_words_between_its_items_ranks_them_first() {
+        // Session `s-a` holds both words, each in another item; `s-b` holds one, in a shorter
+        // item that full text alone ranks first.
+        let sessions: [(&str, &[&str]); 3] = [
+            (
+                "s-a",
+                &[
+                    "The deploy failed yesterday after a long merge of many branches",
+                    "Staging was rolled back by hand",
+                ],
+            ),
+            ("s-b", &["Deploy docs updated"]),
+            ("s-c", &["Lunch was good", "Weather is fine", "Sourdough needs a rise", "Tea"]),
+        ];
+        let mut events = Vec::new();
+        for (session, titles) in sessions {
+            for n in 0..titles.len() {
+                let e = event(&format!("u-{session}-{n}"), session, "work");
+                events.push((e, format!("h-{session}-{n}"), project()));
+            }
+        }
+        let mut store = Store::open_in_memory().expect("open");
+        store.write_recovered(&events, &[]).expect("write");
+        let provenance = distilled::Provenance { mode: "code", distiller: "offline" };
+        for session in store.pending_sessions(10).expect("pending") {
+            assert!(store.claim_session(session.session_id, "t", 0, 60_000).expect("claim"));
+            let stored = store.session_events(session.session_id, 0).expect("events");
+            let titles = sessions.iter().find(|(s, _)| *s == stored[0].event.session).expect("s").1;
+            let drafts: Vec<_> = stored
+                .iter()
+                .zip(titles)
+                .map(|(e, title)| {
+                    let draft = crate::distil::ObservationDraft {
+                        title: (*title).into(),
+                        kind: "change".into(),
+                        source_event_ids: vec![e.id],
+                        at_ms: e.event.at_ms,
+                        ..Default::default()
+                    };
+                    (draft, 10, 100)
+                })
+                .collect();
+            store.save_observations(&session, "t", provenance, &drafts, i64::MAX).expect("save");
+        }
+        let mut q = query("deploy staging");
+        q.kinds = vec!["observation".into()];
+        q.ranking.neighbour_weight = 0.0;
+        q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
+        let place =
+            |hits: &[search::SearchHit], title: &str| hits.iter().position(|h| h.title == title);
+        let (short, long) = (
+            "Deploy docs updated",
+            "The deploy failed yesterday after a long merge of many branches",
+        );
+        let alone = store.search(&q).expect("search").hits;
+        assert!(place(&alone, short) < place(&alone, long), "{alone:?}");
+        q.ranking.session_text_weight = 0.5;
+        let hits = store.search(&q).expect("search").hits;
+        assert!(place(&hits, long) < place(&hits, short), "{hits:?}");
+        assert_eq!(hits.last().map(|h| h.title.as_str()), Some(short), "{hits:?}");
+        assert!(hits.iter().all(|h| h.parts.session > 0.0), "{hits:?}");
+    }
+
+    #[test]
+    fn a_query_naming_a_file_ranks_what_changed_it_first() {
+        let bodies: Vec<String> = (0..8).map(|i| format!("event {i}")).collect();
+        let mut store = seeded(&bodies.iter().map(String::as_str).collect::<Vec<_>>());
+        let session = store.pending_sessions(10).expect("pending")[0].clone();
+        assert!(store.claim_session(session.session_id, "t", 0, 60_000).expect("claim"));
+        let draft = |i: i64, title: &str, files: &[&str]| {
+            let draft = crate::distil::ObservationDraft {
+                title: title.into(),
+                kind: "change".into(),
+                source_event_ids: vec![i],
+                at_ms: i * 1_000,
+                files_modified: files.iter().map(|f| (*f).to_owned()).collect(),
+                ..Default::default()
+            };
+            (draft, 10, 100)
+        };
+        let mut drafts = vec![
+            draft(1, "config.rs retry limit", &[]),
+            draft(2, "Raised the retry limit of the upload worker", &["src/config.rs"]),
+        ];
+        for (i, filler) in
+            ["Lunch", "Weather", "Sourdough", "Tea", "Coffee", "Rain"].iter().enumerate()
+        {
+            drafts.push(draft(i as i64 + 3, filler, &[]));
+        }
+        let provenance = distilled::Provenance { mode: "code", distiller: "offline" };
+        store.save_observations(&session, "t", provenance, &drafts, 8).expect("save");
+        let mut q = query("retry limit config.rs");
+        q.kinds = vec!["observation".into()];
+        q.ranking.neighbour_weight = 0.0;
+        q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
+        q.ranking.named_weight = 0.0;
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(hits[0].title, "config.rs retry limit", "{hits:?}");
+        q.ranking.named_weight = 0.7;
+        let hits = store.search(&q).expect("search").hits;
+        assert!(hits[0].title.starts_with("Raised the retry limit"), "{hits:?}");
+        assert!(hits[0].parts.named > 0.0 && hits[1].parts.named == 0.0, "{hits:?}");
+        // A version number is no file name.
+        q.text = "retry limit 1.2".into();
+        let hits = store.search(&q).expect("search").hits;
+        assert!(hits.iter().all(|h| h.parts.named == 0.0), "{hits:?}");
     }
 
     #[test]
@@ -1179,6 +1292,7 @@ mod tests {
         // The two channels alone: the context levers are tested on their own.
         q.ranking.neighbour_weight = 0.0;
         q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
         q.ranking.now_ms = Some(10 * DAY);
         // Either channel's evidence counts in full; the default mix is checked below.
         q.ranking.vector_share = None;

@@ -107,6 +107,16 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
     if shares.is_empty() {
         shares.push(Ranking::default().vector_share);
     }
+    // How many candidates each channel brings: `BENCH_HYBRID_CANDIDATES` (comma-separated, one
+    // hybrid row each), else the default ranking's.
+    let mut pools: Vec<usize> = std::env::var("BENCH_HYBRID_CANDIDATES")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    if pools.is_empty() {
+        pools.push(Ranking::default().candidates);
+    }
     let embedder = match embedder {
         Some((dir, load)) => Some(load(dir)?),
         None => None,
@@ -119,15 +129,41 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
         ..Ranking::default()
     };
     let levers = levers(&ranking);
+    let mut ranking = ranking;
+    let set = |var: &str, field: &mut f64| {
+        if let Some(w) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
+            *field = w;
+        }
+    };
+    set("BENCH_HYBRID_SESSION_TEXT", &mut ranking.session_text_weight);
+    set("BENCH_HYBRID_SESSION", &mut ranking.session_weight);
+    set("BENCH_HYBRID_NEIGHBOUR", &mut ranking.neighbour_weight);
+    set("BENCH_HYBRID_NAMED", &mut ranking.named_weight);
     let mut report = Report {
         conversations: conversations.len(),
         model: embedder.as_ref().map(|e| e.model().to_owned()),
         hybrid: floors
             .iter()
-            .flat_map(|floor| shares.iter().map(|share| ((*floor, *share), Score::default())))
+            .flat_map(|floor| shares.iter().map(move |share| (*floor, *share)))
+            .flat_map(|(floor, share)| {
+                pools.iter().map(move |n| ((floor, share, *n), Score::default()))
+            })
             .collect(),
         levers: levers.iter().map(|(name, _)| (name.clone(), Score::default())).collect(),
         ..Report::default()
+    };
+    // `BENCH_RANKS=1`: where the first evidence turn ranks among the top 100, per category;
+    // `BENCH_MISSES=FILE` also writes every question whose evidence is not in the top 10, with
+    // its evidence and the top 3, to FILE (outside the repository: it quotes the data).
+    let misses_path = std::env::var_os("BENCH_MISSES").filter(|v| !v.is_empty());
+    let diagnose = misses_path.is_some() || std::env::var_os("BENCH_RANKS").is_some();
+    let mut misses = match &misses_path {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .map(std::io::BufWriter::new)
+                .map_err(|e| format!("cannot write {}: {e}", Path::new(path).display()))?,
+        ),
+        None => None,
     };
     for (n, conv) in conversations.iter().enumerate() {
         // The first half of the conversations tunes the levers, the second reports on them.
@@ -188,12 +224,38 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
                 let hits = store.search(&query).map_err(|e| e.to_string())?.hits;
                 score.add(question, &turn_of, &hits, half);
             }
+            if diagnose {
+                // Where the first evidence turn lands among the top 100 of the search as
+                // installed (hybrid at the first floor and share when a model is given).
+                let mut wide = SearchQuery { limit: 100, ..query.clone() };
+                let hits = match &index {
+                    Some(index) => {
+                        let vector = VectorQuery { index, vector: &question_vectors[i] };
+                        wide.ranking.similarity_floor = floors[0];
+                        wide.ranking.vector_share = shares[0];
+                        store.search_hybrid(&wide, Some(vector))
+                    }
+                    None => store.search(&wide),
+                }
+                .map_err(|e| e.to_string())?
+                .hits;
+                let rank = hits.iter().position(|h| {
+                    turn_of.get(&h.id).is_some_and(|t| question.evidence.contains(t))
+                });
+                report.ranks.add(question.category, rank);
+                if let (Some(out), Some(rank)) = (&mut misses, rank.filter(|&r| r >= 10)) {
+                    miss_line(out, conv, question, rank, &hits, &turn_of)?;
+                } else if let (Some(out), None) = (&mut misses, rank) {
+                    miss_line(out, conv, question, usize::MAX, &hits, &turn_of)?;
+                }
+            }
             if let Some(index) = &index {
                 let vector = VectorQuery { index, vector: &question_vectors[i] };
-                for ((floor, share), score) in &mut report.hybrid {
+                for ((floor, share, pool), score) in &mut report.hybrid {
                     let mut query = query.clone();
                     query.ranking.similarity_floor = *floor;
                     query.ranking.vector_share = *share;
+                    query.ranking.candidates = *pool;
                     let started = Instant::now();
                     let hits =
                         store.search_hybrid(&query, Some(vector)).map_err(|e| e.to_string())?.hits;
@@ -214,6 +276,7 @@ fn levers(ranking: &Ranking) -> Vec<(String, Ranking)> {
         stemming: false,
         neighbour_weight: 0.0,
         session_weight: 0.0,
+        session_text_weight: 0.0,
         named_weight: 0.0,
         ..ranking.clone()
     };
@@ -243,6 +306,12 @@ fn levers(ranking: &Ranking) -> Vec<(String, Ranking)> {
         rows.push((format!("+ speaker named {w}"), Ranking { named_weight: w, ..current.clone() }));
     }
     current.named_weight = ranking.named_weight;
+    for w in weights("BENCH_SESSION_TEXT_WEIGHTS", &[]) {
+        rows.push((
+            format!("+ session text {w}"),
+            Ranking { session_text_weight: w, ..current.clone() },
+        ));
+    }
     for n in weights("BENCH_CANDIDATES", &[]) {
         let candidates = n as usize;
         rows.push((format!("{candidates} candidates"), Ranking { candidates, ..current.clone() }));
@@ -334,6 +403,9 @@ fn ingest(store: &mut Store, conv: &Conversation) -> Result<HashMap<i64, TurnId>
     }
     Ok(turn_of)
 }
+
+/// One hybrid row: similarity floor, vector share (`None`: either channel in full), candidates.
+type HybridRow = (f32, Option<f64>, usize);
 
 /// A turn's place: session number and turn number (`D3:14` is `(3, 14)`).
 type TurnId = (u32, u32);
@@ -546,6 +618,79 @@ fn parse_time(text: &str) -> Option<i64> {
     Some(jiff::tz::TimeZone::UTC.to_timestamp(at).ok()?.as_millisecond())
 }
 
+/// One question whose evidence is not in the top 10: where it ranks, the evidence turns and
+/// the top 3 found.
+fn miss_line(
+    out: &mut impl std::io::Write,
+    conv: &Conversation,
+    question: &Question,
+    rank: usize,
+    hits: &[agent_memory_core::store::search::SearchHit],
+    turn_of: &HashMap<i64, TurnId>,
+) -> Result<(), String> {
+    let turn = |id: &TurnId| {
+        conv.sessions
+            .iter()
+            .flat_map(|s| &s.turns)
+            .find(|t| t.id == *id)
+            .map_or_else(String::new, |t| format!("D{}:{} {}", t.id.0, t.id.1, t.item_text()))
+    };
+    let rank = if rank == usize::MAX { "-".to_owned() } else { (rank + 1).to_string() };
+    let mut text =
+        format!("[{}] cat {} rank {rank}: {}\n", conv.name, question.category, question.text);
+    for e in &question.evidence {
+        text.push_str(&format!("  evidence {}\n", turn(e)));
+    }
+    for h in hits.iter().take(3) {
+        let t = turn_of.get(&h.id).map(turn).unwrap_or_default();
+        text.push_str(&format!("  found    {t}\n"));
+    }
+    out.write_all(text.as_bytes()).map_err(|e| format!("cannot write the misses: {e}"))
+}
+
+/// Where the first evidence turn ranks, per category: 1-5, 6-10, 11-20, 21-30, 31-50, 51-100,
+/// not in the top 100.
+#[derive(Debug, Default)]
+struct Ranks {
+    counts: HashMap<u8, [usize; 7]>,
+}
+
+impl Ranks {
+    const BANDS: [&'static str; 7] = ["1-5", "6-10", "11-20", "21-30", "31-50", "51-100", "none"];
+
+    fn add(&mut self, category: u8, rank: Option<usize>) {
+        let band = match rank {
+            Some(r) if r < 5 => 0,
+            Some(r) if r < 10 => 1,
+            Some(r) if r < 20 => 2,
+            Some(r) if r < 30 => 3,
+            Some(r) if r < 50 => 4,
+            Some(_) => 5,
+            None => 6,
+        };
+        self.counts.entry(category).or_default()[band] += 1;
+    }
+
+    fn print(&self) {
+        if self.counts.is_empty() {
+            return;
+        }
+        println!();
+        println!("first evidence rank among the top 100 (questions per band)");
+        println!("| category | {} |", Self::BANDS.join(" | "));
+        println!("|---|{}", "---|".repeat(Self::BANDS.len()));
+        let mut total = [0usize; 7];
+        for (category, name) in CATEGORIES {
+            let c = self.counts.get(&category).copied().unwrap_or_default();
+            total.iter_mut().zip(c).for_each(|(t, c)| *t += c);
+            let cells: Vec<String> = c.iter().map(usize::to_string).collect();
+            println!("| {category} {name} | {} |", cells.join(" | "));
+        }
+        let cells: Vec<String> = total.iter().map(usize::to_string).collect();
+        println!("| all | {} |", cells.join(" | "));
+    }
+}
+
 /// Hits and tokens per category, for one way of searching.
 #[derive(Debug, Default)]
 struct Score {
@@ -643,10 +788,11 @@ struct Report {
     bm25: Score,
     bm25_times: Vec<Duration>,
     /// One score per similarity floor and vector share.
-    hybrid: Vec<((f32, Option<f64>), Score)>,
+    hybrid: Vec<(HybridRow, Score)>,
     /// One score per row of [`levers`].
     levers: Vec<(String, Score)>,
     hybrid_times: Vec<Duration>,
+    ranks: Ranks,
 }
 
 impl Report {
@@ -668,9 +814,10 @@ impl Report {
             println!("{line}");
         }
         if let Some(model) = &self.model {
-            for ((floor, share), score) in &self.hybrid {
+            for ((floor, share, pool), score) in &self.hybrid {
                 let fusion = share.map_or_else(|| "or".to_owned(), |s| format!("share {s}"));
-                for line in score.lines(&format!("hybrid ({model}, floor {floor}, {fusion})")) {
+                let mode = format!("hybrid ({model}, floor {floor}, {fusion}, {pool} candidates)");
+                for line in score.lines(&mode) {
                     println!("{line}");
                 }
             }
@@ -683,11 +830,13 @@ impl Report {
             println!("{}", score.lever_line(lever));
         }
         if let Some(model) = &self.model {
-            for ((floor, share), score) in &self.hybrid {
+            for ((floor, share, pool), score) in &self.hybrid {
                 let fusion = share.map_or_else(|| "or".to_owned(), |s| format!("share {s}"));
-                println!("{}", score.lever_line(&format!("{model}, floor {floor}, {fusion}")));
+                let lever = format!("{model}, floor {floor}, {fusion}, {pool} candidates");
+                println!("{}", score.lever_line(&lever));
             }
         }
+        self.ranks.print();
         println!();
         println!("search time, BM25: p50 {}", p50(&self.bm25_times));
         if self.model.is_some() {

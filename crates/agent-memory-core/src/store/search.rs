@@ -12,6 +12,10 @@
 //! them. A small table is scored exactly, as before. Vectors, when the
 //! caller brings a query vector and a [`VectorIndex`]: cosine similarity over observations and
 //! summaries, top candidates, and a hit found by vectors alone must reach a similarity floor.
+//! Context adds to a candidate's own evidence: its neighbours in its session, everything else
+//! found in its session, and the session channel (the session's observations taken together as
+//! one text, BM25 over sessions, from the rarest terms' rows only), and a query naming its agent
+//! or project multiplies it.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
 //! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
@@ -73,9 +77,14 @@ pub struct Ranking {
     /// How much of its session's evidence (everything found in it, over the best session's)
     /// every item found in or next to it gets.
     pub session_weight: f64,
-    /// How much more an item counts when the query names its agent or its project ("what did
-    /// codex change in billing"): its evidence, neighbours and session included, times `1 +`
-    /// this.
+    /// How much of its session's own match every item found in it gets: the session's
+    /// observations taken together as one text, weighed against the query with BM25, over the
+    /// best session's. A question's words are often spread over several items of the session
+    /// that answers it, none of which holds them all.
+    pub session_text_weight: f64,
+    /// How much more an item counts when the query names its agent, its project ("what did
+    /// codex change in billing") or, by its file name, a file it read or changed ("why did
+    /// config.rs change"): its evidence, neighbours and session included, times `1 +` this.
     pub named_weight: f64,
     /// When vectors take part: each channel's scores scaled between the weakest and strongest
     /// candidate and mixed, this share to vectors. `None` counts either channel's evidence,
@@ -97,6 +106,7 @@ impl Default for Ranking {
             stemming: true,
             neighbour_weight: 0.5,
             session_weight: 0.1,
+            session_text_weight: 0.5,
             named_weight: 0.7,
             vector_share: Some(0.4),
         }
@@ -122,9 +132,10 @@ pub struct Parts {
     /// What the items next to it in its session added to its own evidence, `1 - (1 -
     /// bm25_norm)(1 - similarity)`: half of each adjacent item's, a quarter of the next ones'.
     pub neighbours: f64,
-    /// What its session added: a share of the evidence of everything found in that session.
+    /// What its session added: a share of the evidence of everything found in that session,
+    /// and a share of how well the session's observations taken together match the query.
     pub session: f64,
-    /// What the query naming its agent or project added.
+    /// What the query naming its agent, project or a file it touched added.
     pub named: f64,
     /// Its own evidence plus what its neighbours and session added, over the best of this
     /// search: 0 to 1.
@@ -247,7 +258,7 @@ struct Scored {
     own: f64,
     neighbours: f64,
     session: f64,
-    /// Whether the query names its agent or its project.
+    /// Whether the query names its agent, its project or a file it read or changed.
     named: bool,
 }
 
@@ -458,10 +469,22 @@ impl Store {
             })
             .collect();
         self.add_context(&mut scored, query)?;
+        if query.ranking.session_text_weight > 0.0 {
+            let observations = sources.iter().zip(&plans).find(|(s, _)| s.kind == "observation");
+            if let Some((source, Some(plan))) = observations {
+                let sessions = self.session_matches(source, plan, query)?;
+                for s in &mut scored {
+                    if let Some(m) = sessions.get(&s.hit.session) {
+                        s.session += query.ranking.session_text_weight * m;
+                    }
+                }
+            }
+        }
         if query.ranking.named_weight > 0.0 {
             let names = NamedIn::new(&query.text);
+            let touched = self.files_named(&names, &scored)?;
             for s in &mut scored {
-                s.named = names.names(&s.hit);
+                s.named = names.names(&s.hit) || touched.contains(&(s.hit.kind, s.hit.id));
             }
         }
         let r = &query.ranking;
@@ -614,6 +637,150 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// The session channel: how well each session's items of `source`, taken together as one
+    /// text, match the query (BM25 over sessions, counting a term once per item that holds it),
+    /// over the best session's; keyed by the session's id as hits carry it. Only the terms the
+    /// plan scores exactly take part, so the cost is bounded as the full-text channel's is; and
+    /// only the sessions with the most matches are weighed.
+    fn session_matches(
+        &self,
+        source: &Source,
+        plan: &Plan,
+        query: &SearchQuery,
+    ) -> Result<HashMap<String, f64>> {
+        const SESSIONS: usize = 50;
+        const K1: f64 = 1.2;
+        const B: f64 = 0.75;
+        // Each row holding a term is read for its session, so only the rarest terms take part,
+        // as many as hold `SESSION_ROWS` rows between them: a word in many sessions says little
+        // about which one answers.
+        let mut rows = 0.0;
+        let terms: Vec<&Term> = plan.terms[..plan.rare]
+            .iter()
+            .take_while(|t| {
+                rows += t.docs;
+                !plan.bounded || rows <= SESSION_ROWS as f64
+            })
+            .collect();
+        if terms.is_empty() {
+            return Ok(HashMap::new());
+        }
+        // The filters name the table's own columns only, so no join is needed to apply them.
+        let mut args = vec![Value::Null];
+        let filters = filter_sql(query, source, &mut args);
+        let sql = format!(
+            "SELECT x.session_id, count(*) FROM {fts} JOIN {table} x ON x.id = {fts}.rowid
+             WHERE {fts} MATCH ?1 {filters} GROUP BY x.session_id",
+            fts = source.fts,
+            table = source.table,
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        // Per term: the sessions holding it and in how many of their items.
+        let mut per_term: Vec<Vec<(i64, f64)>> = Vec::with_capacity(terms.len());
+        for term in &terms {
+            args[0] = Value::Text(term.phrase_for(source));
+            let found = stmt.query_map(rusqlite::params_from_iter(&args), |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as f64))
+            })?;
+            per_term.push(found.collect::<rusqlite::Result<_>>()?);
+        }
+        let sessions: f64 =
+            self.conn().query_row("SELECT coalesce(max(id), 0) FROM sessions", [], |r| r.get(0))?;
+        let idf = |df: usize| {
+            let df = df as f64;
+            ((sessions - df + 0.5) / (df + 0.5) + 1.0).ln()
+        };
+        // The sessions with the most weighted matches, then their lengths in items.
+        let mut rough: HashMap<i64, f64> = HashMap::new();
+        for found in &per_term {
+            let w = idf(found.len());
+            for &(id, tf) in found {
+                *rough.entry(id).or_default() += w * tf.min(3.0);
+            }
+        }
+        let mut top: Vec<(i64, f64)> = rough.into_iter().collect();
+        top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(SESSIONS);
+        if top.len() < 2 {
+            // One session found: it lifts every item found alike, which changes no order.
+            return Ok(HashMap::new());
+        }
+        let mut count = self.conn().prepare_cached(&format!(
+            "SELECT count(*), (SELECT source_id FROM sessions WHERE id = ?1)
+             FROM {table} WHERE session_id = ?1",
+            table = source.table
+        ))?;
+        let mut lengths: HashMap<i64, f64> = HashMap::with_capacity(top.len());
+        let mut names: HashMap<i64, String> = HashMap::with_capacity(top.len());
+        for &(id, _) in &top {
+            let (n, name): (i64, Option<String>) =
+                count.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            lengths.insert(id, n.max(1) as f64);
+            names.insert(id, name.unwrap_or_default());
+        }
+        let average = lengths.values().sum::<f64>() / lengths.len().max(1) as f64;
+        let mut scores: HashMap<i64, f64> = HashMap::new();
+        for found in &per_term {
+            let w = idf(found.len());
+            for &(id, tf) in found {
+                let Some(len) = lengths.get(&id) else { continue };
+                let norm = K1 * (1.0 - B + B * len / average.max(1.0));
+                *scores.entry(id).or_default() += w * tf * (K1 + 1.0) / (tf + norm);
+            }
+        }
+        let best = scores.values().copied().fold(0.0_f64, f64::max);
+        if best <= 0.0 {
+            return Ok(HashMap::new());
+        }
+        Ok(scores
+            .into_iter()
+            .filter_map(|(id, score)| Some((names.remove(&id)?, score / best)))
+            .collect())
+    }
+
+    /// The observations and summaries among `scored` that read or changed a file the query
+    /// names by its file name (`why did config.rs change`); nothing is read when it names none.
+    fn files_named(
+        &self,
+        names: &NamedIn,
+        scored: &[Scored],
+    ) -> Result<std::collections::HashSet<(&'static str, i64)>> {
+        let mut touched = std::collections::HashSet::new();
+        let files: Vec<&str> = names.files().collect();
+        if files.is_empty() {
+            return Ok(touched);
+        }
+        for kind in ["observation", "summary"] {
+            let ids: Vec<(i64, f64)> =
+                scored.iter().filter(|s| s.hit.kind == kind).map(|s| (s.hit.id, 0.0)).collect();
+            let Some(source) = SOURCES.iter().find(|s| s.kind == kind).filter(|_| !ids.is_empty())
+            else {
+                continue;
+            };
+            let sql = format!(
+                "SELECT x.id, f.value FROM {table} x, json_each(
+                     CASE WHEN json_valid(x.files_modified) THEN x.files_modified ELSE '[]' END) f
+                 WHERE x.id IN ({ids})
+                 UNION ALL
+                 SELECT x.id, f.value FROM {table} x, json_each(
+                     CASE WHEN json_valid(x.files_read) THEN x.files_read ELSE '[]' END) f
+                 WHERE x.id IN ({ids})",
+                table = source.table,
+                ids = id_list(&ids),
+            );
+            let mut stmt = self.conn().prepare(&sql)?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let path: String = row.get::<_, Option<String>>(1)?.unwrap_or_default();
+                let name = path.rsplit(['/', '\\']).next().unwrap_or_default();
+                if files.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+                    touched.insert((source.kind, row.get(0)?));
+                }
+            }
+        }
+        Ok(touched)
     }
 
     /// Puts each raw event found below the distilled items found that stand for it (an
@@ -1050,6 +1217,19 @@ impl NamedIn {
         NamedIn { words }
     }
 
+    /// The words of the query that look like file names: a name, a dot and a short extension
+    /// (`config.rs`, `README.md`), not a number (`1.2`).
+    fn files(&self) -> impl Iterator<Item = &str> {
+        self.words.iter().map(|(_, word)| word.as_str()).filter(|word| {
+            word.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&ext.len())
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                    && !word.chars().all(|c| c.is_ascii_digit() || c == '.')
+            })
+        })
+    }
+
     /// Whether a word of the query is the hit's agent or its project.
     fn names(&self, hit: &SearchHit) -> bool {
         let project = hit.project.as_deref().map(str::to_lowercase);
@@ -1134,6 +1314,10 @@ fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> St
 /// term to weigh it, so a term in a large share of a large table would make a search as slow as
 /// the table is large; such terms are weighed from an estimate instead.
 const SCORED_ROWS: i64 = 1_500;
+
+/// Rows the session channel reads at most (for their session) in a table large enough to be
+/// bounded.
+const SESSION_ROWS: i64 = 600;
 
 /// The newest rows one term is looked up in to estimate how many rows hold it.
 const PROBE_ROWS: i64 = 256;
