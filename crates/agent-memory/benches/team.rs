@@ -220,7 +220,9 @@ fn main() {
     let mut found = 0;
     for query in &queries {
         let start = Instant::now();
-        found += agent_memory_team::sync::search_on(&mut client, query, None, 20).unwrap().len();
+        let asked =
+            agent_memory_team::search::TeamQuery { text: query, limit: 20, ..Default::default() };
+        found += agent_memory_team::search::search_on(&mut client, &asked).unwrap().len();
         server_side.push(start.elapsed());
     }
     let mut floor = Vec::with_capacity(runs);

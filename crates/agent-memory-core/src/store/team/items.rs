@@ -327,10 +327,7 @@ pub fn mark_pushed(store: &Store, pushed: &[(&OutgoingItem, i64)]) -> Result<()>
     let tx = store.conn().unchecked_transaction()?;
     for (row, revision) in pushed {
         if row.forgotten {
-            tx.execute(
-                "UPDATE team_forgotten SET pushed = 1 WHERE gid = ?1",
-                params![row.gid],
-            )?;
+            tx.execute("UPDATE team_forgotten SET pushed = 1 WHERE gid = ?1", params![row.gid])?;
         } else {
             tx.execute(
                 &format!(

@@ -6,8 +6,8 @@ use super::*;
 /// one (foreign keys unchecked: a forgotten observation's sources stay).
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store =
-        Store::open(&dir.path().join("memory.db"), std::time::Duration::from_secs(1)).expect("store");
+    let store = Store::open(&dir.path().join("memory.db"), std::time::Duration::from_secs(1))
+        .expect("store");
     store
         .conn()
         .execute_batch(
@@ -75,7 +75,8 @@ fn only_opted_in_git_projects_share_and_nothing_private_leaves() {
 #[test]
 fn pushed_items_leave_the_queue_and_a_forget_sends_a_tombstone_once() {
     let (_dir, store) = store();
-    let shop = ItemShare { projects: vec!["git:github.com/acme/shop".into()], ..Default::default() };
+    let shop =
+        ItemShare { projects: vec!["git:github.com/acme/shop".into()], ..Default::default() };
     let mut rows = outbox(&store, &shop, 10).expect("outbox");
     assign_gids(&store, &mut rows, || "g1".into()).expect("gids");
     mark_pushed(&store, &[(&rows[0], 5)]).expect("pushed");
