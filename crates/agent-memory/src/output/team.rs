@@ -153,10 +153,10 @@ pub fn write_team_status(
         Some(Ok(server)) => {
             writeln!(
                 out,
-                "team: {} ({} and {} on the server)",
+                "team: {} ({} and {} observations and summaries on the server)",
                 server.team,
                 count(server.memories, "active memory"),
-                format!("{} observations and summaries", server.items)
+                server.items
             )?;
             let members: Vec<String> = server
                 .members
@@ -222,6 +222,7 @@ mod tests {
         };
         expect![[r#"
             team sync: 3 memories pushed; pulled 2 new, 1 changed (4 already here)
+            observations and summaries: 1 pushed; pulled 0 new, 0 changed
             conflict: m12 was changed on another of your machines too; both versions are kept (this one marked as the conflict copy)
         "#]]
         .assert_eq(&rendered(|out| write_team_sync(out, &report, false)));
@@ -247,9 +248,11 @@ mod tests {
             member: Alice on laptop
             shared: reviewed project memory (L2) of projects with a git origin
             waiting to be pushed: 0
+            observations and summaries waiting: 2
             from the team here: 5 active memories
+            from the team here: 3 observations and summaries
             last sync: <time> (ok)
-            team: core (7 active memories on the server)
+            team: core (7 active memories and 4 observations and summaries on the server)
             members: Alice (alice), bob
         "#]]
         .assert_eq(&rendered(|out| write_team_status(out, &status, false)));

@@ -100,7 +100,7 @@ fn incoming(gid: &str, kind: ItemKind, title: &str, revision: i64) -> IncomingIt
         kind,
         member: "Bob".into(),
         machine: "bob-laptop".into(),
-        agent: "claude-code".into(),
+        agent: "their-agent".into(),
         session: "0190-session".into(),
         project_key: "git:github.com/acme/shop".into(),
         project_name: Some("shop".into()),
