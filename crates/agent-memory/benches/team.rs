@@ -12,9 +12,11 @@
 //!    `team sync` (the push), then member B's first `team sync` (the pull), in memories/s;
 //! 2. fills the server up to `BENCH_SERVER_ROWS` rows of the same team in one statement;
 //! 3. runs `BENCH_RUNS` two-word searches in-process over one connection (the server's own
-//!    time for the query `search --team` sends), and as many whole `agent-memory search --team`
-//!    processes (start, connect, query, print), with `agent-memory --version` as the
-//!    process's floor measured in the same run. Prints p50/p95/p99; asserts nothing.
+//!    time for the query `search --team` sends), as many in-process over a new connection each
+//!    (the connection alone, then with the query in its fresh backend), and as many whole
+//!    `agent-memory search --team` processes (start, connect, query, print), with
+//!    `agent-memory --version` as the process's floor measured in the same run. Prints
+//!    p50/p95/p99; asserts nothing.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
@@ -225,6 +227,19 @@ fn main() {
         found += agent_memory_team::search::search_on(&mut client, &asked).unwrap().len();
         server_side.push(start.elapsed());
     }
+    // Where a whole process's time goes beyond the process: a new connection (TCP, a new
+    // server backend, SCRAM), then the same query in that fresh backend (cold caches).
+    let mut connect_only = Vec::with_capacity(runs);
+    let mut fresh = Vec::with_capacity(runs);
+    for query in &queries {
+        let start = Instant::now();
+        let mut client = agent_memory_team::connect::connect(&url).unwrap();
+        connect_only.push(start.elapsed());
+        let asked =
+            agent_memory_team::search::TeamQuery { text: query, limit: 20, ..Default::default() };
+        agent_memory_team::search::search_on(&mut client, &asked).unwrap();
+        fresh.push(start.elapsed());
+    }
     let mut floor = Vec::with_capacity(runs);
     let mut whole = Vec::with_capacity(runs);
     for query in &queries {
@@ -241,6 +256,8 @@ fn main() {
         found as f64 / runs as f64
     );
     report("  the query on the server, one connection", server_side);
+    report("  a new connection (TCP, backend, SCRAM), in-process", connect_only);
+    report("  a new connection and the query, in-process", fresh);
     let base = report("  agent-memory --version (process floor)", floor);
     let p50 = report("  agent-memory search --team (whole process)", whole);
     println!("  whole search / process floor, p50: {:.1}x", p50 / base);
