@@ -55,7 +55,7 @@ GRANT SELECT, INSERT, UPDATE ON agent_memory.items TO agent_memory_member;
 -- `search --team` asks. `query_all` (every term) is tried first, `query_any` (any term) when
 -- it finds fewer than `max_rows`; either may be NULL. Each text channel is bounded as
 -- `agent_memory.search` bounds it (count up to 2,000 matches through the full-text index; past
--- that, the 500 newest); the vector channel reads at most `max_rows` neighbours per table
+-- that, the 500 newest of each table); the vector channel reads at most `max_rows` neighbours per table
 -- through the HNSW index of the vector's dimension. Each channel runs under its own planner
 -- settings and returns its rows with its own score (`rank` or `similarity`, the other NULL); a
 -- row both find comes twice, and the caller fuses them. Runs as the owner and applies the
@@ -67,6 +67,9 @@ CREATE FUNCTION agent_memory.find(query_all text, query_any text, project text,
                    similarity real)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp SET enable_indexscan = on SET enable_bitmapscan = on
+    -- One search is one backend's work: starting parallel workers for it costs more than it
+    -- saves at these sizes, and would let one member's searches take the server's cores.
+    SET max_parallel_workers_per_gather = 0
     AS $$
 DECLARE
     caller_team text := agent_memory.my_team();
@@ -76,6 +79,8 @@ DECLARE
     tsq text;
     asked text;
     found integer;
+    memories text;
+    items text;
     matches text;
     ext text;
     dims integer;
@@ -89,15 +94,16 @@ BEGIN
     FOREACH tsq IN ARRAY ARRAY[query_all, query_any] LOOP
         CONTINUE WHEN tsq IS NULL;
         asked := tsq;
-        matches := format(
+        memories := format(
             'SELECT ''memory'' AS source, m.gid, m.member, m.agent, m.project_name, m.tier,
                     m.kind, m.text, m.updated_at, m.revision, m.search_text
              FROM agent_memory.memories m
              WHERE m.team = %1$L AND m.status = ''active''
                AND m.search_text @@ to_tsquery(''simple'', %2$L)
-               AND (%3$L::text IS NULL OR m.project_key = %3$L OR m.project_key IS NULL)
-             UNION ALL
-             SELECT i.kind, i.gid, i.member, i.agent, i.project_name, NULL, i.type, %4$s,
+               AND (%3$L::text IS NULL OR m.project_key = %3$L OR m.project_key IS NULL)',
+            caller_team, tsq, project);
+        items := format(
+            'SELECT i.kind, i.gid, i.member, i.agent, i.project_name, NULL, i.type, %4$s,
                     i.at, i.revision, i.search_text
              FROM agent_memory.items i
              WHERE i.team = %1$L AND i.status = ''active''
@@ -105,14 +111,20 @@ BEGIN
                AND (%3$L::text IS NULL OR i.project_key = %3$L)',
             caller_team, tsq, project, item_text);
         PERFORM set_config('enable_indexscan', 'off', true);
-        EXECUTE format('SELECT count(*) FROM (%s LIMIT 2001) x', matches) INTO found;
+        EXECUTE format('SELECT count(*) FROM (%s UNION ALL %s LIMIT 2001) x', memories, items)
+            INTO found;
         EXIT WHEN found >= n;
     END LOOP;
     IF asked IS NOT NULL THEN
+        matches := format('%s UNION ALL %s', memories, items);
         IF found > 2000 THEN
+            -- Each table's newest matches, walking its revision index (one ordered scan of
+            -- the union would not: the planner reads both tables whole instead).
             PERFORM set_config('enable_indexscan', 'on', true);
             PERFORM set_config('enable_bitmapscan', 'off', true);
-            matches := format('SELECT * FROM (%s) x ORDER BY x.revision DESC LIMIT 500', matches);
+            matches := format(
+                '(%s ORDER BY m.revision DESC LIMIT 500)
+                 UNION ALL (%s ORDER BY i.revision DESC LIMIT 500)', memories, items);
         END IF;
         RETURN QUERY EXECUTE format(
             'SELECT c.source, c.gid::text, c.member, c.agent, c.project_name, c.tier, c.kind,
