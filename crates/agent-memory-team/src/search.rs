@@ -69,7 +69,7 @@ pub fn ts_query(query: &str) -> Option<String> {
 }
 
 /// The same terms, every one of them; `None` unless there are two or more.
-fn ts_query_all(query: &str) -> Option<String> {
+pub fn ts_query_all(query: &str) -> Option<String> {
     let terms = ts_terms(query);
     (terms.len() > 1).then(|| terms.join(" & "))
 }

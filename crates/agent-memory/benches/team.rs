@@ -13,7 +13,8 @@
 //! 2. fills the server up to `BENCH_SERVER_ROWS` rows of the same team in one statement;
 //! 3. runs `BENCH_RUNS` two-word searches in-process over one connection (the server's own
 //!    time for the query `search --team` sends), as many in-process over a new connection each
-//!    (the connection alone, then with the query in its fresh backend), and as many whole
+//!    (the connection alone, then with the query in its fresh backend; and the sequence the
+//!    client sent before `agent_memory.find`, for comparison), and as many whole
 //!    `agent-memory search --team` processes (start, connect, query, print), with
 //!    `agent-memory --version` as the process's floor measured in the same run. Prints
 //!    p50/p95/p99; asserts nothing.
@@ -240,6 +241,31 @@ fn main() {
         agent_memory_team::search::search_on(&mut client, &asked).unwrap();
         fresh.push(start.elapsed());
     }
+    // The sequence the client sent before `agent_memory.find`, in the same run for comparison:
+    // a new connection, the schema version asked, then `agent_memory.search` prepared and run
+    // for rows with both words, and again for rows with either when those were too few.
+    let mut before = Vec::with_capacity(runs);
+    for query in &queries {
+        let start = Instant::now();
+        let mut client = agent_memory_team::connect::connect(&url).unwrap();
+        agent_memory_team::schema::check(&mut client).unwrap();
+        let mut found = 0;
+        let all = agent_memory_team::search::ts_query_all(query);
+        for tsquery in [all, agent_memory_team::search::ts_query(query)].into_iter().flatten() {
+            if found >= 20 {
+                break;
+            }
+            found += client
+                .query(
+                    "SELECT gid, member, agent, project_name, tier, kind, text, updated_at, rank
+                     FROM agent_memory.search($1, $2, $3)",
+                    &[&tsquery, &None::<String>, &20i32],
+                )
+                .unwrap()
+                .len();
+        }
+        before.push(start.elapsed());
+    }
     let mut floor = Vec::with_capacity(runs);
     let mut whole = Vec::with_capacity(runs);
     for query in &queries {
@@ -258,6 +284,7 @@ fn main() {
     report("  the query on the server, one connection", server_side);
     report("  a new connection (TCP, backend, SCRAM), in-process", connect_only);
     report("  a new connection and the query, in-process", fresh);
+    report("  the same, as the client asked before (schema check, two prepared calls)", before);
     let base = report("  agent-memory --version (process floor)", floor);
     let p50 = report("  agent-memory search --team (whole process)", whole);
     println!("  whole search / process floor, p50: {:.1}x", p50 / base);

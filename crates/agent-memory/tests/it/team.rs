@@ -688,6 +688,10 @@ fn a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimensio
     let out = alice.cmd(&["team", "sync"]).output().expect("sync");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("run `agent-memory team init`"), "{err}");
+    // `search --team` asks no schema version first; its failing call says the same.
+    let out = alice.cmd(&["search", "--team", "webhooks"]).output().expect("search");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("run `agent-memory team init`"), "{err}");
 
     let init = home()
         .cmd()

@@ -264,37 +264,40 @@ pub fn queue_depth(store: &Store, share: &ItemShare) -> Result<i64> {
 
 /// The next `limit` items waiting to be pushed, oldest first, tombstones among them.
 pub fn outbox(store: &Store, share: &ItemShare, limit: usize) -> Result<Vec<OutgoingItem>> {
-    let (projects, exclude) = share_args(share);
     // With no project opted in only tombstones can wait (of items shared before).
-    let sql = if share.projects.is_empty() {
-        format!("SELECT * FROM ({TOMBSTONES}) WHERE ?1 IS NOT NULL AND ?2 IS NOT NULL LIMIT ?3")
-    } else {
-        format!(
-            "SELECT * FROM ({} UNION ALL {} UNION ALL {TOMBSTONES}) ORDER BY 11, 2 LIMIT ?3",
-            observation_outbox(),
-            summary_outbox()
-        )
-    };
-    let mut stmt = store.conn().prepare(&sql)?;
-    let rows = stmt.query_map(params![projects, exclude, limit as i64], |r| {
-        let kind: String = r.get(0)?;
-        let body: String = r.get(9)?;
-        Ok(OutgoingItem {
-            kind: ItemKind::parse(&kind).unwrap_or(ItemKind::Observation),
-            id: r.get(1)?,
-            gid: r.get(2)?,
-            agent: r.get(3)?,
-            session: r.get(4)?,
-            project_key: r.get(5)?,
-            project_name: r.get(6)?,
-            item_type: r.get(7)?,
-            title: r.get(8)?,
-            body: serde_json::from_str(&body).unwrap_or_default(),
-            at: r.get(10)?,
-            forgotten: r.get::<_, i64>(11)? == 1,
-        })
-    })?;
+    if share.projects.is_empty() {
+        let mut stmt = store.conn().prepare(&format!("{TOMBSTONES} ORDER BY 11 LIMIT ?1"))?;
+        let rows = stmt.query_map(params![limit as i64], outgoing)?;
+        return Ok(rows.collect::<rusqlite::Result<_>>()?);
+    }
+    let (projects, exclude) = share_args(share);
+    let mut stmt = store.conn().prepare(&format!(
+        "SELECT * FROM ({} UNION ALL {} UNION ALL {TOMBSTONES}) ORDER BY 11, 2 LIMIT ?3",
+        observation_outbox(),
+        summary_outbox()
+    ))?;
+    let rows = stmt.query_map(params![projects, exclude, limit as i64], outgoing)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A row of the outbox's queries.
+fn outgoing(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutgoingItem> {
+    let kind: String = r.get(0)?;
+    let body: String = r.get(9)?;
+    Ok(OutgoingItem {
+        kind: ItemKind::parse(&kind).unwrap_or(ItemKind::Observation),
+        id: r.get(1)?,
+        gid: r.get(2)?,
+        agent: r.get(3)?,
+        session: r.get(4)?,
+        project_key: r.get(5)?,
+        project_name: r.get(6)?,
+        item_type: r.get(7)?,
+        title: r.get(8)?,
+        body: serde_json::from_str(&body).unwrap_or_default(),
+        at: r.get(10)?,
+        forgotten: r.get::<_, i64>(11)? == 1,
+    })
 }
 
 /// Gives each of `rows` without a global id the one `new_gid` makes, committed before anything
