@@ -15,7 +15,8 @@
 //!    time for the query `search --team` sends), as many in-process over a new connection each
 //!    (the connection alone, then with the query in its fresh backend; and the sequence the
 //!    client sent before `agent_memory.find`, for comparison), and as many whole
-//!    `agent-memory search --team` processes (start, connect, query, print), with
+//!    `agent-memory search --team` processes (start, connect, query, print; and with
+//!    `--project`, which opens the local store to name the project), with
 //!    `agent-memory --version` as the process's floor measured in the same run. Prints
 //!    p50/p95/p99; asserts nothing.
 
@@ -268,6 +269,7 @@ fn main() {
     }
     let mut floor = Vec::with_capacity(runs);
     let mut whole = Vec::with_capacity(runs);
+    let mut with_project = Vec::with_capacity(runs);
     for query in &queries {
         let start = Instant::now();
         alice.run(&["--version"]);
@@ -276,6 +278,12 @@ fn main() {
         let start = Instant::now();
         alice.run(&args);
         whole.push(start.elapsed());
+        // `--project` opens the local store (A's, with its memories) to name the project.
+        let args: Vec<&str> =
+            ["search", "--team", "--project", "shop"].into_iter().chain(query.split(' ')).collect();
+        let start = Instant::now();
+        alice.run(&args);
+        with_project.push(start.elapsed());
     }
     println!(
         "search --team over {server_rows} rows, two words, at most 20 results ({:.1} found on average):",
@@ -287,5 +295,6 @@ fn main() {
     report("  the same, as the client asked before (schema check, two prepared calls)", before);
     let base = report("  agent-memory --version (process floor)", floor);
     let p50 = report("  agent-memory search --team (whole process)", whole);
+    report("  agent-memory search --team --project shop (opens the local store)", with_project);
     println!("  whole search / process floor, p50: {:.1}x", p50 / base);
 }

@@ -144,6 +144,14 @@ BEGIN
                        ext, dims, query_vector::text);
         PERFORM set_config('enable_indexscan', 'on', true);
         PERFORM set_config('enable_bitmapscan', 'on', true);
+        -- The index finds neighbours before the team, model and project conditions are
+        -- applied; pgvector 0.8 and later keep walking it until enough rows pass them (an
+        -- older pgvector has no such setting, and returns what its first walk found).
+        BEGIN
+            PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+        EXCEPTION WHEN OTHERS THEN
+            NULL;
+        END;
         RETURN QUERY EXECUTE format(
             'SELECT * FROM (
                  SELECT ''memory'' AS source, m.gid::text, m.member, m.agent, m.project_name, m.tier,
