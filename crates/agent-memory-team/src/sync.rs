@@ -1,5 +1,6 @@
-//! One sync with the team database: push this member's changed memory, then pull what the team
-//! changed since the last pull; how things stand; and a search of the server.
+//! One sync with the team database: push this member's changed memory (and, through
+//! [`crate::items`], the observations and summaries of opted-in projects), then pull what the
+//! team changed since the last pull; what a sync would send; how things stand.
 //!
 //! The push goes in batches, each one server transaction of idempotent upserts keyed by the
 //! memory's global id (given and committed locally before the batch is sent), and each marked
@@ -15,7 +16,9 @@
 //! the work pass skips its sync and tries at its next pass.
 //!
 //! Everything pushed is sanitized again first (`capture::sanitize_text`), as a reviewer's
-//! edit is; what is pulled is sanitized and checked too, since it was written elsewhere.
+//! edit is; what is pulled is sanitized and checked too, since it was written elsewhere. With
+//! an embedding model, each active row goes with its vector and the model's name, so the
+//! team's search by meaning compares it only with queries of the same model.
 //!
 //! Must not: run on the hook path, or push a teammate's memory, a candidate, or anything the
 //! `[team]` configuration keeps here.
