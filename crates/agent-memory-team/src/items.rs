@@ -137,10 +137,15 @@ fn send(
     if rows.is_empty() {
         return Ok(Default::default());
     }
-    let rows: Vec<OutgoingItem> = rows.iter().map(|r| sanitized((*r).clone())).collect();
+    let clean: Vec<OutgoingItem> = rows.iter().map(|r| sanitized((*r).clone())).collect();
+    // A stored vector was made from the text as stored: it may go only when sanitizing again
+    // changed nothing; otherwise the vector is made from what is sent.
+    let as_stored: Vec<bool> =
+        rows.iter().zip(&clean).map(|(r, c)| r.title == c.title && r.body == c.body).collect();
+    let rows = clean;
     let texts: Vec<String> = rows.iter().map(OutgoingItem::text).collect();
     let embeddings = match vectors {
-        Some(vectors) => embeddings(store, vectors, &rows, &texts)?,
+        Some(vectors) => embeddings(store, vectors, &rows, &texts, &as_stored)?,
         None => vec![None; rows.len()],
     };
     let column = |f: &dyn Fn(&OutgoingItem) -> String| rows.iter().map(f).collect::<Vec<_>>();
@@ -179,14 +184,21 @@ fn send(
     Ok(written.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
-/// Each row's vector: the one the store keeps for the model, else one made now.
+/// Each row's vector: the one the store keeps for the model (for a row `as_stored`), else one
+/// made now from `texts`.
 fn embeddings(
     store: &Store,
     vectors: &Vectors<'_>,
     rows: &[OutgoingItem],
     texts: &[String],
+    as_stored: &[bool],
 ) -> Result<Vec<Option<String>>, TeamError> {
     let mut stored = items::stored_vectors(store, vectors.model(), rows)?;
+    for (vector, keep) in stored.iter_mut().zip(as_stored) {
+        if !keep {
+            *vector = None;
+        }
+    }
     let missing: Vec<usize> = (0..rows.len()).filter(|&i| stored[i].is_none()).collect();
     let made = vectors.embed(&missing.iter().map(|&i| texts[i].as_str()).collect::<Vec<_>>());
     let mut made = made.into_iter();

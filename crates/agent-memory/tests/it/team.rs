@@ -172,7 +172,21 @@ fn codex_decides(member: &Member, cwd: &Path, session: &str, prompt: &str) {
         );
         assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
     }
-    member.ok(&["work"]);
+    // The stop hook may have started a work pass in the background: this one waits its turn.
+    let start = Instant::now();
+    loop {
+        let out = member.cmd(&["work"]).output().expect("run work");
+        if out.status.success() {
+            break;
+        }
+        let busy = String::from_utf8_lossy(&out.stderr).contains("another work pass is running");
+        assert!(
+            busy && start.elapsed() < Duration::from_secs(60),
+            "work:\n{}",
+            agent_memory_testkit::describe(&out)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]
@@ -731,12 +745,11 @@ fn a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimensio
     assert!(alice.ok(&["team", "sync"]).contains("0 memories pushed"));
 }
 
-/// Adds `line` to the `[team]` section of `member`'s configuration (the file ends with it).
+/// Adds `line` to the `[team]` section of `member`'s configuration.
 fn configure(member: &Member, line: &str) {
     let path = member.home.home().join("config.toml");
-    let mut text = std::fs::read_to_string(&path).expect("config");
-    text.push_str(line);
-    text.push('\n');
+    let text = std::fs::read_to_string(&path).expect("config");
+    let text = text.replacen("[team]\n", &format!("[team]\n{line}\n"), 1);
     agent_memory_core::fsutil::write_atomic(&path, text.as_bytes()).expect("config");
 }
 
@@ -967,19 +980,31 @@ fn with_a_model_search_team_finds_a_teammates_memory_by_meaning() {
     }
     const SAID: &str = "the payment webhook signature check is broken";
     alice.ok(&["remember", SAID, "--project", &shop_a.to_string_lossy()]);
+    // Her shop's observations and summary go too, with the vectors her work pass made.
+    configure(&alice, "share_observations = [\"shop\"]\nsync_interval_minutes = 0");
+    codex_decides(&alice, &shop_a, "codex-v1", "Bake sourdough bread in the oven");
     alice.ok(&["team", "sync"]);
     assert_eq!(
         pg.owner(DB, "SELECT model || ' ' || (embedding IS NOT NULL) FROM agent_memory.memories"),
         "tiny true",
         "pushed with its vector and the model's name"
     );
+    assert_eq!(
+        pg.owner(
+            DB,
+            "SELECT count(*) > 0 AND bool_and(model = 'tiny' AND embedding IS NOT NULL)
+             FROM agent_memory.items"
+        ),
+        "t",
+        "every item with its vector"
+    );
     // No word in common: only the vectors find it.
     let found = bob.json(&["search", "--team", "callback invoice"]);
     let hits = found.as_array().cloned().unwrap_or_default();
-    assert_eq!(hits.len(), 1, "{found:#}");
-    assert_eq!(hits[0]["text"], SAID);
+    assert_eq!(hits.first().map(|h| &h["text"]), Some(&serde_json::json!(SAID)), "{found:#}");
     assert_eq!(hits[0]["member"], "Alice");
     assert!(hits[0]["similarity"].as_f64().is_some_and(|s| s > 0.5), "{found:#}");
+    assert!(hits.iter().all(|h| h["source"] == "memory"), "bread is not near: {found:#}");
     // Without a model (the same role, another home), the search is by words only, as before.
     assert!(carol_words.ok(&["search", "--team", "callback invoice"]).contains("no team memory"));
     let words = carol_words.ok(&["search", "--team", "webhook signature"]);
