@@ -358,6 +358,14 @@ fn without_the_server_hooks_and_local_recall_carry_on_and_sync_says_what_to_do()
         "{}",
         agent_memory_testkit::describe(&out)
     );
+    // `search --team` asks nothing first; its failing call says the same.
+    let out = dave.cmd(&["search", "--team", "webhooks"]).output().expect("search");
+    assert!(
+        !out.status.success()
+            && String::from_utf8_lossy(&out.stderr).contains("agent_memory.add_member('dave'"),
+        "{}",
+        agent_memory_testkit::describe(&out)
+    );
 }
 
 #[test]
@@ -954,6 +962,29 @@ fn an_items_sync_killed_with_the_server_resumes_without_duplicates() {
     alice.ok(&["team", "sync"]);
     assert_eq!(items_on_server(), (MANY, MANY), "every observation once");
     assert_eq!(alice.json(&["team", "status", "--offline"])["items_queue_depth"], 0);
+
+    // Bob's pull, cut off the same way.
+    let mut child = bob
+        .cmd(&["team", "sync"])
+        .env("AGENT_MEMORY_TEAM__BATCH_SIZE", "10")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pulled_some = || {
+        rusqlite::Connection::open_with_flags(
+            bob.home.db_path(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|db| {
+            db.query_row("SELECT count(*) FROM observations", [], |r| r.get::<_, i64>(0))
+        })
+        .is_ok_and(|n| n > 0)
+    };
+    let cut = until(&mut child, pulled_some);
+    pg.kill();
+    let out = child.wait_with_output().expect("wait");
+    assert!(!cut || !out.status.success());
+    pg.restart();
     bob.ok(&["team", "sync"]);
     assert_eq!(items_from(&bob, "Alice"), MANY);
     assert_eq!(
