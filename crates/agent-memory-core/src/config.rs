@@ -382,6 +382,9 @@ pub struct TeamConfig {
     pub exclude_projects: Vec<String>,
     /// Whether global (L3) memory (preferences, cross-project conventions) is shared too.
     pub share_global: bool,
+    /// Projects (keys, names or roots) whose observations and session summaries are shared
+    /// too; `exclude_projects` wins.
+    pub share_observations: Vec<String>,
     /// Minutes between the syncs of the work pass and serve's worker; 0: only `team sync`.
     pub sync_interval_minutes: u64,
     /// Memories pushed or pulled per database transaction.
@@ -396,6 +399,7 @@ impl Default for TeamConfig {
             machine: String::new(),
             exclude_projects: Vec::new(),
             share_global: false,
+            share_observations: Vec::new(),
             sync_interval_minutes: 10,
             batch_size: 200,
         }

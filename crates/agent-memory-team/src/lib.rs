@@ -2,16 +2,18 @@
 //! row-level security decides who reads what (docs/team.md).
 //!
 //! Here is the store and the `[team]` configuration: create or migrate the server's schema
-//! ([`schema::init`]), push this member's shareable memory and pull the team's
-//! ([`sync::sync`]), say how things stand ([`sync::status`]), and search the server directly
-//! ([`sync::search`]). Each member's hooks keep writing the local SQLite store; what the team
+//! ([`schema::init`]), push this member's shareable memory (and the observations and summaries
+//! of opted-in projects, [`items`]) and pull the team's ([`sync::sync`]), say how things stand
+//! ([`sync::status`]), and search the server directly ([`search::search`]). Each member's hooks keep writing the local SQLite store; what the team
 //! sends arrives there with who learned it, so briefings and search read it like any memory.
 //!
 //! Must not: be linked into the hook path. This crate opens sockets and the client runs a small
 //! runtime of its own; only `team` commands, the work pass and serve's worker call it.
 
 pub mod connect;
+pub mod items;
 pub mod schema;
+pub mod search;
 pub mod sync;
 
 use agent_memory_core::store::StoreError;

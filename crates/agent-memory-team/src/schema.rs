@@ -8,8 +8,11 @@
 use crate::TeamError;
 
 /// The schema files, in order; the version is the number applied.
-const MIGRATIONS: &[&str] =
-    &[include_str!("schema/0001_team.sql"), include_str!("schema/0002_vector_index.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema/0001_team.sql"),
+    include_str!("schema/0002_vector_index.sql"),
+    include_str!("schema/0003_items.sql"),
+];
 
 /// The schema version this build speaks.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;

@@ -1,5 +1,6 @@
-//! One sync with the team database: push this member's changed memory, then pull what the team
-//! changed since the last pull; how things stand; and a search of the server.
+//! One sync with the team database: push this member's changed memory (and, through
+//! [`crate::items`], the observations and summaries of opted-in projects), then pull what the
+//! team changed since the last pull; what a sync would send; how things stand.
 //!
 //! The push goes in batches, each one server transaction of idempotent upserts keyed by the
 //! memory's global id (given and committed locally before the batch is sent), and each marked
@@ -15,7 +16,9 @@
 //! the work pass skips its sync and tries at its next pass.
 //!
 //! Everything pushed is sanitized again first (`capture::sanitize_text`), as a reviewer's
-//! edit is; what is pulled is sanitized and checked too, since it was written elsewhere.
+//! edit is; what is pulled is sanitized and checked too, since it was written elsewhere. With
+//! an embedding model, each active row goes with its vector and the model's name, so the
+//! team's search by meaning compares it only with queries of the same model.
 //!
 //! Must not: run on the hook path, or push a teammate's memory, a candidate, or anything the
 //! `[team]` configuration keeps here.
@@ -26,16 +29,18 @@ use std::time::{Duration, Instant};
 
 use agent_memory_core::capture::sanitize_text;
 use agent_memory_core::config::TeamConfig;
+use agent_memory_core::embed::Embedder;
 use agent_memory_core::fsutil;
 use agent_memory_core::paths::Home;
 use agent_memory_core::store::Store;
 use agent_memory_core::store::fts;
 use agent_memory_core::store::memories::{Kind, Status, Tier, check_text};
+use agent_memory_core::store::team::items::{AppliedItems, ItemShare, OutgoingItem};
 use agent_memory_core::store::team::{self, Applied, Incoming, Outgoing, Share, keys};
 use agent_memory_core::text::{clip, one_line};
 use serde::Serialize;
 
-use crate::{TeamError, connect, schema};
+use crate::{TeamError, connect, items, schema};
 
 /// Who this machine syncs as.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -90,6 +95,14 @@ pub fn share(config: &TeamConfig, identity: &Identity) -> Share {
     }
 }
 
+/// Which projects' observations and summaries the outbox shares under `config`.
+pub fn item_share(config: &TeamConfig) -> ItemShare {
+    ItemShare {
+        projects: config.share_observations.clone(),
+        exclude_projects: config.exclude_projects.clone(),
+    }
+}
+
 /// A memory changed here while another machine of the same member changed it too: both
 /// versions are kept, this one under a new global id, marked as the conflict copy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -113,6 +126,10 @@ pub struct SyncReport {
     pub pulled: Applied,
     /// The pull cursor afterwards (the highest server revision pulled).
     pub cursor: i64,
+    /// Observations and summaries (and tombstones of forgotten ones) pushed.
+    pub items_pushed: usize,
+    /// What the pull of observations and summaries did.
+    pub items_pulled: AppliedItems,
 }
 
 /// The lock that keeps to one sync at a time per home; released when dropped or when the
@@ -153,21 +170,28 @@ impl SyncLock {
     }
 }
 
-/// Pushes this member's changed memory, then pulls the team's, under the home's [`SyncLock`]
-/// (which the caller holds). Records the outcome in the store (for `team status` and the
-/// worker's backoff) whatever it is.
+/// Pushes this member's changed memory (and the observations and summaries of opted-in
+/// projects), then pulls the team's, under the home's [`SyncLock`] (which the caller holds).
+/// With an `embedder`, what is pushed carries its vector and the model's name. Records the
+/// outcome in the store (for `team status` and the worker's backoff) whatever it is.
 pub fn sync(
     _lock: &SyncLock,
     store: &Store,
     config: &TeamConfig,
+    embedder: Option<&dyn Embedder>,
     now_ms: i64,
 ) -> Result<SyncReport, TeamError> {
-    let result = sync_once(store, config, now_ms);
+    let result = sync_once(store, config, embedder, now_ms);
     record_outcome(store, result.as_ref().map(|_| ()).map_err(ToString::to_string), now_ms)?;
     result
 }
 
-fn sync_once(store: &Store, config: &TeamConfig, now_ms: i64) -> Result<SyncReport, TeamError> {
+fn sync_once(
+    store: &Store,
+    config: &TeamConfig,
+    embedder: Option<&dyn Embedder>,
+    now_ms: i64,
+) -> Result<SyncReport, TeamError> {
     if !config.enabled() {
         return Err(TeamError::NotConfigured);
     }
@@ -180,9 +204,17 @@ fn sync_once(store: &Store, config: &TeamConfig, now_ms: i64) -> Result<SyncRepo
         return Err(TeamError::NotMember { role });
     }
     let batch = config.batch_size.clamp(1, 10_000);
-    let (pushed, conflicts) = push(store, &mut client, &share(config, &me), &me, batch)?;
+    let vectors = match embedder {
+        Some(embedder) => Some(Vectors::new(&mut client, embedder)?),
+        None => None,
+    };
+    let (pushed, conflicts) =
+        push(store, &mut client, &share(config, &me), &me, batch, vectors.as_ref())?;
+    let items_pushed =
+        items::push(store, &mut client, &item_share(config), &me, batch, vectors.as_ref())?;
     let (pulled, cursor) = pull(store, &mut client, batch, now_ms)?;
-    Ok(SyncReport { pushed, conflicts, pulled, cursor })
+    let items_pulled = items::pull(store, &mut client, batch, now_ms)?;
+    Ok(SyncReport { pushed, conflicts, pulled, cursor, items_pushed, items_pulled })
 }
 
 fn record_outcome(
@@ -238,40 +270,109 @@ fn wait_ms(interval_minutes: u64, failures: u32) -> i64 {
     interval.saturating_mul(1 << failures.min(10)).min(MAX_BACKOFF_MS.max(interval))
 }
 
+/// What the next sync would send.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DryRun {
+    pub memories: Vec<Outgoing>,
+    /// Observations and summaries of opted-in projects, and tombstones of forgotten ones.
+    pub items: Vec<OutgoingItem>,
+}
+
 /// What would leave this machine at the next sync, sanitized as it would be sent; nothing is
 /// sent and nothing changes.
-pub fn dry_run(store: &Store, config: &TeamConfig) -> Result<Vec<Outgoing>, TeamError> {
+pub fn dry_run(store: &Store, config: &TeamConfig) -> Result<DryRun, TeamError> {
     let me = identity(config);
-    let mut rows = team::outbox(store, &share(config, &me), 1_000_000)?;
-    for row in &mut rows {
+    let mut memories = team::outbox(store, &share(config, &me), 1_000_000)?;
+    for row in &mut memories {
         row.text = sanitize_text(&row.text).into_owned();
     }
-    Ok(rows)
+    let items = team::items::outbox(store, &item_share(config), 1_000_000)?
+        .into_iter()
+        .map(items::sanitized)
+        .collect();
+    Ok(DryRun { memories, items })
+}
+
+/// The vectors that go with pushed rows: the member's model, its name, and how the server
+/// spells pgvector's type (the extension may live in any schema).
+pub(crate) struct Vectors<'a> {
+    pub embedder: &'a dyn Embedder,
+    pub vector_type: String,
+}
+
+impl<'a> Vectors<'a> {
+    fn new(client: &mut postgres::Client, embedder: &'a dyn Embedder) -> Result<Self, TeamError> {
+        let schema: Option<String> = client
+            .query_opt(
+                "SELECT quote_ident(n.nspname) FROM pg_extension e
+                 JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+                &[],
+            )?
+            .map(|r| r.get(0));
+        let vector_type = match schema {
+            Some(schema) => format!("{schema}.vector"),
+            None => "vector".to_owned(),
+        };
+        Ok(Vectors { embedder, vector_type })
+    }
+
+    pub fn model(&self) -> &str {
+        self.embedder.model()
+    }
+
+    /// pgvector's text form of each of `texts`' vectors; all `None` when the model fails (the
+    /// rows go without: a vector is a help to search, never a condition of the push).
+    pub fn embed(&self, texts: &[&str]) -> Vec<Option<String>> {
+        match self.embedder.embed(texts) {
+            Ok(vectors) => vectors.iter().map(|v| Some(vector_text(v))).collect(),
+            Err(err) => {
+                tracing::warn!(%err, "cannot embed what is pushed; it goes without vectors");
+                vec![None; texts.len()]
+            }
+        }
+    }
+}
+
+/// A vector as pgvector reads it: `[0.1,0.2,…]`.
+pub(crate) fn vector_text(vector: &[f32]) -> String {
+    let parts: Vec<String> = vector.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(","))
 }
 
 /// The index text of a memory on the server: the same CJK-bigram shadow text, with English
 /// stems, that the local store indexes.
-fn search_text(text: &str) -> String {
+pub(crate) fn search_text(text: &str) -> String {
     fts::stemmed_text(text)
 }
 
-/// A batch of memories upserted by their global ids in one statement. An existing row is
-/// replaced only when this machine wrote it last or it has not changed since this machine last
-/// saw it (the row's base revision); the rows written come back with their revisions, and a row
-/// that does not is a conflict: the push keeps both versions.
-const UPSERT_BATCH: &str = "
+/// A batch of memories upserted by their global ids in one statement, each with its vector
+/// when `vector_type` names pgvector's type. An existing row is replaced only when this machine
+/// wrote it last or it has not changed since this machine last saw it (the row's base
+/// revision); the rows written come back with their revisions, and a row that does not is a
+/// conflict: the push keeps both versions.
+fn upsert_batch(vector_type: Option<&str>) -> String {
+    // Without a model no vector type is named at all: the extension's schema need not be on
+    // the member's search path.
+    let embedding = match vector_type {
+        Some(vector_type) => format!("b.embedding::{vector_type}"),
+        None => "NULL".to_owned(),
+    };
+    format!(
+        "
     INSERT INTO agent_memory.memories AS m
         (gid, team, member_role, member, machine, agent, project_key, project_name, tier, kind,
          text, importance, status, supersedes, superseded_by, conflict_of, created_at,
-         updated_at, revision, search_text)
+         updated_at, revision, search_text, model, embedding)
     SELECT b.gid::uuid, '', '', $2, $3, b.agent, b.project_key, b.project_name, b.tier, b.kind,
            b.text, b.importance, b.status, b.supersedes::uuid, b.superseded_by::uuid,
-           b.conflict_of::uuid, b.created_at, b.updated_at, 0, to_tsvector('simple', b.index_text)
+           b.conflict_of::uuid, b.created_at, b.updated_at, 0, to_tsvector('simple', b.index_text),
+           CASE WHEN b.embedding IS NOT NULL THEN $19::text END, {embedding}
     FROM unnest($1::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                 $9::text[], $10::integer[], $11::text[], $12::text[], $13::text[], $14::text[],
-                $15::bigint[], $16::bigint[], $17::text[], $18::bigint[])
+                $15::bigint[], $16::bigint[], $17::text[], $18::bigint[], $20::text[])
          AS b (gid, agent, project_key, project_name, tier, kind, text, importance, status,
-               supersedes, superseded_by, conflict_of, created_at, updated_at, index_text, base)
+               supersedes, superseded_by, conflict_of, created_at, updated_at, index_text, base,
+               embedding)
     ON CONFLICT (gid) DO UPDATE SET
         member = excluded.member, machine = excluded.machine, agent = excluded.agent,
         project_key = excluded.project_key, project_name = excluded.project_name,
@@ -279,20 +380,41 @@ const UPSERT_BATCH: &str = "
         importance = excluded.importance, status = excluded.status,
         supersedes = excluded.supersedes, superseded_by = excluded.superseded_by,
         conflict_of = excluded.conflict_of, updated_at = excluded.updated_at,
-        search_text = excluded.search_text
+        search_text = excluded.search_text, model = excluded.model,
+        embedding = excluded.embedding
     WHERE m.machine = excluded.machine
        OR m.revision IS NOT DISTINCT FROM
           (SELECT b2.base FROM unnest($1::text[], $18::bigint[]) AS b2 (gid, base)
            WHERE b2.gid::uuid = m.gid)
-    RETURNING gid::text, revision";
+    RETURNING gid::text, revision"
+    )
+}
 
 /// Sends `rows` in one statement; the revision of each row written, by global id.
 fn send_batch(
     tx: &mut postgres::Transaction<'_>,
     rows: &[Outgoing],
     me: &Identity,
+    vectors: Option<&Vectors<'_>>,
 ) -> Result<std::collections::HashMap<String, i64>, TeamError> {
     let texts: Vec<String> = rows.iter().map(|r| sanitize_text(&r.text).into_owned()).collect();
+    // A tombstone or a retired memory is never searched: no vector for it.
+    let embeddings: Vec<Option<String>> = match vectors {
+        Some(vectors) => {
+            let live: Vec<&str> = rows
+                .iter()
+                .zip(&texts)
+                .filter(|(r, _)| r.status == Status::Active)
+                .map(|(_, t)| t.as_str())
+                .collect();
+            let mut made = vectors.embed(&live).into_iter();
+            rows.iter()
+                .map(|r| if r.status == Status::Active { made.next().flatten() } else { None })
+                .collect()
+        }
+        None => vec![None; rows.len()],
+    };
+    let model = vectors.map(|v| v.model().to_owned());
     let column = |f: fn(&Outgoing) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
     let gids = column(|r| r.gid.clone());
     let agents = column(|r| Some(r.origin.clone()));
@@ -310,7 +432,7 @@ fn send_batch(
     let index_texts: Vec<String> = texts.iter().map(|t| search_text(t)).collect();
     let bases: Vec<Option<i64>> = rows.iter().map(|r| r.base).collect();
     let written = tx.query(
-        UPSERT_BATCH,
+        &upsert_batch(vectors.map(|v| v.vector_type.as_str())),
         &[
             &gids,
             &me.member,
@@ -330,6 +452,8 @@ fn send_batch(
             &updated,
             &index_texts,
             &bases,
+            &model,
+            &embeddings,
         ],
     )?;
     Ok(written.iter().map(|r| (r.get(0), r.get(1))).collect())
@@ -352,6 +476,7 @@ fn push(
     share: &Share,
     me: &Identity,
     batch: usize,
+    vectors: Option<&Vectors<'_>>,
 ) -> Result<(usize, Vec<Conflict>), TeamError> {
     let mut pushed = 0;
     let mut conflicts = Vec::new();
@@ -363,7 +488,7 @@ fn push(
         team::assign_gids(store, &mut rows, || uuid::Uuid::now_v7().to_string())?;
         let mut tx = client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock(hashtext('agent_memory.push'))", &[])?;
-        let written = send_batch(&mut tx, &rows, me)?;
+        let written = send_batch(&mut tx, &rows, me, vectors)?;
         // A row the server kept from another machine of this member, changed since this one
         // last saw it: this version goes beside that one, under an id of its own.
         let mut kept_beside = Vec::new();
@@ -377,8 +502,11 @@ fn push(
                 Outgoing { gid: Some(gid), base: None, conflict_of: Some(beside), ..row.clone() }
             })
             .collect();
-        let written_copies =
-            if copies.is_empty() { Default::default() } else { send_batch(&mut tx, &copies, me)? };
+        let written_copies = if copies.is_empty() {
+            Default::default()
+        } else {
+            send_batch(&mut tx, &copies, me, vectors)?
+        };
         let done: Vec<(i64, i64, i64)> = rows
             .iter()
             .map(|row| {
@@ -470,8 +598,12 @@ pub struct TeamStatus {
     pub shared: Vec<String>,
     /// Memories waiting to be pushed.
     pub queue_depth: i64,
+    /// Observations and summaries (and tombstones) waiting to be pushed.
+    pub items_queue_depth: i64,
     /// Active memories here that came from the team.
     pub from_team: i64,
+    /// Observations and summaries here that came from the team.
+    pub items_from_team: i64,
     pub last_sync_at: Option<i64>,
     /// `ok`, or the error the last sync ended with.
     pub last_outcome: Option<String>,
@@ -488,6 +620,8 @@ pub struct ServerStatus {
     pub members: Vec<(String, Option<String>)>,
     /// Memories on the server the member may read, active ones.
     pub memories: i64,
+    /// Observations and summaries on the server the member may read, active ones.
+    pub items: i64,
 }
 
 /// How team memory stands; the server is asked only when `ask_server`.
@@ -501,6 +635,12 @@ pub fn status(
     if config.share_global {
         shared.push("global memory (L3)".to_owned());
     }
+    if !config.share_observations.is_empty() {
+        shared.push(format!(
+            "observations and session summaries of projects {}",
+            config.share_observations.join(", ")
+        ));
+    }
     if !config.exclude_projects.is_empty() {
         shared.push(format!("except projects {}", config.exclude_projects.join(", ")));
     }
@@ -512,7 +652,9 @@ pub fn status(
     Ok(TeamStatus {
         configured: config.enabled(),
         queue_depth: team::queue_depth(store, &share(config, &me))?,
+        items_queue_depth: team::items::queue_depth(store, &item_share(config))?,
         from_team: team::pulled_count(store)?,
+        items_from_team: team::items::pulled_count(store)?,
         identity: me,
         shared,
         last_sync_at: number(keys::LAST_SYNC_AT)?,
@@ -540,114 +682,12 @@ fn server_status(url: &str) -> Result<ServerStatus, TeamError> {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let memories: i64 = client
-        .query_one("SELECT count(*) FROM agent_memory.memories WHERE status = 'active'", &[])?
-        .get(0);
-    Ok(ServerStatus { team, members, memories })
-}
-
-/// One memory the server found for `search --team`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TeamHit {
-    pub gid: String,
-    pub member: String,
-    pub agent: String,
-    pub project: Option<String>,
-    pub tier: String,
-    pub kind: String,
-    pub text: String,
-    pub updated_at: i64,
-    pub rank: f32,
-}
-
-/// The query as a `tsquery` over the indexed text: each search term (its CJK bigrams in a row,
-/// or the word or its English stem), any of them; `None` when no term is left. Tokens are
-/// letters and digits only, so nothing a person types is read as query syntax.
-pub fn ts_query(query: &str) -> Option<String> {
-    let terms = ts_terms(query);
-    (!terms.is_empty()).then(|| terms.join(" | "))
-}
-
-/// The same terms, every one of them; `None` unless there are two or more.
-fn ts_query_all(query: &str) -> Option<String> {
-    let terms = ts_terms(query);
-    (terms.len() > 1).then(|| terms.join(" & "))
-}
-
-fn ts_terms(query: &str) -> Vec<String> {
-    fts::search_terms(query)
-        .iter()
-        .take(12)
-        .filter_map(|term| {
-            let tokens = fts::index_tokens(term);
-            match tokens.as_slice() {
-                [] => None,
-                [word] => Some(match fts::stem(word) {
-                    Some(stem) => format!("({word} | {stem})"),
-                    None => word.clone(),
-                }),
-                many => Some(format!("({})", many.join(" <-> "))),
-            }
-        })
-        .collect()
-}
-
-/// Searches the team's active memory on the server, best match first; `project` (a project
-/// key) narrows to that project and global memory.
-pub fn search(
-    config: &TeamConfig,
-    query: &str,
-    project: Option<&str>,
-    limit: usize,
-) -> Result<Vec<TeamHit>, TeamError> {
-    if !config.enabled() {
-        return Err(TeamError::NotConfigured);
-    }
-    if ts_query(query).is_none() {
-        return Ok(Vec::new());
-    }
-    let mut client = connect::connect(&config.url)?;
-    schema::check(&mut client)?;
-    search_on(&mut client, query, project, limit)
-}
-
-/// [`search`] over an open connection: memories holding every term first, then, when those
-/// are too few, memories holding any.
-pub fn search_on(
-    client: &mut postgres::Client,
-    query: &str,
-    project: Option<&str>,
-    limit: usize,
-) -> Result<Vec<TeamHit>, TeamError> {
-    let limit = limit.clamp(1, 1000);
-    let mut hits: Vec<TeamHit> = Vec::new();
-    for tsquery in [ts_query_all(query), ts_query(query)].into_iter().flatten() {
-        if hits.len() >= limit {
-            break;
-        }
-        let rows = client.query(
-            "SELECT gid, member, agent, project_name, tier, kind, text, updated_at, rank
-             FROM agent_memory.search($1, $2, $3)",
-            &[&tsquery, &project, &(limit as i32)],
-        )?;
-        for r in rows {
-            let gid: String = r.get(0);
-            if hits.len() < limit && !hits.iter().any(|h| h.gid == gid) {
-                hits.push(TeamHit {
-                    gid,
-                    member: r.get(1),
-                    agent: r.get(2),
-                    project: r.get(3),
-                    tier: r.get(4),
-                    kind: r.get(5),
-                    text: r.get(6),
-                    updated_at: r.get(7),
-                    rank: r.get(8),
-                });
-            }
-        }
-    }
-    Ok(hits)
+    let counts = client.query_one(
+        "SELECT (SELECT count(*) FROM agent_memory.memories WHERE status = 'active'),
+                (SELECT count(*) FROM agent_memory.items WHERE status = 'active')",
+        &[],
+    )?;
+    Ok(ServerStatus { team, members, memories: counts.get(0), items: counts.get(1) })
 }
 
 #[cfg(test)]
@@ -673,16 +713,5 @@ mod tests {
         assert_eq!(wait_ms(10, 3), 4_800_000);
         assert_eq!(wait_ms(10, 30), MAX_BACKOFF_MS);
         assert_eq!(wait_ms(24 * 60, 2), 24 * 3_600_000, "never shorter than the interval");
-    }
-
-    #[test]
-    fn ts_query_quotes_nothing_and_keeps_cjk_bigrams_together() {
-        assert_eq!(ts_query("the"), Some("the".into()));
-        assert_eq!(ts_query("failing tests").as_deref(), Some("(failing | fail) | (tests | test)"));
-        assert_eq!(ts_query("支付回调").as_deref(), Some("(支付 <-> 付回 <-> 回调)"));
-        assert_eq!(ts_query("'; DROP --"), Some("drop".into()));
-        assert_eq!(ts_query("!!"), None);
-        assert_eq!(ts_query_all("webhook retry").as_deref(), Some("webhook & (retry | retri)"));
-        assert_eq!(ts_query_all("webhook"), None);
     }
 }

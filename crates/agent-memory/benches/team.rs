@@ -12,9 +12,13 @@
 //!    `team sync` (the push), then member B's first `team sync` (the pull), in memories/s;
 //! 2. fills the server up to `BENCH_SERVER_ROWS` rows of the same team in one statement;
 //! 3. runs `BENCH_RUNS` two-word searches in-process over one connection (the server's own
-//!    time for the query `search --team` sends), and as many whole `agent-memory search --team`
-//!    processes (start, connect, query, print), with `agent-memory --version` as the
-//!    process's floor measured in the same run. Prints p50/p95/p99; asserts nothing.
+//!    time for the query `search --team` sends), as many in-process over a new connection each
+//!    (the connection alone, then with the query in its fresh backend; and the sequence the
+//!    client sent before `agent_memory.find`, for comparison), and as many whole
+//!    `agent-memory search --team` processes (start, connect, query, print; and with
+//!    `--project`, which opens the local store to name the project), with
+//!    `agent-memory --version` as the process's floor measured in the same run. Prints
+//!    p50/p95/p99; asserts nothing.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
@@ -220,11 +224,52 @@ fn main() {
     let mut found = 0;
     for query in &queries {
         let start = Instant::now();
-        found += agent_memory_team::sync::search_on(&mut client, query, None, 20).unwrap().len();
+        let asked =
+            agent_memory_team::search::TeamQuery { text: query, limit: 20, ..Default::default() };
+        found += agent_memory_team::search::search_on(&mut client, &asked).unwrap().len();
         server_side.push(start.elapsed());
+    }
+    // Where a whole process's time goes beyond the process: a new connection (TCP, a new
+    // server backend, SCRAM), then the same query in that fresh backend (cold caches).
+    let mut connect_only = Vec::with_capacity(runs);
+    let mut fresh = Vec::with_capacity(runs);
+    for query in &queries {
+        let start = Instant::now();
+        let mut client = agent_memory_team::connect::connect(&url).unwrap();
+        connect_only.push(start.elapsed());
+        let asked =
+            agent_memory_team::search::TeamQuery { text: query, limit: 20, ..Default::default() };
+        agent_memory_team::search::search_on(&mut client, &asked).unwrap();
+        fresh.push(start.elapsed());
+    }
+    // The sequence the client sent before `agent_memory.find`, in the same run for comparison:
+    // a new connection, the schema version asked, then `agent_memory.search` prepared and run
+    // for rows with both words, and again for rows with either when those were too few.
+    let mut before = Vec::with_capacity(runs);
+    for query in &queries {
+        let start = Instant::now();
+        let mut client = agent_memory_team::connect::connect(&url).unwrap();
+        agent_memory_team::schema::check(&mut client).unwrap();
+        let mut found = 0;
+        let all = agent_memory_team::search::ts_query_all(query);
+        for tsquery in [all, agent_memory_team::search::ts_query(query)].into_iter().flatten() {
+            if found >= 20 {
+                break;
+            }
+            found += client
+                .query(
+                    "SELECT gid, member, agent, project_name, tier, kind, text, updated_at, rank
+                     FROM agent_memory.search($1, $2, $3)",
+                    &[&tsquery, &None::<String>, &20i32],
+                )
+                .unwrap()
+                .len();
+        }
+        before.push(start.elapsed());
     }
     let mut floor = Vec::with_capacity(runs);
     let mut whole = Vec::with_capacity(runs);
+    let mut with_project = Vec::with_capacity(runs);
     for query in &queries {
         let start = Instant::now();
         alice.run(&["--version"]);
@@ -233,13 +278,23 @@ fn main() {
         let start = Instant::now();
         alice.run(&args);
         whole.push(start.elapsed());
+        // `--project` opens the local store (A's, with its memories) to name the project.
+        let args: Vec<&str> =
+            ["search", "--team", "--project", "shop"].into_iter().chain(query.split(' ')).collect();
+        let start = Instant::now();
+        alice.run(&args);
+        with_project.push(start.elapsed());
     }
     println!(
         "search --team over {server_rows} rows, two words, at most 20 results ({:.1} found on average):",
         found as f64 / runs as f64
     );
     report("  the query on the server, one connection", server_side);
+    report("  a new connection (TCP, backend, SCRAM), in-process", connect_only);
+    report("  a new connection and the query, in-process", fresh);
+    report("  the same, as the client asked before (schema check, two prepared calls)", before);
     let base = report("  agent-memory --version (process floor)", floor);
     let p50 = report("  agent-memory search --team (whole process)", whole);
+    report("  agent-memory search --team --project shop (opens the local store)", with_project);
     println!("  whole search / process floor, p50: {:.1}x", p50 / base);
 }

@@ -551,7 +551,9 @@ pub struct RememberArgs {
 
 #[derive(Debug, Args)]
 pub struct ForgetArgs {
-    /// The memories' ids, as `agent-memory memories` shows them (m12 or 12).
+    /// The memories' ids, as `agent-memory memories` shows them (m12 or 12); or observations'
+    /// and summaries' ids, as search shows them (o12, s3): those are deleted, and a shared one
+    /// leaves the team at the next sync.
     #[arg(required = true, num_args = 1..)]
     pub ids: Vec<String>,
     /// Bring a forgotten (or rejected) memory back.

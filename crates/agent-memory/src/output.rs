@@ -36,7 +36,9 @@ pub use brief::{brief, brief_written};
 pub use doctor::doctor;
 pub use install::{install_diff, install_error, install_file, install_note, install_report};
 pub use item::show;
-pub use memory::{approved, memories, memories_changed, memory_changed, packs, remembered};
+pub use memory::{
+    approved, items_forgotten, memories, memories_changed, memory_changed, packs, remembered,
+};
 pub use mode::{mode_list, mode_show};
 pub use model::{model_installed, model_list, model_removed, progress, reindex};
 pub use review::{

@@ -324,10 +324,14 @@ impl Store {
         Ok(true)
     }
 
-    /// One observation by id.
+    /// One observation by id; a teammate's names who made it where it names its agent
+    /// (`Alice, codex`), as search and the briefing do.
     pub fn observation(&self, id: i64) -> Result<Option<Observation>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT o.id, s.source_id, o.agent, p.name, o.mode, o.title, o.subtitle, o.facts,
+            "SELECT o.id, s.source_id,
+                    CASE WHEN o.team_member IS NULL THEN o.agent
+                         ELSE o.team_member || ', ' || o.agent END,
+                    p.name, o.mode, o.title, o.subtitle, o.facts,
                     o.narrative, o.kind, o.concepts, o.files_read, o.files_modified, o.at,
                     o.tokens, o.work_tokens, o.distiller,
                     (SELECT json_group_array(event_id) FROM observation_sources WHERE observation_id = o.id)
@@ -366,7 +370,10 @@ impl Store {
     /// One summary by id.
     pub fn summary(&self, id: i64) -> Result<Option<Summary>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT m.id, s.source_id, m.agent, p.name, m.mode, m.request, m.investigated,
+            "SELECT m.id, s.source_id,
+                    CASE WHEN m.team_member IS NULL THEN m.agent
+                         ELSE m.team_member || ', ' || m.agent END,
+                    p.name, m.mode, m.request, m.investigated,
                     m.learned, m.completed, m.next_steps, m.files_read, m.files_modified, m.at,
                     m.through_event_id, m.tokens, m.work_tokens, m.distiller
              FROM summaries m JOIN sessions s ON s.id = m.session_id

@@ -151,7 +151,10 @@ impl Store {
     /// The project's most recent observations, newest first, each with its file.
     pub fn briefing_timeline(&self, project_key: &str, limit: usize) -> Result<Vec<BriefingItem>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT o.id, o.at, o.agent, o.kind, o.title, o.tokens, o.work_tokens,
+            "SELECT o.id, o.at,
+                    CASE WHEN o.team_member IS NULL THEN o.agent
+                         ELSE o.team_member || ', ' || o.agent END,
+                    o.kind, o.title, o.tokens, o.work_tokens,
                     coalesce(
                         CASE WHEN json_valid(o.files_modified) THEN o.files_modified ->> '$[0]' END,
                         CASE WHEN json_valid(o.files_read) THEN o.files_read ->> '$[0]' END),

@@ -10,11 +10,14 @@
 //! What may leave: reviewed project memory (L2) of a project known by its git origin (a path
 //! means nothing on another machine), global memory (L3) only when the caller says so, and only
 //! memory this member learned (a teammate's memory is never pushed back). Candidates, rejected
-//! memory, raw events, observations and summaries never leave through here, nor a memory drawn
-//! from an observation distilled from a private event.
+//! memory and raw events never leave through here, nor a memory drawn from an observation
+//! distilled from a private event; observations and summaries of opted-in projects go through
+//! [`items`].
 //!
 //! Must not: open a connection to anything but the store (the network side is the
 //! `agent-memory-team` crate, never the hook).
+
+pub mod items;
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

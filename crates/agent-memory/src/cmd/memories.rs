@@ -7,6 +7,7 @@ use std::path::Path;
 use agent_memory_core::promote::{self, Placed, Statement};
 use agent_memory_core::store::Store;
 use agent_memory_core::store::memories::{self, Filter, Kind, Status, Tier};
+use agent_memory_core::store::team::items::{self as team_items, ItemKind};
 use agent_memory_core::{project, time};
 use anyhow::Context as _;
 
@@ -46,10 +47,14 @@ pub fn remember(ctx: &Context, args: RememberArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Forgets (or with `--undo` restores) every memory named; every id is checked first, so a
-/// typo changes nothing.
+/// Forgets (or with `--undo` restores) every memory named, or forgets the observations (`o12`)
+/// and summaries (`s3`) named; every id is checked first, so a typo changes nothing.
 pub fn forget(ctx: &Context, args: ForgetArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
+    let items = args.ids.iter().filter_map(|raw| item_id(raw)).collect::<Vec<_>>();
+    if !items.is_empty() {
+        return forget_items(&store, &args, &items);
+    }
     let ids =
         args.ids.iter().map(|raw| parse_memory_id(raw)).collect::<anyhow::Result<Vec<_>>>()?;
     for &id in &ids {
@@ -64,6 +69,48 @@ pub fn forget(ctx: &Context, args: ForgetArgs) -> anyhow::Result<()> {
         });
     }
     output::memories_changed(if args.undo { "restored" } else { "forgot" }, &changed, args.json)?;
+    Ok(())
+}
+
+/// An observation's (`o12`) or a summary's (`s3`) id as typed.
+fn item_id(raw: &str) -> Option<(ItemKind, i64)> {
+    let raw = raw.trim().trim_start_matches('#');
+    let kind = match raw.chars().next()?.to_ascii_lowercase() {
+        'o' => ItemKind::Observation,
+        's' => ItemKind::Summary,
+        _ => return None,
+    };
+    raw[1..].parse::<i64>().ok().filter(|id| *id > 0).map(|id| (kind, id))
+}
+
+/// Forgets observations and summaries: each is deleted here, and one that was shared with the
+/// team leaves a tombstone for the next sync. Every id named must be one of them, and here.
+fn forget_items(store: &Store, args: &ForgetArgs, items: &[(ItemKind, i64)]) -> anyhow::Result<()> {
+    if args.undo {
+        anyhow::bail!(
+            "a forgotten observation or summary cannot be brought back (it is deleted); `--undo` is for memories (m12)"
+        );
+    }
+    if items.len() != args.ids.len() {
+        anyhow::bail!(
+            "forget memories (m12) and observations or summaries (o12, s3) in separate commands"
+        );
+    }
+    for &(kind, id) in items {
+        if !team_items::exists(store, kind, id)? {
+            anyhow::bail!(
+                "there is no {} {}{id}; `agent-memory search` shows the ids",
+                kind.as_str(),
+                kind.letter()
+            );
+        }
+    }
+    let mut forgotten = Vec::with_capacity(items.len());
+    for &(kind, id) in items {
+        team_items::forget(store, kind, id, time::now_ms())?;
+        forgotten.push(format!("{}{id}", kind.letter()));
+    }
+    output::items_forgotten(&forgotten, args.json)?;
     Ok(())
 }
 

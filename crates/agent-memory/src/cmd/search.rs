@@ -8,10 +8,10 @@ use crate::cli::SearchArgs;
 use crate::output;
 
 pub fn run(ctx: &Context, args: SearchArgs) -> anyhow::Result<()> {
-    let store = ctx.store()?;
     if args.team {
-        return super::team::search(ctx, &store, &args);
+        return super::team::search(ctx, &args);
     }
+    let store = ctx.store()?;
     let settings = ctx.recall_settings(true);
     let reader = settings.reader(&store);
     // One `--type` flag for both filters: the kinds of item, and their types within a kind.

@@ -146,7 +146,8 @@ fn team_sync_if_due(ctx: &Context) -> Option<String> {
         Ok(false) => return None,
         Err(line) => return Some(line),
     }
-    Some(match sync::sync(&lock, &store, &ctx.config.team, now) {
+    let embedder = ctx.embedder();
+    Some(match sync::sync(&lock, &store, &ctx.config.team, embedder.as_deref(), now) {
         Ok(report) => format!(
             "team sync: {} pushed, {} pulled, {} changed",
             report.pushed, report.pulled.added, report.pulled.updated

@@ -94,6 +94,19 @@ pub fn memories_changed(verb: &str, list: &[Memory], as_json: bool) -> io::Resul
     Ok(())
 }
 
+/// Observations and summaries forgotten (`forget o12 s3`): a line each, or a JSON list of
+/// their ids.
+pub fn items_forgotten(ids: &[String], as_json: bool) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if as_json {
+        return json(&mut out, &ids);
+    }
+    for id in ids {
+        writeln!(out, "forgot {id}")?;
+    }
+    Ok(())
+}
+
 #[derive(Serialize)]
 struct RememberedJson<'a> {
     memory: &'a Memory,

@@ -3,11 +3,11 @@
 
 use std::io::{self, Write};
 
-use agent_memory_core::store::team::Outgoing;
 use agent_memory_core::text::{clip, one_line};
 use agent_memory_core::time::format_local;
 use agent_memory_team::schema::Migrated;
-use agent_memory_team::sync::{SyncReport, TeamHit, TeamStatus};
+use agent_memory_team::search::TeamHit;
+use agent_memory_team::sync::{DryRun, SyncReport, TeamStatus};
 
 use super::{count, json};
 
@@ -46,6 +46,14 @@ pub fn write_team_sync(out: &mut impl Write, report: &SyncReport, as_json: bool)
         report.pulled.updated,
         report.pulled.unchanged
     )?;
+    let items = &report.items_pulled;
+    if report.items_pushed + items.added + items.updated > 0 {
+        writeln!(
+            out,
+            "observations and summaries: {} pushed; pulled {} new, {} changed",
+            report.items_pushed, items.added, items.updated
+        )?;
+    }
     for conflict in &report.conflicts {
         writeln!(
             out,
@@ -56,20 +64,20 @@ pub fn write_team_sync(out: &mut impl Write, report: &SyncReport, as_json: bool)
     Ok(())
 }
 
-pub fn team_dry_run(rows: &[Outgoing], as_json: bool) -> io::Result<()> {
+pub fn team_dry_run(rows: &DryRun, as_json: bool) -> io::Result<()> {
     write_team_dry_run(&mut io::stdout().lock(), rows, as_json)
 }
 
-pub fn write_team_dry_run(
-    out: &mut impl Write,
-    rows: &[Outgoing],
-    as_json: bool,
-) -> io::Result<()> {
+pub fn write_team_dry_run(out: &mut impl Write, rows: &DryRun, as_json: bool) -> io::Result<()> {
     if as_json {
         return json(out, &rows);
     }
-    writeln!(out, "would leave this machine: {} (nothing sent)", count(rows.len(), "memory"))?;
-    for row in rows {
+    writeln!(
+        out,
+        "would leave this machine: {} (nothing sent)",
+        count(rows.memories.len(), "memory")
+    )?;
+    for row in &rows.memories {
         writeln!(
             out,
             "m{} {} {} {} [{}] {}",
@@ -79,6 +87,24 @@ pub fn write_team_dry_run(
             row.project_key.as_deref().unwrap_or("global"),
             row.kind.as_str(),
             clip(&one_line(&row.text), 120)
+        )?;
+    }
+    if rows.items.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "and {} observations and summaries:", rows.items.len())?;
+    for item in &rows.items {
+        let id = format!("{}{}", item.kind.letter(), item.id);
+        if item.forgotten {
+            writeln!(out, "{} forgotten (a tombstone: the team's copies go)", item.kind.as_str())?;
+            continue;
+        }
+        writeln!(
+            out,
+            "{id} {} [{}] {}",
+            item.project_key,
+            item.item_type,
+            clip(&one_line(&item.text()), 120)
         )?;
     }
     Ok(())
@@ -102,7 +128,13 @@ pub fn write_team_status(
     writeln!(out, "member: {} on {}", status.identity.member, status.identity.machine)?;
     writeln!(out, "shared: {}", status.shared.join("; "))?;
     writeln!(out, "waiting to be pushed: {}", status.queue_depth)?;
+    if status.items_queue_depth > 0 {
+        writeln!(out, "observations and summaries waiting: {}", status.items_queue_depth)?;
+    }
     writeln!(out, "from the team here: {}", count(status.from_team, "active memory"))?;
+    if status.items_from_team > 0 {
+        writeln!(out, "from the team here: {} observations and summaries", status.items_from_team)?;
+    }
     match (status.last_sync_at, status.last_outcome.as_deref()) {
         (Some(at), Some("ok")) => writeln!(out, "last sync: {} (ok)", format_local(at))?,
         (Some(at), Some(error)) => {
@@ -121,9 +153,10 @@ pub fn write_team_status(
         Some(Ok(server)) => {
             writeln!(
                 out,
-                "team: {} ({} on the server)",
+                "team: {} ({} and {} observations and summaries on the server)",
                 server.team,
-                count(server.memories, "active memory")
+                count(server.memories, "active memory"),
+                server.items
             )?;
             let members: Vec<String> = server
                 .members
@@ -184,9 +217,12 @@ mod tests {
             conflicts: vec![Conflict { id: 12, gid: "g2".into(), beside: "g1".into() }],
             pulled: Applied { added: 2, updated: 1, unchanged: 4 },
             cursor: 9,
+            items_pushed: 1,
+            items_pulled: Default::default(),
         };
         expect![[r#"
             team sync: 3 memories pushed; pulled 2 new, 1 changed (4 already here)
+            observations and summaries: 1 pushed; pulled 0 new, 0 changed
             conflict: m12 was changed on another of your machines too; both versions are kept (this one marked as the conflict copy)
         "#]]
         .assert_eq(&rendered(|out| write_team_sync(out, &report, false)));
@@ -195,7 +231,9 @@ mod tests {
             identity: Identity { member: "Alice".into(), machine: "laptop".into() },
             shared: vec!["reviewed project memory (L2) of projects with a git origin".into()],
             queue_depth: 0,
+            items_queue_depth: 2,
             from_team: 5,
+            items_from_team: 3,
             last_sync_at: Some(AT),
             last_outcome: Some("ok".into()),
             last_success_at: Some(AT),
@@ -203,15 +241,18 @@ mod tests {
                 team: "core".into(),
                 members: vec![("alice".into(), Some("Alice".into())), ("bob".into(), None)],
                 memories: 7,
+                items: 4,
             })),
         };
         expect![[r#"
             member: Alice on laptop
             shared: reviewed project memory (L2) of projects with a git origin
             waiting to be pushed: 0
+            observations and summaries waiting: 2
             from the team here: 5 active memories
+            from the team here: 3 observations and summaries
             last sync: <time> (ok)
-            team: core (7 active memories on the server)
+            team: core (7 active memories and 4 observations and summaries on the server)
             members: Alice (alice), bob
         "#]]
         .assert_eq(&rendered(|out| write_team_status(out, &status, false)));

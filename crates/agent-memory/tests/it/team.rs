@@ -3,7 +3,9 @@
 //! team sees none of it (row-level security, enforced by the server), a forget propagates, a
 //! sync cut off by the server dying resumes without losing or duplicating anything, syncs
 //! started at once on one machine take turns, `serve`'s worker syncs on its own, and a server
-//! of the first schema migrates forward and indexes vectors.
+//! of the first schema migrates forward and indexes vectors. A project opted in shares its
+//! observations and summaries (never private ones, never another project's), and with a model
+//! `search --team` finds a teammate's memory by meaning.
 //!
 //! The server comes from `AGENT_MEMORY_TEST_PG_BIN` (`scripts/team-test-db`); each test starts
 //! its own on 127.0.0.1 and a free port and stops it by its pid.
@@ -44,9 +46,9 @@ fn team_server(bin: &Path) -> PgServer {
         assert!(out.status.success(), "team init:\n{}", agent_memory_testkit::describe(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    assert!(init().contains("version 0 → 2"));
+    assert!(init().contains("version 0 → 3"));
     // A second init is a no-op: forward-only, nothing applied twice.
-    assert!(init().contains("already at version 2"));
+    assert!(init().contains("already at version 3"));
     pg.owner(
         DB,
         "SELECT agent_memory.add_member('alice', 'core'), agent_memory.add_member('bob', 'core'),
@@ -170,7 +172,21 @@ fn codex_decides(member: &Member, cwd: &Path, session: &str, prompt: &str) {
         );
         assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
     }
-    member.ok(&["work"]);
+    // The stop hook may have started a work pass in the background: this one waits its turn.
+    let start = Instant::now();
+    loop {
+        let out = member.cmd(&["work"]).output().expect("run work");
+        if out.status.success() {
+            break;
+        }
+        let busy = String::from_utf8_lossy(&out.stderr).contains("another work pass is running");
+        assert!(
+            busy && start.elapsed() < Duration::from_secs(60),
+            "work:\n{}",
+            agent_memory_testkit::describe(&out)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]
@@ -339,6 +355,14 @@ fn without_the_server_hooks_and_local_recall_carry_on_and_sync_says_what_to_do()
     let out = dave.cmd(&["team", "sync"]).output().expect("sync");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("agent_memory.add_member('dave'"),
+        "{}",
+        agent_memory_testkit::describe(&out)
+    );
+    // `search --team` asks nothing first; its failing call says the same.
+    let out = dave.cmd(&["search", "--team", "webhooks"]).output().expect("search");
+    assert!(
+        !out.status.success()
+            && String::from_utf8_lossy(&out.stderr).contains("agent_memory.add_member('dave'"),
         "{}",
         agent_memory_testkit::describe(&out)
     );
@@ -686,6 +710,10 @@ fn a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimensio
     let out = alice.cmd(&["team", "sync"]).output().expect("sync");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("run `agent-memory team init`"), "{err}");
+    // `search --team` asks no schema version first; its failing call says the same.
+    let out = alice.cmd(&["search", "--team", "webhooks"]).output().expect("search");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("run `agent-memory team init`"), "{err}");
 
     let init = home()
         .cmd()
@@ -695,7 +723,7 @@ fn a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimensio
         .output()
         .expect("run team init");
     assert!(init.status.success(), "{}", agent_memory_testkit::describe(&init));
-    assert!(String::from_utf8_lossy(&init.stdout).contains("version 1 → 2"));
+    assert!(String::from_utf8_lossy(&init.stdout).contains("version 1 → 3"));
     assert!(alice.ok(&["team", "sync"]).contains("3 memories pushed"));
 
     // Vectors of the two indexed dimensions and of another one: all are kept.
@@ -723,4 +751,293 @@ fn a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimensio
         assert!(found.starts_with(text) && !found.contains('\n'), "{found}");
     }
     assert!(alice.ok(&["team", "sync"]).contains("0 memories pushed"));
+}
+
+/// Adds `line` to the `[team]` section of `member`'s configuration.
+fn configure(member: &Member, line: &str) {
+    let path = member.home.home().join("config.toml");
+    let text = std::fs::read_to_string(&path).expect("config");
+    let text = text.replacen("[team]\n", &format!("[team]\n{line}\n"), 1);
+    agent_memory_core::fsutil::write_atomic(&path, text.as_bytes()).expect("config");
+}
+
+/// Observations and summaries of the session whose agent's id is `session`.
+fn items_of(member: &Member, session: &str) -> i64 {
+    crate::count(
+        &member.home,
+        &format!(
+            "SELECT (SELECT count(*) FROM observations o JOIN sessions s ON s.id = o.session_id
+                     WHERE s.source_id = '{session}')
+                  + (SELECT count(*) FROM summaries m JOIN sessions s ON s.id = m.session_id
+                     WHERE s.source_id = '{session}')"
+        ),
+    )
+}
+
+/// Observations and summaries in `member`'s store that `teammate` distilled.
+fn items_from(member: &Member, teammate: &str) -> i64 {
+    crate::count(
+        &member.home,
+        &format!(
+            "SELECT (SELECT count(*) FROM observations WHERE team_member = '{teammate}')
+                  + (SELECT count(*) FROM summaries WHERE team_member = '{teammate}')"
+        ),
+    )
+}
+
+#[test]
+fn an_opted_in_projects_observations_and_summary_reach_a_teammate_and_a_forget_follows() {
+    let test =
+        "an_opted_in_projects_observations_and_summary_reach_a_teammate_and_a_forget_follows";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let alice = Member::new(&pg, "alice", "Alice Liddell", "alice-pw", false);
+    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
+    let shop_a = clone_at(&alice.home.user_home().join("shop"), "git@github.com:acme/shop.git");
+    let shop_b = clone_at(&bob.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let blog = clone_at(&alice.home.user_home().join("blog"), "https://github.com/acme/blog");
+    // Only `team sync` syncs here: the work pass would push as soon as it has distilled.
+    configure(&alice, "share_observations = [\"shop\"]\nsync_interval_minutes = 0");
+    configure(&bob, "share_observations = [\"git:github.com/acme/shop\"]");
+
+    // Three Codex sessions: one in the shop, one in the shop that read a secret (every event
+    // of it private), one in the blog, which is not opted in.
+    codex_decides(&alice, &shop_a, "codex-a1", crate::memory::JIFF);
+    codex_decides(&alice, &shop_a, "codex-a2", "Keep the staging password in the vault");
+    codex_decides(&alice, &blog, "codex-b1", "The blog deploys from the main branch");
+    {
+        let db = rusqlite::Connection::open(alice.home.db_path()).expect("open");
+        db.execute(
+            "UPDATE events SET sensitivity = 'private'
+             WHERE session_id = (SELECT id FROM sessions WHERE source_id = 'codex-a2')",
+            [],
+        )
+        .expect("private");
+    }
+    let shared = items_of(&alice, "codex-a1");
+    assert!(shared >= 2, "an observation and a summary at least: {shared}");
+    assert!(items_of(&alice, "codex-a2") > 0 && items_of(&alice, "codex-b1") > 0);
+
+    let dry = alice.json(&["team", "sync", "--dry-run"]);
+    assert_eq!(dry["items"].as_array().map(Vec::len), Some(shared as usize), "{dry:#}");
+    assert!(
+        alice
+            .ok(&["team", "status", "--offline"])
+            .contains("observations and session summaries of projects shop")
+    );
+    assert_eq!(pg.owner(DB, "SELECT count(*) FROM agent_memory.items"), "0", "nothing sent");
+
+    let synced = alice.ok(&["team", "sync"]);
+    assert!(synced.contains(&format!("observations and summaries: {shared} pushed")), "{synced}");
+    assert_eq!(
+        pg.owner(
+            DB,
+            "SELECT count(*) || ' ' || count(*) FILTER (WHERE kind = 'summary') || ' '
+                    || count(DISTINCT project_key) || ' ' || min(member)
+             FROM agent_memory.items"
+        ),
+        format!("{shared} 1 1 Alice Liddell"),
+        "the shop's session only, its summary among them"
+    );
+    // Again: nothing leaves twice.
+    assert!(!alice.ok(&["team", "sync"]).contains("observations and summaries"));
+
+    // Bob gets them with Alice's name: in his store, his search, his briefing, the server's
+    // search; and he sends none of them back.
+    let pulled = bob.ok(&["team", "sync"]);
+    assert!(pulled.contains(&format!("pulled {shared} new")), "{pulled}");
+    assert_eq!(items_from(&bob, "Alice Liddell"), shared);
+    let title: String = crate::db(&bob.home)
+        .query_row(
+            "SELECT title FROM observations WHERE team_member IS NOT NULL ORDER BY id LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .expect("a pulled observation");
+    let found = bob.ok(&["search", &title]);
+    assert!(found.contains("Alice Liddell, codex"), "{found}");
+    let briefing = bob.session_start(&shop_b, "b1");
+    assert!(briefing.contains("Alice Liddell, codex"), "{briefing}");
+    let remote = bob.ok(&["search", "--team", &title]);
+    assert!(remote.contains("Alice Liddell, codex") && remote.contains("observation"), "{remote}");
+    assert!(!bob.ok(&["team", "sync"]).contains("observations and summaries"));
+    assert_eq!(
+        pg.owner(DB, "SELECT count(*) FROM agent_memory.items WHERE member_role = 'bob'"),
+        "0"
+    );
+
+    // Alice forgets one: the tombstone blanks it on the server, and Bob's copy goes.
+    let (id, gid): (i64, String) = crate::db(&alice.home)
+        .query_row(
+            "SELECT id, team_gid FROM observations WHERE team_gid IS NOT NULL ORDER BY id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("a shared observation");
+    alice.ok(&["forget", &format!("o{id}")]);
+    assert!(alice.ok(&["team", "sync"]).contains("observations and summaries: 1 pushed"));
+    assert_eq!(
+        pg.owner(
+            DB,
+            &format!("SELECT status || '|' || title FROM agent_memory.items WHERE gid = '{gid}'")
+        ),
+        "forgotten|"
+    );
+    assert!(bob.ok(&["team", "sync"]).contains("0 new, 1 changed"));
+    assert_eq!(items_from(&bob, "Alice Liddell"), shared - 1);
+    assert_eq!(
+        crate::count(
+            &bob.home,
+            &format!("SELECT count(*) FROM observations WHERE team_gid = '{gid}'")
+        ),
+        0
+    );
+}
+
+#[test]
+fn an_items_sync_killed_with_the_server_resumes_without_duplicates() {
+    let test = "an_items_sync_killed_with_the_server_resumes_without_duplicates";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let (alice, shop, bob, _) = alice_and_bob(&pg, false);
+    configure(&alice, "share_observations = [\"shop\"]");
+    // A project and a session of the shop, then many observations written straight into the
+    // store through its triggers.
+    alice.ok(&["remember", DECISION, "--project", &shop.to_string_lossy()]);
+    const MANY: i64 = 300;
+    {
+        let db = rusqlite::Connection::open(alice.home.db_path()).expect("open");
+        for name in ["am_fts_text", "am_fts_stemmed"] {
+            db.create_scalar_function(
+                name,
+                1,
+                rusqlite::functions::FunctionFlags::SQLITE_UTF8,
+                |ctx| ctx.get::<String>(0),
+            )
+            .expect("function");
+        }
+        db.create_scalar_function(
+            "am_date_words",
+            1,
+            rusqlite::functions::FunctionFlags::SQLITE_UTF8,
+            |_| Ok(String::new()),
+        )
+        .expect("function");
+        db.execute_batch(&format!(
+            "INSERT INTO sessions (agent, source_id, project_id, started_at, last_event_at)
+                 SELECT 'codex', 'bulk', project_id, 1, 1 FROM memories LIMIT 1;
+             INSERT INTO observations (session_id, project_id, agent, mode, kind, title, at,
+                                       tokens, work_tokens, distiller, source_key)
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {MANY})
+             SELECT s.id, s.project_id, 'codex', 'code', 'discovery',
+                    'Service ' || i || ' answers on port ' || (9000 + i), 1 + i, 10, 100,
+                    'offline', 'bulk-' || i
+             FROM n, sessions s WHERE s.source_id = 'bulk'"
+        ))
+        .expect("observations");
+    }
+    let items_on_server = || {
+        let line =
+            pg.owner(DB, "SELECT count(*) || ' ' || count(DISTINCT title) FROM agent_memory.items");
+        let mut parts = line.split(' ').map(|n| n.parse::<i64>().expect("number"));
+        (parts.next().expect("count"), parts.next().expect("distinct"))
+    };
+    let mut child = alice
+        .cmd(&["team", "sync"])
+        .env("AGENT_MEMORY_TEAM__BATCH_SIZE", "10")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let cut = until(&mut child, || items_on_server().0 > 0);
+    pg.kill();
+    let out = child.wait_with_output().expect("wait");
+    if cut {
+        assert!(!out.status.success(), "a sync whose server died must fail");
+        let left = alice.json(&["team", "status", "--offline"])["items_queue_depth"]
+            .as_i64()
+            .expect("depth");
+        assert!(left > 0 && left < MANY, "{left} of {MANY} left");
+    }
+    pg.restart();
+    alice.ok(&["team", "sync"]);
+    assert_eq!(items_on_server(), (MANY, MANY), "every observation once");
+    assert_eq!(alice.json(&["team", "status", "--offline"])["items_queue_depth"], 0);
+
+    // Bob's pull, cut off the same way.
+    let mut child = bob
+        .cmd(&["team", "sync"])
+        .env("AGENT_MEMORY_TEAM__BATCH_SIZE", "10")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pulled_some = || {
+        rusqlite::Connection::open_with_flags(
+            bob.home.db_path(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|db| {
+            db.query_row("SELECT count(*) FROM observations", [], |r| r.get::<_, i64>(0))
+        })
+        .is_ok_and(|n| n > 0)
+    };
+    let cut = until(&mut child, pulled_some);
+    pg.kill();
+    let out = child.wait_with_output().expect("wait");
+    assert!(!cut || !out.status.success());
+    pg.restart();
+    bob.ok(&["team", "sync"]);
+    assert_eq!(items_from(&bob, "Alice"), MANY);
+    assert_eq!(
+        crate::count(
+            &bob.home,
+            "SELECT count(DISTINCT team_gid) FROM observations WHERE team_member = 'Alice'"
+        ),
+        MANY
+    );
+    assert!(bob.ok(&["team", "sync"]).contains("pulled 0 new"));
+}
+
+#[test]
+fn with_a_model_search_team_finds_a_teammates_memory_by_meaning() {
+    let test = "with_a_model_search_team_finds_a_teammates_memory_by_meaning";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let (alice, shop_a, bob, _) = alice_and_bob(&pg, false);
+    let carol_words = Member::new(&pg, "bob", "Bob", "bob-pw", false);
+    let model = alice.home.user_home().join("tiny-model");
+    agent_memory_embed::testing::write_tiny_static_model(&model).expect("tiny model");
+    for member in [&alice, &bob] {
+        member.ok(&["model", "install", "tiny", "--from", &model.to_string_lossy()]);
+    }
+    const SAID: &str = "the payment webhook signature check is broken";
+    alice.ok(&["remember", SAID, "--project", &shop_a.to_string_lossy()]);
+    // Her shop's observations and summary go too, with the vectors her work pass made.
+    configure(&alice, "share_observations = [\"shop\"]\nsync_interval_minutes = 0");
+    codex_decides(&alice, &shop_a, "codex-v1", "Bake sourdough bread in the oven");
+    alice.ok(&["team", "sync"]);
+    assert_eq!(
+        pg.owner(DB, "SELECT model || ' ' || (embedding IS NOT NULL) FROM agent_memory.memories"),
+        "tiny true",
+        "pushed with its vector and the model's name"
+    );
+    assert_eq!(
+        pg.owner(
+            DB,
+            "SELECT count(*) > 0 AND bool_and(model = 'tiny' AND embedding IS NOT NULL)
+             FROM agent_memory.items"
+        ),
+        "t",
+        "every item with its vector"
+    );
+    // No word in common: only the vectors find it.
+    let found = bob.json(&["search", "--team", "callback invoice"]);
+    let hits = found.as_array().cloned().unwrap_or_default();
+    assert_eq!(hits.first().map(|h| &h["text"]), Some(&serde_json::json!(SAID)), "{found:#}");
+    assert_eq!(hits[0]["member"], "Alice");
+    assert!(hits[0]["similarity"].as_f64().is_some_and(|s| s > 0.5), "{found:#}");
+    assert!(hits.iter().all(|h| h["source"] == "memory"), "bread is not near: {found:#}");
+    // Without a model (the same role, another home), the search is by words only, as before.
+    assert!(carol_words.ok(&["search", "--team", "callback invoice"]).contains("no team memory"));
+    let words = carol_words.ok(&["search", "--team", "webhook signature"]);
+    assert!(words.contains(SAID), "{words}");
 }
