@@ -18,8 +18,9 @@
 //!
 //! `cargo bench -p agent-memory-core --bench recall` (release profile). Knobs:
 //! `BENCH_OBSERVATIONS` (default 100000), `BENCH_OBSERVATIONS_LARGE` (default 1000000; `0`
-//! skips the large store), `BENCH_EVENTS` (default 1000000; `0` skips them), `BENCH_QUERIES`
-//! (default 200).
+//! skips the large store), `BENCH_SUMMARIES` (summaries in all, each beyond one per session
+//! above in a session of its own; default 0: none more), `BENCH_EVENTS` (default 1000000; `0`
+//! skips them), `BENCH_QUERIES` (default 200).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -119,6 +120,20 @@ fn main() {
         filler.fill(&mut store, &vocab, large, true);
         built("bulk insert", &filler, filler.rows - before, started.elapsed(), &path);
         rows.extend(at_size(&store, &home, &path, &queries, filler.rows, ""));
+    }
+
+    // Summaries of their own sessions, up to `BENCH_SUMMARIES` in all (each session above has
+    // one): a store of many short sessions holds far more summaries than the sessions above.
+    let summaries: usize = env_or("BENCH_SUMMARIES", 0);
+    if summaries > filler.sessions {
+        let (before, started) = (filler.sessions, Instant::now());
+        filler.fill_summaries(&mut store, &vocab, summaries);
+        println!(
+            "summaries: {} more in {:.1} s, {} in all",
+            count(filler.sessions - before),
+            started.elapsed().as_secs_f64(),
+            count(filler.sessions)
+        );
     }
 
     // Raw events beside what was distilled, as a store that keeps every event holds them:
@@ -386,6 +401,41 @@ impl Filler {
                 let at = drafts.last().map_or(event.event.at_ms, |(d, _, _)| d.at_ms);
                 let summary = self.summary(vocab);
                 let figures = (at, event.id, 60, 2_000);
+                assert!(
+                    store
+                        .save_summary(&session, owner, provenance, &summary, figures)
+                        .expect("summary")
+                );
+                self.sessions += 1;
+            }
+            store.checkpoint().expect("checkpoint");
+        }
+    }
+
+    /// Sessions with a summary and no observation (short sessions a work pass only
+    /// summarized), until the store holds `target` summaries.
+    fn fill_summaries(&mut self, store: &mut Store, vocab: &Vocabulary, target: usize) {
+        let day = 86_400_000i64;
+        let epoch = 1_730_000_000_000i64;
+        while self.sessions < target {
+            let first = self.sessions;
+            let n = 500.min(target - self.sessions);
+            let events: Vec<(Event, String, ProjectIdentity)> =
+                (first..first + n).map(|s| session_event(s, epoch + s as i64 * day / 8)).collect();
+            store.write_recovered(&events, &[]).expect("write events");
+            for session in store.pending_sessions(n * 2).expect("pending") {
+                let event = &store.session_events(session.session_id, 0).expect("events")[0];
+                let owner = "bench";
+                assert!(
+                    store.claim_session(session.session_id, owner, 0, i64::MAX / 4).expect("claim")
+                );
+                let provenance = Provenance { mode: "code", distiller: "offline" };
+                // Nothing to observe: the session's progress moves on, as the worker's would.
+                store
+                    .save_observations(&session, owner, provenance, &[], event.id)
+                    .expect("progress");
+                let summary = self.summary(vocab);
+                let figures = (event.event.at_ms, event.id, 60, 2_000);
                 assert!(
                     store
                         .save_summary(&session, owner, provenance, &summary, figures)
