@@ -1233,11 +1233,17 @@ impl NamedIn {
     }
 
     /// Whether a word of the query is the hit's agent or its project.
+    /// A teammate's item names its member and agent (`Alice Liddell, codex`): either agent or a
+    /// word of the member's name (`alice`) names it.
     fn names(&self, hit: &SearchHit) -> bool {
         let project = hit.project.as_deref().map(str::to_lowercase);
-        self.words.iter().any(|(agent, word)| {
-            agent.eq_ignore_ascii_case(&hit.agent) || project.as_deref() == Some(word.as_str())
-        })
+        let by = |name: &str| {
+            hit.agent.eq_ignore_ascii_case(name)
+                || hit.agent.split([',', ' ']).any(|part| part.eq_ignore_ascii_case(name))
+        };
+        self.words
+            .iter()
+            .any(|(agent, word)| by(agent) || by(word) || project.as_deref() == Some(word.as_str()))
     }
 }
 
@@ -1409,4 +1415,40 @@ fn renumber(filters: &str, by: usize) -> String {
 
 fn escape_like(term: &str) -> String {
     term.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(agent: &str, project: Option<&str>) -> SearchHit {
+        SearchHit {
+            kind: "observation",
+            id: 1,
+            at_ms: 0,
+            agent: agent.into(),
+            project: project.map(str::to_owned),
+            session: String::new(),
+            item_type: "change".into(),
+            tool: None,
+            tier: None,
+            title: String::new(),
+            lesson: None,
+            tokens: 0,
+            score: 0.0,
+            parts: Parts::default(),
+        }
+    }
+
+    #[test]
+    fn a_query_names_an_agent_a_teammate_or_a_project() {
+        let asked = NamedIn::new("what did Claude and alice's codex change in Billing");
+        assert!(asked.names(&hit("claude-code", None)));
+        assert!(asked.names(&hit("Alice Liddell, gemini", None)));
+        assert!(asked.names(&hit("Bob Ross, codex", None)));
+        assert!(asked.names(&hit("opencode", Some("billing"))));
+        assert!(!asked.names(&hit("Bob Ross, gemini", Some("shop"))));
+        let files = NamedIn::new("why did src/config.rs change in 1.2, see README.md.");
+        assert_eq!(files.files().collect::<Vec<_>>(), ["config.rs", "readme.md"]);
+    }
 }
