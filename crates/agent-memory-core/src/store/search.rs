@@ -14,8 +14,8 @@
 //! summaries, top candidates, and a hit found by vectors alone must reach a similarity floor.
 //! Context adds to a candidate's own evidence: its neighbours in its session, everything else
 //! found in its session, and the session channel (the session's observations taken together as
-//! one text, BM25 over sessions, from the rarest terms' rows only), and a query naming its agent
-//! or project multiplies it.
+//! one text, BM25 over sessions, from the rarest terms' rows only), and a query naming its agent,
+//! its project or a file it read or changed multiplies it.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
 //! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
@@ -1232,9 +1232,9 @@ impl NamedIn {
         })
     }
 
-    /// Whether a word of the query is the hit's agent or its project.
-    /// A teammate's item names its member and agent (`Alice Liddell, codex`): either agent or a
-    /// word of the member's name (`alice`) names it.
+    /// Whether a word of the query is the hit's agent or its project. A teammate's item carries
+    /// its member and agent (`Alice Liddell, codex`): the agent or a word of the member's name
+    /// (`alice`) names it.
     fn names(&self, hit: &SearchHit) -> bool {
         let project = hit.project.as_deref().map(str::to_lowercase);
         let by = |name: &str| {
