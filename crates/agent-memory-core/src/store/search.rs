@@ -1050,18 +1050,16 @@ impl Store {
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let text: String = row.get::<_, Option<String>>(1)?.unwrap_or_default();
-            let tokens = if source.stemmed {
-                fts::index_tokens(&fts::stemmed_text(&text))
-            } else {
-                fts::index_tokens(&text)
-            };
-            texts.insert(row.get(0)?, tokens);
+            texts.insert(row.get(0)?, fts::index_tokens(&text));
         }
+        // Stemming every word of every row was most of a search's CPU; a word is stemmed only
+        // when it could have a term's stem, and once per search.
+        let mut stems = Stems::default();
         for (id, score) in scored.iter_mut() {
             let Some(tokens) = texts.get(id) else { continue };
             *score += terms
                 .iter()
-                .filter(|t| t.is_in(tokens, source.stemmed))
+                .filter(|t| t.is_in(tokens, source.stemmed, &mut stems))
                 .map(|t| t.idf)
                 .sum::<f64>();
         }
@@ -1368,15 +1366,48 @@ impl Term {
         }
     }
 
-    /// Whether `tokens` (a row's indexed tokens) hold this term's tokens, or, in an index of
-    /// stems (`stemmed`), its stem: the rows [`Term::phrase_for`] finds.
-    fn is_in(&self, tokens: &[String], stemmed: bool) -> bool {
+    /// Whether `tokens` (a row's words, as the index splits them) hold this term's tokens, or,
+    /// in an index of stems (`stemmed`), a word with its stem: the rows [`Term::phrase_for`]
+    /// finds, since such an index holds each word's stem beside it ([`fts::stemmed_text`]).
+    fn is_in(&self, tokens: &[String], stemmed: bool, stems: &mut Stems) -> bool {
         let exact = match self.tokens.len() {
             0 => false,
             1 => tokens.contains(&self.tokens[0]),
             n => tokens.windows(n).any(|w| w == self.tokens.as_slice()),
         };
-        exact || (stemmed && self.stem.as_ref().is_some_and(|stem| tokens.contains(stem)))
+        if exact {
+            return true;
+        }
+        if !stemmed {
+            return false;
+        }
+        // A word that is its own stem (`die`) is also the stem of other words (`dying`).
+        let stem = match (&self.stem, self.tokens.as_slice()) {
+            (Some(stem), _) => stem,
+            (None, [word]) => word,
+            _ => return false,
+        };
+        tokens.iter().any(|word| word == stem || stems.is(word, stem))
+    }
+}
+
+/// English stems of a row's words, each word stemmed once per search.
+#[derive(Debug, Default)]
+struct Stems {
+    of: HashMap<String, Option<String>>,
+}
+
+impl Stems {
+    /// Whether `word`'s stem is `stem`. A Snowball stem is never longer than its word and
+    /// starts with the word's first letter, so most words are ruled out without stemming.
+    fn is(&mut self, word: &str, stem: &str) -> bool {
+        if word.len() < stem.len() || word.as_bytes().first() != stem.as_bytes().first() {
+            return false;
+        }
+        if !self.of.contains_key(word) {
+            self.of.insert(word.to_owned(), fts::stem(word));
+        }
+        self.of.get(word).and_then(Option::as_deref) == Some(stem)
     }
 }
 
@@ -1437,6 +1468,25 @@ mod tests {
             tokens: 0,
             score: 0.0,
             parts: Parts::default(),
+        }
+    }
+
+    #[test]
+    fn a_row_holds_a_term_exactly_when_its_indexed_stems_do() {
+        let text = "Dying tests were failing; the generously sized skies, early hoping, \
+                    yelling at flaky parsers, happily retried uploads in 修复回调";
+        let indexed = fts::index_tokens(&fts::stemmed_text(text));
+        let words = fts::index_tokens(text);
+        let mut stems = Stems::default();
+        for term in [
+            "die", "tests", "fail", "generous", "sky", "early", "hope", "yell", "flake", "parser",
+            "happy", "retry", "upload", "回调", "missing", "dye",
+        ] {
+            let term = Term::new(term, true);
+            let by_index = term.tokens.iter().all(|t| indexed.contains(t))
+                && !term.tokens.is_empty()
+                || term.stem.as_ref().is_some_and(|s| indexed.contains(s));
+            assert_eq!(term.is_in(&words, true, &mut stems), by_index, "{term:?}");
         }
     }
 
