@@ -243,10 +243,10 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
                     turn_of.get(&h.id).is_some_and(|t| question.evidence.contains(t))
                 });
                 report.ranks.add(question.category, rank);
-                if let (Some(out), Some(rank)) = (&mut misses, rank.filter(|&r| r >= 10)) {
+                if let Some(out) = &mut misses
+                    && rank.is_none_or(|r| r >= 10)
+                {
                     miss_line(out, conv, question, rank, &hits, &turn_of)?;
-                } else if let (Some(out), None) = (&mut misses, rank) {
-                    miss_line(out, conv, question, usize::MAX, &hits, &turn_of)?;
                 }
             }
             if let Some(index) = &index {
@@ -618,13 +618,13 @@ fn parse_time(text: &str) -> Option<i64> {
     Some(jiff::tz::TimeZone::UTC.to_timestamp(at).ok()?.as_millisecond())
 }
 
-/// One question whose evidence is not in the top 10: where it ranks, the evidence turns and
-/// the top 3 found.
+/// One question whose evidence is not in the top 10: where it ranks (`-`: not in the top 100),
+/// the evidence turns and the top 3 found.
 fn miss_line(
     out: &mut impl std::io::Write,
     conv: &Conversation,
     question: &Question,
-    rank: usize,
+    rank: Option<usize>,
     hits: &[agent_memory_core::store::search::SearchHit],
     turn_of: &HashMap<i64, TurnId>,
 ) -> Result<(), String> {
@@ -635,7 +635,7 @@ fn miss_line(
             .find(|t| t.id == *id)
             .map_or_else(String::new, |t| format!("D{}:{} {}", t.id.0, t.id.1, t.item_text()))
     };
-    let rank = if rank == usize::MAX { "-".to_owned() } else { (rank + 1).to_string() };
+    let rank = rank.map_or_else(|| "-".to_owned(), |r| (r + 1).to_string());
     let mut text =
         format!("[{}] cat {} rank {rank}: {}\n", conv.name, question.category, question.text);
     for e in &question.evidence {
