@@ -41,7 +41,9 @@ use crate::worker::{self, StatusCell};
 /// How long a request waits for a store another process is writing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Store connections kept open between requests.
+/// Store connections kept open between requests, and the most requests using the store at
+/// once: more would each open a connection of their own, with cold caches, only to share the
+/// same cores.
 const POOL_SIZE: usize = 8;
 
 /// Why the server could not start or stopped with an error.
@@ -82,6 +84,8 @@ pub(crate) struct AppState {
     /// `Origin` values allowed to call it: its own.
     origins: Vec<String>,
     pool: Mutex<Vec<Store>>,
+    /// One permit per pooled connection: a request waits here for one to be free.
+    pool_permits: Arc<tokio::sync::Semaphore>,
     pub marks: watch::Receiver<Marks>,
     pub stop: watch::Receiver<bool>,
     stop_tx: watch::Sender<bool>,
@@ -153,7 +157,9 @@ impl AppState {
         work: impl FnOnce(&Store) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let state = Arc::clone(self);
+        let permit = self.pool_permit().await?;
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let store = state.take_store()?;
             let result = work(&store);
             state.give_back(store);
@@ -169,7 +175,9 @@ impl AppState {
         work: impl FnOnce(&mut Store) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let state = Arc::clone(self);
+        let permit = self.pool_permit().await?;
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let mut store = state.take_store()?;
             let result = work(&mut store);
             state.give_back(store);
@@ -177,6 +185,14 @@ impl AppState {
         })
         .await
         .map_err(|err| ApiError::new(Code::Internal, format!("the request failed: {err}")))?
+    }
+
+    /// Held by the blocking work itself, so a request given up on still counts until its
+    /// work ends.
+    async fn pool_permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.pool_permits).acquire_owned().await.map_err(|err| {
+            ApiError::new(Code::Internal, format!("the store pool is closed: {err}"))
+        })
     }
 
     fn take_store(&self) -> Result<Store, ApiError> {
@@ -327,6 +343,7 @@ pub async fn serve(
         hosts: hosts.clone(),
         origins,
         pool: Mutex::new(Vec::new()),
+        pool_permits: Arc::new(tokio::sync::Semaphore::new(POOL_SIZE)),
         marks,
         stop: stop.clone(),
         stop_tx,

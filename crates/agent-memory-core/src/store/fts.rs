@@ -184,11 +184,13 @@ pub fn quote(term: &str) -> String {
 /// lowercased), for checking in memory which terms a row holds. Diacritics are kept, which
 /// only ever makes a check miss, never invent a match.
 pub fn index_tokens(text: &str) -> Vec<String> {
-    shadow_text(text)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    words(&shadow_text(text)).map(str::to_lowercase).collect()
+}
+
+/// The words of a [`shadow_text`] as the index splits them, as written: lowercase the text
+/// first to compare them with [`index_tokens`].
+pub fn words(shadow: &str) -> impl Iterator<Item = &str> {
+    shadow.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]

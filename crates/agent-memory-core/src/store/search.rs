@@ -613,13 +613,12 @@ impl Store {
         items: &[(i64, f64)],
     ) -> Result<HashMap<i64, Vec<(usize, i64)>>> {
         let sql = format!(
-            "SELECT id, session_id, at FROM {table} WHERE id IN ({ids})",
+            "SELECT id, session_id, at FROM {table} WHERE id IN {IDS_1}",
             table = source.table,
-            ids = id_list(items),
         );
-        let mut stmt = self.conn().prepare(&sql)?;
+        let mut stmt = self.conn().prepare_cached(&sql)?;
         let places: Vec<(i64, i64, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .query_map([id_list(items)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let mut out = HashMap::with_capacity(places.len());
         for (cmp, order) in [("<", "DESC"), (">", "ASC")] {
@@ -764,16 +763,15 @@ impl Store {
             let sql = format!(
                 "SELECT x.id, f.value FROM {table} x, json_each(
                      CASE WHEN json_valid(x.files_modified) THEN x.files_modified ELSE '[]' END) f
-                 WHERE x.id IN ({ids})
+                 WHERE x.id IN {IDS_1}
                  UNION ALL
                  SELECT x.id, f.value FROM {table} x, json_each(
                      CASE WHEN json_valid(x.files_read) THEN x.files_read ELSE '[]' END) f
-                 WHERE x.id IN ({ids})",
+                 WHERE x.id IN {IDS_1}",
                 table = source.table,
-                ids = id_list(&ids),
             );
-            let mut stmt = self.conn().prepare(&sql)?;
-            let mut rows = stmt.query([])?;
+            let mut stmt = self.conn().prepare_cached(&sql)?;
+            let mut rows = stmt.query([id_list(&ids)])?;
             while let Some(row) = rows.next()? {
                 let path: String = row.get::<_, Option<String>>(1)?.unwrap_or_default();
                 let name = path.rsplit(['/', '\\']).next().unwrap_or_default();
@@ -1011,7 +1009,7 @@ impl Store {
     }
 
     fn id_scores(&self, sql: &str, args: &[Value]) -> Result<Vec<(i64, f64)>> {
-        let mut stmt = self.conn().prepare(sql)?;
+        let mut stmt = self.conn().prepare_cached(sql)?;
         let rows =
             stmt.query_map(rusqlite::params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -1026,13 +1024,16 @@ impl Store {
         args: &[Value],
     ) -> Result<std::collections::HashSet<i64>> {
         let sql = format!(
-            "SELECT x.id FROM {table} x {joins} WHERE x.id IN ({ids}) {filters}",
+            "SELECT x.id FROM {table} x {joins}
+             WHERE x.id IN (SELECT value FROM json_each(?{ids})) {filters}",
             table = source.table,
             joins = source.joins,
-            ids = id_list(scored),
+            ids = args.len() + 1,
         );
-        let mut stmt = self.conn().prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?;
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let ids = Value::Text(id_list(scored));
+        let rows =
+            stmt.query_map(rusqlite::params_from_iter(args.iter().chain([&ids])), |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -1040,26 +1041,28 @@ impl Store {
     /// read from the row's own text: BM25's share of a term seen once in a row of usual length.
     fn add_terms(&self, source: &Source, scored: &mut [(i64, f64)], terms: &[Term]) -> Result<()> {
         let sql = format!(
-            "SELECT x.id, {text} FROM {table} x WHERE x.id IN ({ids})",
+            "SELECT x.id, {text} FROM {table} x WHERE x.id IN {IDS_1}",
             text = source.text,
             table = source.table,
-            ids = id_list(scored),
         );
-        let mut stmt = self.conn().prepare(&sql)?;
-        let mut texts: HashMap<i64, Vec<String>> = HashMap::new();
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let text: String = row.get::<_, Option<String>>(1)?.unwrap_or_default();
-            texts.insert(row.get(0)?, fts::index_tokens(&text));
-        }
+        let at: HashMap<i64, usize> =
+            scored.iter().enumerate().map(|(n, (id, _))| (*id, n)).collect();
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let mut rows = stmt.query([id_list(scored)])?;
         // Stemming every word of every row was most of a search's CPU; a word is stemmed only
         // when it could have a term's stem, and once per search.
         let mut stems = Stems::default();
-        for (id, score) in scored.iter_mut() {
-            let Some(tokens) = texts.get(id) else { continue };
-            *score += terms
+        while let Some(row) = rows.next()? {
+            let Some(&n) = at.get(&row.get(0)?) else { continue };
+            let text = match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Text(text) => std::str::from_utf8(text).unwrap_or(""),
+                _ => "",
+            };
+            let lowered = fts::shadow_text(text).to_lowercase();
+            let tokens = fts::words(&lowered).collect::<Vec<_>>();
+            scored[n].1 += terms
                 .iter()
-                .filter(|t| t.is_in(tokens, source.stemmed, &mut stems))
+                .filter(|t| t.is_in(&tokens, source.stemmed, &mut stems))
                 .map(|t| t.idf)
                 .sum::<f64>();
         }
@@ -1072,14 +1075,13 @@ impl Store {
             return Ok(Vec::new());
         }
         let sql = format!(
-            "SELECT {columns}, 0.0 FROM {table} x {joins} WHERE x.id IN ({ids})",
+            "SELECT {columns}, 0.0 FROM {table} x {joins} WHERE x.id IN {IDS_1}",
             columns = source.columns,
             table = source.table,
             joins = source.joins,
-            ids = id_list(scored),
         );
         let scores: HashMap<i64, f64> = scored.iter().copied().collect();
-        let mut hits = self.collect_hits(source.kind, &sql, &[])?;
+        let mut hits = self.collect_hits(source.kind, &sql, &[Value::Text(id_list(scored))])?;
         for (hit, score) in &mut hits {
             *score = scores.get(&hit.id).copied().unwrap_or_default();
         }
@@ -1113,16 +1115,18 @@ impl Store {
             if sims.is_empty() {
                 continue;
             }
-            let ids = sims.keys().map(i64::to_string).collect::<Vec<_>>().join(",");
+            let ids: Vec<(i64, f64)> = sims.keys().map(|&id| (id, 0.0)).collect();
             let mut args = Vec::new();
             let filters = filter_sql(query, source, &mut args);
             let sql = format!(
                 "SELECT {columns}, 0.0 FROM {table} x {joins}
-                 WHERE x.id IN ({ids}) {filters}",
+                 WHERE x.id IN (SELECT value FROM json_each(?{n})) {filters}",
                 columns = source.columns,
                 joins = source.joins,
                 table = source.table,
+                n = args.len() + 1,
             );
+            args.push(Value::Text(id_list(&ids)));
             for (hit, _) in self.collect_hits(source.kind, &sql, &args)? {
                 let sim = sims[&hit.id];
                 out.push((hit, sim));
@@ -1168,7 +1172,7 @@ impl Store {
         sql: &str,
         args: &[Value],
     ) -> Result<Vec<(SearchHit, f64)>> {
-        let mut stmt = self.conn().prepare(sql)?;
+        let mut stmt = self.conn().prepare_cached(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
             let score: f64 = r.get(11)?;
             let hit = SearchHit {
@@ -1369,11 +1373,11 @@ impl Term {
     /// Whether `tokens` (a row's words, as the index splits them) hold this term's tokens, or,
     /// in an index of stems (`stemmed`), a word with its stem: the rows [`Term::phrase_for`]
     /// finds, since such an index holds each word's stem beside it ([`fts::stemmed_text`]).
-    fn is_in(&self, tokens: &[String], stemmed: bool, stems: &mut Stems) -> bool {
+    fn is_in(&self, tokens: &[&str], stemmed: bool, stems: &mut Stems) -> bool {
         let exact = match self.tokens.len() {
             0 => false,
-            1 => tokens.contains(&self.tokens[0]),
-            n => tokens.windows(n).any(|w| w == self.tokens.as_slice()),
+            1 => tokens.contains(&self.tokens[0].as_str()),
+            n => tokens.windows(n).any(|w| w.iter().zip(&self.tokens).all(|(a, b)| a == b)),
         };
         if exact {
             return true;
@@ -1387,7 +1391,7 @@ impl Term {
             (None, [word]) => word,
             _ => return false,
         };
-        tokens.iter().any(|word| word == stem || stems.is(word, stem))
+        tokens.iter().any(|&word| word == stem || stems.is(word, stem))
     }
 }
 
@@ -1422,9 +1426,23 @@ struct Plan {
     bounded: bool,
 }
 
+/// Row ids as a JSON array, bound to a statement that reads them with `json_each`: the
+/// statement's text stays the same from one search to the next, so it is prepared once.
 fn id_list(scored: &[(i64, f64)]) -> String {
-    scored.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",")
+    let mut out = String::with_capacity(scored.len() * 8 + 2);
+    out.push('[');
+    for (n, (id, _)) in scored.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&id.to_string());
+    }
+    out.push(']');
+    out
 }
+
+/// `IN` this, with the [`id_list`] as the statement's first parameter.
+const IDS_1: &str = "(SELECT value FROM json_each(?1))";
 
 /// `filters` with each `?N` moved up by `by`, for a statement with that many parameters before.
 fn renumber(filters: &str, by: usize) -> String {
@@ -1476,7 +1494,8 @@ mod tests {
         let text = "Dying tests were failing; the generously sized skies, early hoping, \
                     yelling at flaky parsers, happily retried uploads in 修复回调";
         let indexed = fts::index_tokens(&fts::stemmed_text(text));
-        let words = fts::index_tokens(text);
+        let lowered = fts::shadow_text(text).to_lowercase();
+        let words = fts::words(&lowered).collect::<Vec<_>>();
         let mut stems = Stems::default();
         for term in [
             "die", "tests", "fail", "generous", "sky", "early", "hope", "yell", "flake", "parser",
