@@ -358,7 +358,8 @@ impl Store {
             }
             _ => return Ok(false),
         };
-        Ok(self.conn().query_row(sql, [id], |_| Ok(())).optional()?.is_some())
+        // Asked once per hit a search returns.
+        Ok(self.conn().prepare_cached(sql)?.query_row([id], |_| Ok(())).optional()?.is_some())
     }
 
     /// Whether a project with this key, name or root is stored.

@@ -30,7 +30,7 @@ pub fn is_cjk(c: char) -> bool {
 
 /// The shadow text for `text`: CJK runs become space-separated overlapping bigrams.
 pub fn shadow_text(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_cjk) {
+    if text.is_ascii() || !text.chars().any(is_cjk) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() * 2);
@@ -187,10 +187,24 @@ pub fn index_tokens(text: &str) -> Vec<String> {
     words(&shadow_text(text)).map(str::to_lowercase).collect()
 }
 
+/// `text` lowercased, quickly when it is ASCII, as most text is.
+pub fn lowercase(text: Cow<'_, str>) -> String {
+    if text.is_ascii() {
+        let mut text = text.into_owned();
+        text.make_ascii_lowercase();
+        text
+    } else {
+        text.to_lowercase()
+    }
+}
+
 /// The words of a [`shadow_text`] as the index splits them, as written: lowercase the text
 /// first to compare them with [`index_tokens`].
 pub fn words(shadow: &str) -> impl Iterator<Item = &str> {
-    shadow.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty())
+    let ascii = shadow.is_ascii();
+    shadow
+        .split(move |c: char| if ascii { !c.is_ascii_alphanumeric() } else { !c.is_alphanumeric() })
+        .filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]

@@ -687,8 +687,10 @@ impl Store {
             })?;
             per_term.push(found.collect::<rusqlite::Result<_>>()?);
         }
-        let sessions: f64 =
-            self.conn().query_row("SELECT coalesce(max(id), 0) FROM sessions", [], |r| r.get(0))?;
+        let sessions: f64 = self
+            .conn()
+            .prepare_cached("SELECT coalesce(max(id), 0) FROM sessions")?
+            .query_row([], |r| r.get(0))?;
         let idf = |df: usize| {
             let df = df as f64;
             ((sessions - df + 0.5) / (df + 0.5) + 1.0).ln()
@@ -890,11 +892,10 @@ impl Store {
     /// scored exactly; in a large one each term's rows are counted from its newest few, and only
     /// the rarest terms, whose rows together stay under [`SCORED_ROWS`], go to BM25.
     fn plan(&self, source: &Source, terms: &[Term]) -> Result<Plan> {
-        let rows: i64 = self.conn().query_row(
-            &format!("SELECT coalesce(max(id), 0) FROM {}", source.table),
-            [],
-            |r| r.get(0),
-        )?;
+        let rows: i64 = self
+            .conn()
+            .prepare_cached(&format!("SELECT coalesce(max(id), 0) FROM {}", source.table))?
+            .query_row([], |r| r.get(0))?;
         let mut terms = terms.to_vec();
         if rows <= SCORED_ROWS {
             return Ok(Plan { rare: terms.len(), terms, bounded: false });
@@ -909,6 +910,7 @@ impl Store {
                 .query_map([term.phrase_for(source)], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
             let found = newest.len() as f64;
+            term.probed_to = rows;
             term.docs = match newest.last() {
                 // The newest rows holding it spread over this many of the table's ids: the
                 // same share of the whole table holds it.
@@ -922,6 +924,7 @@ impl Store {
             // exact scores add up on one scale.
             let n = rows as f64;
             term.idf = ((n - term.docs + 0.5) / (term.docs + 0.5)).ln().max(1e-6);
+            term.newest = newest;
         }
         terms.sort_by(|a, b| a.docs.total_cmp(&b.docs));
         let mut rare = 0;
@@ -988,11 +991,10 @@ impl Store {
             let mut with_args = vec![Value::Text(phrase(common))];
             with_args.extend(args.iter().cloned());
             let sql = format!(
-                "SELECT {fts}.rowid, 0.0 FROM {fts} JOIN {table} x ON x.id = {fts}.rowid {joins}
+                "SELECT {fts}.rowid, 0.0 FROM {fts} JOIN {table} x ON x.id = {fts}.rowid
                  WHERE {fts} MATCH ?1 {filters} ORDER BY {fts}.rowid DESC LIMIT {wide}",
                 fts = source.fts,
                 table = source.table,
-                joins = source.joins,
                 filters = renumber(&filters, 1),
                 wide = limit * 4,
             );
@@ -1015,7 +1017,8 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Which of `scored`'s rows pass the filters.
+    /// Which of `scored`'s rows pass the filters. The filters name the table's own columns only
+    /// ([`filter_sql`]), so here and wherever rows are only filtered no join is needed.
     fn passing(
         &self,
         source: &Source,
@@ -1024,10 +1027,9 @@ impl Store {
         args: &[Value],
     ) -> Result<std::collections::HashSet<i64>> {
         let sql = format!(
-            "SELECT x.id FROM {table} x {joins}
+            "SELECT x.id FROM {table} x
              WHERE x.id IN (SELECT value FROM json_each(?{ids})) {filters}",
             table = source.table,
-            joins = source.joins,
             ids = args.len() + 1,
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
@@ -1040,28 +1042,46 @@ impl Store {
     /// Adds to each row's score the inverse document frequency of each of `terms` it holds,
     /// read from the row's own text: BM25's share of a term seen once in a row of usual length.
     fn add_terms(&self, source: &Source, scored: &mut [(i64, f64)], terms: &[Term]) -> Result<()> {
+        // Most rows are among the newest holding a term, which the plan's probe listed: only
+        // the others are read.
+        let mut unread: HashMap<i64, usize> = HashMap::new();
+        for (n, (id, score)) in scored.iter_mut().enumerate() {
+            for term in terms {
+                match term.known_in(*id) {
+                    Some(true) => *score += term.idf,
+                    Some(false) => {}
+                    None => {
+                        unread.insert(*id, n);
+                    }
+                }
+            }
+        }
+        if unread.is_empty() {
+            return Ok(());
+        }
         let sql = format!(
             "SELECT x.id, {text} FROM {table} x WHERE x.id IN {IDS_1}",
             text = source.text,
             table = source.table,
         );
-        let at: HashMap<i64, usize> =
-            scored.iter().enumerate().map(|(n, (id, _))| (*id, n)).collect();
+        let ids: Vec<(i64, f64)> = unread.keys().map(|&id| (id, 0.0)).collect();
         let mut stmt = self.conn().prepare_cached(&sql)?;
-        let mut rows = stmt.query([id_list(scored)])?;
+        let mut rows = stmt.query([id_list(&ids)])?;
         // Stemming every word of every row was most of a search's CPU; a word is stemmed only
         // when it could have a term's stem, and once per search.
         let mut stems = Stems::default();
         while let Some(row) = rows.next()? {
-            let Some(&n) = at.get(&row.get(0)?) else { continue };
+            let id: i64 = row.get(0)?;
+            let Some(&n) = unread.get(&id) else { continue };
             let text = match row.get_ref(1)? {
                 rusqlite::types::ValueRef::Text(text) => std::str::from_utf8(text).unwrap_or(""),
                 _ => "",
             };
-            let lowered = fts::shadow_text(text).to_lowercase();
+            let lowered = fts::lowercase(fts::shadow_text(text));
             let tokens = fts::words(&lowered).collect::<Vec<_>>();
             scored[n].1 += terms
                 .iter()
+                .filter(|t| t.known_in(id).is_none())
                 .filter(|t| t.is_in(&tokens, source.stemmed, &mut stems))
                 .map(|t| t.idf)
                 .sum::<f64>();
@@ -1265,8 +1285,9 @@ fn ascii_runs(word: &str) -> Vec<&str> {
     runs
 }
 
-/// The filter clauses for `query` over `source`'s table aliased `x`, pushing their values onto
-/// `args` as numbered parameters.
+/// The filter clauses (`AND …`) for `query` over `source`'s table aliased `x`, pushing their
+/// values onto `args` as numbered parameters. They name only the table's own columns, so they
+/// apply without joining sessions or projects.
 fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> String {
     let mut sql = String::new();
     // Each clause names its value as `?N`, N being the value's position in `args`.
@@ -1346,6 +1367,12 @@ struct Term {
     docs: f64,
     /// BM25's inverse document frequency.
     idf: f64,
+    /// The newest rows holding it, newest first, as the plan's probe found them.
+    newest: Vec<i64>,
+    /// The rows up to this id (the table's last when probed) from the oldest of `newest` on,
+    /// or all of them when `newest` holds every row with the term, are known to hold it
+    /// exactly when `newest` lists them; 0 when not probed.
+    probed_to: i64,
 }
 
 impl Term {
@@ -1356,7 +1383,21 @@ impl Term {
             stem: stemming.then(|| fts::stem(&term.to_lowercase())).flatten(),
             docs: 0.0,
             idf: 0.0,
+            newest: Vec::new(),
+            probed_to: 0,
         }
+    }
+
+    /// Whether row `id` holds this term, when the plan's probe tells without reading the row.
+    fn known_in(&self, id: i64) -> Option<bool> {
+        // `newest` is in descending order.
+        if self.newest.binary_search_by(|probe| id.cmp(probe)).is_ok() {
+            return Some(true);
+        }
+        let complete = (self.newest.len() as i64) < PROBE_ROWS;
+        let covered = id <= self.probed_to
+            && (complete || self.newest.last().is_some_and(|&oldest| id > oldest));
+        covered.then_some(false)
     }
 
     /// What `source`'s index is asked for. An index that holds stems holds the stem of every
