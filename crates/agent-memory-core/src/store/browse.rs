@@ -7,6 +7,8 @@
 //! observations distilled from one: what this module lists may reach a browser. Capture has
 //! already redacted secrets; privacy is enforced here, in the SQL, so no caller can forget it.
 
+use std::collections::HashSet;
+
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
@@ -350,16 +352,38 @@ impl Store {
     /// Whether an item must stay out of the browser: a private event, or an observation
     /// distilled from one. Unknown items are not private (the caller reports them missing).
     pub fn is_private(&self, kind: char, id: i64) -> Result<bool> {
-        let sql = match kind {
-            'e' => "SELECT 1 FROM events WHERE id = ?1 AND sensitivity = 'private'",
-            'o' => {
-                "SELECT 1 FROM observation_sources os JOIN events e ON e.id = os.event_id
-                 WHERE os.observation_id = ?1 AND e.sensitivity = 'private' LIMIT 1"
+        Ok(!self.private_among(&[(kind, id)])?.is_empty())
+    }
+
+    /// Which of `items` ([`Store::is_private`]) must stay out of the browser, one statement
+    /// per kind: a search asks this of every hit it returns.
+    pub fn private_among(&self, items: &[(char, i64)]) -> Result<HashSet<(char, i64)>> {
+        let mut private = HashSet::new();
+        for kind in ['e', 'o'] {
+            let ids: Vec<i64> =
+                items.iter().filter(|(k, _)| *k == kind).map(|&(_, id)| id).collect();
+            if ids.is_empty() {
+                continue;
             }
-            _ => return Ok(false),
-        };
-        // Asked once per hit a search returns.
-        Ok(self.conn().prepare_cached(sql)?.query_row([id], |_| Ok(())).optional()?.is_some())
+            let sql = match kind {
+                'e' => {
+                    "SELECT id FROM events
+                     WHERE id IN (SELECT value FROM json_each(?1)) AND sensitivity = 'private'"
+                }
+                _ => {
+                    "SELECT DISTINCT os.observation_id
+                     FROM observation_sources os JOIN events e ON e.id = os.event_id
+                     WHERE os.observation_id IN (SELECT value FROM json_each(?1))
+                       AND e.sensitivity = 'private'"
+                }
+            };
+            let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
+            let mut stmt = self.conn().prepare_cached(sql)?;
+            for id in stmt.query_map([ids], |r| r.get::<_, i64>(0))? {
+                private.insert((kind, id?));
+            }
+        }
+        Ok(private)
     }
 
     /// Whether a project with this key, name or root is stored.
@@ -416,5 +440,33 @@ mod tests {
         assert_eq!(store.marks().expect("marks"), Marks::default());
         assert!(store.events_per_day(0).expect("days").is_empty());
         assert!(!store.is_private('e', 1).expect("private"));
+    }
+
+    #[test]
+    fn private_items_are_the_private_events_and_what_was_distilled_from_them() {
+        let store = Store::open_in_memory().expect("store");
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO sessions (id, agent, source_id, started_at, last_event_at)
+                 VALUES (1, 'codex', 's1', 0, 0);
+                 INSERT INTO events (id, uid, session_id, agent, kind, source_event, at, summary,
+                                     sensitivity, content_hash)
+                 VALUES (1, 'u1', 1, 'codex', 'tool', 'PostToolUse', 1, 'Read .env', 'private', 'h1'),
+                        (2, 'u2', 1, 'codex', 'tool', 'PostToolUse', 2, 'Read a.rs', 'normal', 'h2');
+                 INSERT INTO observations (id, session_id, agent, mode, kind, title, at, tokens,
+                                           work_tokens, distiller, source_key)
+                 VALUES (1, 1, 'codex', 'code', 'discovery', 'from both', 3, 1, 1, 'offline', 'k1'),
+                        (2, 1, 'codex', 'code', 'discovery', 'from a.rs', 4, 1, 1, 'offline', 'k2');
+                 INSERT INTO observation_sources (observation_id, event_id)
+                 VALUES (1, 1), (1, 2), (2, 2);",
+            )
+            .expect("rows");
+        let asked = [('e', 1), ('e', 2), ('o', 1), ('o', 2), ('s', 1), ('e', 99)];
+        let private = store.private_among(&asked).expect("private");
+        assert_eq!(private, HashSet::from([('e', 1), ('o', 1)]));
+        for (kind, id) in asked {
+            assert_eq!(store.is_private(kind, id).expect("one"), private.contains(&(kind, id)));
+        }
     }
 }

@@ -1000,7 +1000,11 @@ impl Store {
             );
             let mut newest = self.id_scores(&sql, &with_args)?;
             newest.retain(|(id, _)| !scored.iter().any(|(seen, _)| seen == id));
-            if !newest.is_empty() {
+            if join == " AND " {
+                // No term is rare here, and every row found holds every common one.
+                let every: f64 = plan.terms.iter().map(|t| t.idf).sum();
+                newest.iter_mut().for_each(|row| row.1 += every);
+            } else if !newest.is_empty() {
                 self.add_terms(source, &mut newest, &plan.terms)?;
             }
             scored.extend(newest);

@@ -428,10 +428,17 @@ async fn search(State(state): State<Shared>, query: Pairs) -> Response {
             .with_store(move |store| {
                 let (query, results) = shared.recall.reader(store).search(request)?;
                 hit_log.add(results.hits.iter().map(|h| (h.kind, h.id)));
+                let ids: Vec<(ItemId, &agent_memory_core::store::search::SearchHit)> = results
+                    .hits
+                    .iter()
+                    .filter_map(|hit| Some((ItemId::of_kind(hit.kind, hit.id)?, hit)))
+                    .collect();
+                let private = store.private_among(
+                    &ids.iter().map(|(id, hit)| (id.letter(), hit.id)).collect::<Vec<_>>(),
+                )?;
                 let mut hits = Vec::new();
-                for hit in &results.hits {
-                    let Some(id) = ItemId::of_kind(hit.kind, hit.id) else { continue };
-                    if store.is_private(id.letter(), hit.id)? {
+                for (id, hit) in ids {
+                    if private.contains(&(id.letter(), hit.id)) {
                         continue;
                     }
                     let mut value = serde_json::to_value(hit).unwrap_or_default();
