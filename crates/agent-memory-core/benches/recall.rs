@@ -37,6 +37,7 @@ use agent_memory_core::store::Store;
 use agent_memory_core::store::distilled::Provenance;
 use agent_memory_core::store::recall::Asking;
 use agent_memory_core::store::search::{Ranking, SearchQuery, VectorQuery};
+use agent_memory_core::store::vectors::EmbedCursor;
 
 /// Observations in one synthetic session, and in one session of the bulk-built part (fewer,
 /// larger statements make the million-row store quicker to build).
@@ -281,8 +282,9 @@ fn session_start(store: &Store, home: &Home) -> Vec<Duration> {
 /// Gives every item without a vector one near a random cluster centre; returns how many.
 fn save_vectors(store: &mut Store, centers: &[Vec<f32>], rng: &mut Rng) -> usize {
     let mut saved = 0;
+    let mut cursor = EmbedCursor::default();
     loop {
-        let items = store.unembedded(MODEL, 5_000).expect("unembedded");
+        let items = store.unembedded(MODEL, &mut cursor, 5_000).expect("unembedded");
         if items.is_empty() {
             return saved;
         }

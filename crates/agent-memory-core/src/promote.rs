@@ -176,57 +176,133 @@ pub fn place(
 }
 
 /// What placing statements one after another reads again and again, kept for a pass: the
-/// memories in each scope, and their comparable terms. Every statement is compared with every
-/// memory in its scope, so without it a pass reads and parses the scope once per statement.
+/// memories in each scope, their comparable terms, and which of them hold each term. A
+/// statement is measured against every memory in its scope, so without it a pass reads and
+/// parses the scope once per statement; with the postings, the terms two statements share are
+/// counted from the statement's terms alone, not by walking each memory's term set.
 #[derive(Debug, Default)]
 struct PlaceCache {
     /// Live memories by scope (a project, or `None` for global), as last read or merged into.
     scopes: HashMap<Option<i64>, Vec<memories::Memory>>,
-    /// Terms and names by memory id, with the text they were worked out from.
+    /// By scope, where in its list the memories holding each term are.
+    postings: HashMap<Option<i64>, HashMap<String, Vec<usize>>>,
+    /// Terms and names by memory id, kept current with `scopes`: read when a scope is read,
+    /// worked out again when a merge rewords a memory.
     terms: HashMap<i64, Known>,
 }
 
 impl PlaceCache {
-    fn load(&mut self, store: &Store, scope: Option<i64>) -> Result<(), MemoryError> {
-        if let std::collections::hash_map::Entry::Vacant(entry) = self.scopes.entry(scope) {
-            let live = [Status::Candidate, Status::Active, Status::Rejected, Status::Forgotten];
-            entry.insert(memories::in_scope(store, scope, &live)?);
+    fn load(
+        &mut self,
+        store: &Store,
+        scope: Option<i64>,
+        model: Option<&str>,
+    ) -> Result<(), MemoryError> {
+        if self.scopes.contains_key(&scope) {
+            return Ok(());
+        }
+        let live = [Status::Candidate, Status::Active, Status::Rejected, Status::Forgotten];
+        let memories = memories::in_scope(store, scope, &live)?;
+        let mut postings: HashMap<String, Vec<usize>> = HashMap::new();
+        for (at, memory) in memories.iter().enumerate() {
+            for term in &known_of(&mut self.terms, memory, store, model)?.terms {
+                postings.entry(term.clone()).or_default().push(at);
+            }
+        }
+        self.postings.insert(scope, postings);
+        self.scopes.insert(scope, memories);
+        Ok(())
+    }
+
+    /// Every scope is read again at its next use (a new memory may have retired another).
+    fn forget_scopes(&mut self) {
+        self.scopes.clear();
+        self.postings.clear();
+    }
+
+    /// A merge changed one memory: its new state replaces the old, and new wording moves it
+    /// between the postings of its terms.
+    fn merged(
+        &mut self,
+        memory: memories::Memory,
+        store: &Store,
+        model: Option<&str>,
+    ) -> Result<(), MemoryError> {
+        let PlaceCache { scopes, postings, terms } = self;
+        for (scope, list) in scopes.iter_mut() {
+            let Some(at) = list.iter().position(|m| m.id == memory.id) else { continue };
+            let known = &mut list[at];
+            let first = known.sources.first().cloned();
+            *known = memories::Memory { sources: first.into_iter().collect(), ..memory };
+            let before = terms.get(&known.id).map(|k| k.terms.clone()).unwrap_or_default();
+            let after = &known_of(terms, known, store, model)?.terms;
+            if let Some(postings) = postings.get_mut(scope) {
+                for term in before.difference(after) {
+                    if let Some(places) = postings.get_mut(term) {
+                        places.retain(|&place| place != at);
+                    }
+                }
+                for term in after.difference(&before) {
+                    postings.entry(term.clone()).or_default().push(at);
+                }
+            }
+            return Ok(());
         }
         Ok(())
     }
 
-    /// A merge changed one memory: its new state replaces the old.
-    fn merged(&mut self, memory: memories::Memory) {
-        for scope in self.scopes.values_mut() {
-            if let Some(known) = scope.iter_mut().find(|m| m.id == memory.id) {
-                let first = known.sources.first().cloned();
-                *known = memories::Memory { sources: first.into_iter().collect(), ..memory };
-                return;
+    /// How many of `terms` each memory of `scope` holds, in the order of its list.
+    fn shared(&self, scope: Option<i64>, terms: &BTreeSet<String>) -> Vec<usize> {
+        let mut counts = vec![0; self.scopes.get(&scope).map_or(0, Vec::len)];
+        let Some(postings) = self.postings.get(&scope) else { return counts };
+        for places in terms.iter().filter_map(|term| postings.get(term)) {
+            for &at in places {
+                if let Some(count) = counts.get_mut(at) {
+                    *count += 1;
+                }
             }
         }
+        counts
     }
 }
 
-/// A memory's text as comparisons need it, worked out once.
+/// A memory's text as comparisons need it, worked out once; and, with a model, the vector of
+/// the item it came from, read once a pass rather than once for every statement placed.
 #[derive(Debug)]
 struct Known {
     text: String,
     terms: BTreeSet<String>,
     names: similar::Names,
+    vector: Option<Vec<f32>>,
 }
 
-fn known_of<'c>(cache: &'c mut HashMap<i64, Known>, memory: &memories::Memory) -> &'c Known {
-    let fresh = || Known {
-        text: memory.text.clone(),
-        terms: similar::terms(&memory.text),
-        names: similar::Names::of(&memory.text),
+fn known_of<'c>(
+    cache: &'c mut HashMap<i64, Known>,
+    memory: &memories::Memory,
+    store: &Store,
+    model: Option<&str>,
+) -> Result<&'c Known, MemoryError> {
+    let fresh = || -> Result<Known, MemoryError> {
+        let vector = match (model, memory.sources.first()) {
+            (Some(model), Some(source)) => memories::source_vector(store, model, source)?,
+            _ => None,
+        };
+        Ok(Known {
+            text: memory.text.clone(),
+            terms: similar::terms(&memory.text),
+            names: similar::Names::of(&memory.text),
+            vector,
+        })
     };
-    let entry = cache.entry(memory.id).or_insert_with(fresh);
-    // A merge may have given it newer wording.
+    let entry = match cache.entry(memory.id) {
+        std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+        std::collections::hash_map::Entry::Vacant(entry) => entry.insert(fresh()?),
+    };
+    // A merge may have given it newer wording (its first source, and so its vector, stays).
     if entry.text != memory.text {
-        *entry = fresh();
+        *entry = fresh()?;
     }
-    entry
+    Ok(entry)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -255,12 +331,12 @@ fn place_with(
                 newer,
                 now_ms,
             )?;
-            cache.merged(merged);
+            cache.merged(merged, store, settings.model.as_deref())?;
             Ok(Placed::Merged { into })
         }
         Action::Insert { supersedes } => {
             // A successor retires the memory it replaces: read the scopes again.
-            cache.scopes.clear();
+            cache.forget_scopes();
             insert(store, statement, &text, project_id, tier, supersedes, now_ms)
         }
     }
@@ -289,9 +365,15 @@ fn decide(
         (Some(model), Some(source)) => memories::source_vector(store, model, source)?,
         _ => None,
     };
-    cache.load(store, project_id)?;
-    cache.load(store, None)?;
-    let PlaceCache { scopes, terms: known_terms } = cache;
+    let model = settings.model.as_deref();
+    cache.load(store, project_id, model)?;
+    cache.load(store, None, model)?;
+    // Terms each memory shares with the statement, in the order of `existing`.
+    let mut shared = cache.shared(project_id, &terms);
+    if project_id.is_some() {
+        shared.extend(cache.shared(None, &terms));
+    }
+    let PlaceCache { scopes, terms: known_terms, .. } = cache;
     let global = if project_id.is_some() { scopes.get(&None) } else { None };
     let existing: Vec<&memories::Memory> =
         scopes.get(&project_id).into_iter().chain(global).flatten().collect();
@@ -299,19 +381,24 @@ fn decide(
     // about different files, code or values are never one, however alike their other words.
     let mine = similar::Subject::of(text);
     let mut duplicate: Option<(f64, &memories::Memory)> = None;
-    for &memory in &existing {
-        let known = known_of(known_terms, memory);
-        let theirs = &known.terms;
-        let mut score = similar::overlap(&terms, theirs);
+    for (&memory, &common) in existing.iter().zip(&shared) {
+        // Loading the scope worked its terms out, so this never reads the store.
+        let Some(known) = known_terms.get(&memory.id) else { continue };
+        // Shared terms over all terms (similar::overlap), counted from the postings.
+        let (mine_n, theirs_n) = (terms.len(), known.terms.len());
+        let mut score = match mine_n + theirs_n - common {
+            0 => 0.0,
+            union => common as f64 / union as f64,
+        };
         // One statement wholly inside the other (a summary's lesson restating an observation
-        // without its reason) is the same statement, however different their lengths.
-        if similar::containment(&terms, theirs) >= CONTAINED {
+        // without its reason) is the same statement, however different their lengths
+        // (similar::containment).
+        let smaller = mine_n.min(theirs_n);
+        if smaller > 0 && common as f64 / smaller as f64 >= CONTAINED {
             score = score.max(settings.merge_overlap);
         }
-        if let (Some(model), Some(mine), Some(source)) =
-            (&settings.model, &vector, memory.sources.first())
-            && let Some(theirs) = memories::source_vector(store, model, source)?
-            && let Some(cos) = similar::cosine(mine, &theirs)
+        if let (Some(mine), Some(theirs)) = (&vector, &known.vector)
+            && let Some(cos) = similar::cosine(mine, theirs)
             && cos >= settings.merge_similarity
         {
             score = score.max(1.0);

@@ -269,7 +269,7 @@ fn is_code_name(word: &str) -> bool {
 /// Cosine similarity of two unit vectors of the same length; `None` when they cannot be
 /// compared.
 pub fn cosine(a: &[f32], b: &[f32]) -> Option<f32> {
-    (a.len() == b.len() && !a.is_empty()).then(|| a.iter().zip(b).map(|(x, y)| x * y).sum())
+    (a.len() == b.len() && !a.is_empty()).then(|| crate::embed::dot(a, b))
 }
 
 #[cfg(test)]

@@ -18,6 +18,15 @@ pub struct Unembedded {
     pub text: String,
 }
 
+/// How far a walk over the items without a vector has come: the last observation and summary
+/// it was handed. Each batch starts after the last, so a backlog is read once, not once per
+/// batch from its start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EmbedCursor {
+    observation: i64,
+    summary: i64,
+}
+
 /// Every vector of one model, row after row, with the item each row belongs to.
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
@@ -68,16 +77,22 @@ fn to_blob(v: &[f32]) -> Vec<u8> {
 }
 
 impl Store {
-    /// Up to `limit` observations, then summaries, with no vector of `model` yet, oldest first.
-    pub fn unembedded(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>> {
+    /// Up to `limit` observations, then summaries, with no vector of `model` yet, oldest first,
+    /// after those `cursor` was handed before; moves `cursor` past them.
+    pub fn unembedded(
+        &self,
+        model: &str,
+        cursor: &mut EmbedCursor,
+        limit: usize,
+    ) -> Result<Vec<Unembedded>> {
         let mut out = Vec::new();
         let mut stmt = self.conn().prepare_cached(
             "SELECT o.id, o.title, o.subtitle, o.narrative, o.facts FROM observations o
-             WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1
+             WHERE o.id > ?3 AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1
                                AND v.item_kind = 'observation' AND v.item_id = o.id)
              ORDER BY o.id LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![model, limit as i64], |r| {
+        let rows = stmt.query_map(params![model, limit as i64, cursor.observation], |r| {
             let facts: Vec<String> =
                 serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
             let (title, subtitle, narrative): (String, String, String) =
@@ -93,16 +108,20 @@ impl Store {
         for row in rows {
             out.push(row?);
         }
+        if let Some(last) = out.last() {
+            cursor.observation = last.id;
+        }
         if out.len() >= limit {
             return Ok(out);
         }
         let mut stmt = self.conn().prepare_cached(
             "SELECT m.id, m.request, m.learned, m.completed FROM summaries m
-             WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1
+             WHERE m.id > ?3 AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1
                                AND v.item_kind = 'summary' AND v.item_id = m.id)
              ORDER BY m.id LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![model, (limit - out.len()) as i64], |r| {
+        let summaries = (limit - out.len()) as i64;
+        let rows = stmt.query_map(params![model, summaries, cursor.summary], |r| {
             let request: String = r.get(1)?;
             let mut lists: Vec<String> = Vec::new();
             for col in [2, 3] {
@@ -115,7 +134,9 @@ impl Store {
             Ok(Unembedded { kind: "summary", id: r.get(0)?, text: crate::embed::item_text(&parts) })
         })?;
         for row in rows {
-            out.push(row?);
+            let row = row?;
+            cursor.summary = row.id;
+            out.push(row);
         }
         Ok(out)
     }
@@ -210,8 +231,9 @@ pub fn embed_pending(
     let (_, missing) = store.vector_coverage(&model)?;
     let total = (missing.max(0) as usize).min(limit);
     let mut done = 0;
+    let mut cursor = EmbedCursor::default();
     while done < total {
-        let items = store.unembedded(&model, batch.max(1).min(total - done))?;
+        let items = store.unembedded(&model, &mut cursor, batch.max(1).min(total - done))?;
         if items.is_empty() {
             break;
         }
@@ -225,4 +247,48 @@ pub fn embed_pending(
     }
     let (_, left) = store.vector_coverage(&model)?;
     Ok(EmbedPass { embedded: done, left })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backlog_is_handed_out_once_in_batches_and_what_has_a_vector_is_left_out() {
+        let mut store = Store::open_in_memory().expect("store");
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO sessions (id, agent, source_id, started_at, last_event_at)
+                 VALUES (1, 'codex', 's1', 0, 0), (2, 'codex', 's2', 0, 0);
+                 INSERT INTO observations (id, session_id, agent, mode, kind, title, at, tokens,
+                                           work_tokens, distiller, source_key)
+                 VALUES (1, 1, 'codex', 'code', 'discovery', 'one', 1, 1, 1, 'offline', 'k1'),
+                        (2, 1, 'codex', 'code', 'discovery', 'two', 2, 1, 1, 'offline', 'k2'),
+                        (3, 1, 'codex', 'code', 'discovery', 'three', 3, 1, 1, 'offline', 'k3');
+                 INSERT INTO summaries (id, session_id, agent, mode, request, at,
+                                        through_event_id, tokens, work_tokens, distiller)
+                 VALUES (1, 1, 'codex', 'code', 'first', 4, 0, 1, 1, 'offline'),
+                        (2, 2, 'codex', 'code', 'second', 5, 0, 1, 1, 'offline');",
+            )
+            .expect("rows");
+        store.save_vectors("m", &[("observation", 2, vec![1.0, 0.0])]).expect("saved");
+        let mut cursor = EmbedCursor::default();
+        let mut handed = Vec::new();
+        loop {
+            let batch = store.unembedded("m", &mut cursor, 2).expect("batch");
+            if batch.is_empty() {
+                break;
+            }
+            assert!(batch.len() <= 2);
+            handed.extend(batch.into_iter().map(|item| (item.kind, item.id)));
+        }
+        assert_eq!(
+            handed,
+            [("observation", 1), ("observation", 3), ("summary", 1), ("summary", 2)]
+        );
+        // Another model's walk starts over and sees every item.
+        let mut other = EmbedCursor::default();
+        assert_eq!(store.unembedded("other", &mut other, 10).expect("all").len(), 5);
+    }
 }
