@@ -384,17 +384,12 @@ fn decide(
     for (&memory, &common) in existing.iter().zip(&shared) {
         // Loading the scope worked its terms out, so this never reads the store.
         let Some(known) = known_terms.get(&memory.id) else { continue };
-        // Shared terms over all terms (similar::overlap), counted from the postings.
+        // The shared terms were counted from the postings.
         let (mine_n, theirs_n) = (terms.len(), known.terms.len());
-        let mut score = match mine_n + theirs_n - common {
-            0 => 0.0,
-            union => common as f64 / union as f64,
-        };
+        let mut score = similar::overlap_of(common, mine_n, theirs_n);
         // One statement wholly inside the other (a summary's lesson restating an observation
-        // without its reason) is the same statement, however different their lengths
-        // (similar::containment).
-        let smaller = mine_n.min(theirs_n);
-        if smaller > 0 && common as f64 / smaller as f64 >= CONTAINED {
+        // without its reason) is the same statement, however different their lengths.
+        if similar::containment_of(common, mine_n, theirs_n) >= CONTAINED {
             score = score.max(settings.merge_overlap);
         }
         if let (Some(mine), Some(theirs)) = (&vector, &known.vector)

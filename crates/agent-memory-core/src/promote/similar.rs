@@ -53,21 +53,30 @@ pub fn subject_terms(text: &str) -> BTreeSet<String> {
 
 /// Shared terms over all terms (Jaccard), 0 to 1; 0 when both are empty.
 pub fn overlap(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
-    let union = a.union(b).count();
-    if union == 0 {
-        return 0.0;
+    overlap_of(a.intersection(b).count(), a.len(), b.len())
+}
+
+/// [`overlap`] of two sets of `a` and `b` terms that share `shared`: what a caller that
+/// counted the shared terms another way (promotion's postings) measures with.
+pub fn overlap_of(shared: usize, a: usize, b: usize) -> f64 {
+    match a + b - shared {
+        0 => 0.0,
+        union => shared as f64 / union as f64,
     }
-    a.intersection(b).count() as f64 / union as f64
 }
 
 /// Shared terms over the smaller set's terms, 0 to 1: how much of the shorter statement's
 /// subject the longer one is about.
 pub fn containment(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
-    let smaller = a.len().min(b.len());
-    if smaller == 0 {
-        return 0.0;
+    containment_of(a.intersection(b).count(), a.len(), b.len())
+}
+
+/// [`containment`] from the count of shared terms, as [`overlap_of`].
+pub fn containment_of(shared: usize, a: usize, b: usize) -> f64 {
+    match a.min(b) {
+        0 => 0.0,
+        smaller => shared as f64 / smaller as f64,
     }
-    a.intersection(b).count() as f64 / smaller as f64
 }
 
 /// Whether `newer` names something `older` does not: a decision restated with a new choice
