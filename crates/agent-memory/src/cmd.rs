@@ -46,8 +46,11 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     let ctx = Context::load()?;
     // The MCP server's stdout carries JSON-RPC alone and its stderr is often shown to the user
     // by the client as errors: it logs to the home's log file, as the hook does.
+    // So do the server and the work passes started in the background, whose stderr nobody
+    // reads.
     let to_file = matches!(command, Command::Mcp)
-        || matches!(&command, Command::Serve(a) if !a.status && !a.stop);
+        || matches!(&command, Command::Serve(a) if !a.status && !a.stop)
+        || matches!(&command, Command::Work(a) if a.background || a.for_server);
     if to_file {
         crate::logging::init_file(&ctx.home, &ctx.config);
     } else {
@@ -145,7 +148,7 @@ impl Context {
     /// full text rather than fail).
     pub fn embedder(&self) -> Option<Box<dyn Embedder>> {
         let name = self.config.search.embedding_model()?;
-        match agent_memory_embed::load(&self.home.models_dir().join(name)) {
+        match agent_memory_embed::load_on_first_use(&self.home.models_dir().join(name)) {
             Ok(embedder) => Some(embedder),
             Err(err) => {
                 tracing::warn!("searching by full text only: {err}");

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use agent_memory_embed::testing::{write_tiny_static_model, zip_dir};
-use agent_memory_embed::{MANIFEST, Manifest, install, installed, load, remove};
+use agent_memory_embed::{MANIFEST, Manifest, install, installed, load, load_on_first_use, remove};
 
 use crate::entries;
 
@@ -177,4 +177,36 @@ fn a_manifest_that_disagrees_with_the_model_is_reported() {
     write(&models.join("tiny").join(MANIFEST), &toml::to_string(&manifest).expect("toml"));
     let err = load(&models.join("tiny")).err().expect("mismatch");
     assert!(err.to_string().contains("says 384 dimensions but the model has 8"), "{err}");
+}
+
+#[test]
+fn a_model_loaded_on_first_use_reads_its_weights_only_to_embed() {
+    let scratch = scratch();
+    let models = scratch.path().join("models");
+    install(&models, "tiny", Some(&scratch.path().join("source"))).expect("installs");
+    let dir = models.join("tiny");
+
+    // Its name and size come from the manifest: weights that are gone go unnoticed until a
+    // text is to be embedded, and then the reason is given.
+    let weights = dir.join("model.safetensors");
+    let kept = scratch.path().join("kept.safetensors");
+    fs::rename(&weights, &kept).expect("move the weights away");
+    let deferred = load_on_first_use(&dir).expect("the manifest is enough");
+    assert_eq!((deferred.model(), deferred.dimensions()), ("tiny", 8));
+    let err = deferred.embed(&["cache invalidation"]).expect_err("no weights");
+    assert!(err.to_string().contains("cannot be used"), "{err}");
+
+    // With its files in place it embeds exactly as the model loaded at once does.
+    fs::rename(&kept, &weights).expect("put the weights back");
+    let deferred = load_on_first_use(&dir).expect("opens");
+    let eager = load(&dir).expect("loads");
+    let texts = ["cache invalidation", "", "flaky test"];
+    assert_eq!(deferred.embed(&texts).expect("embeds"), eager.embed(&texts).expect("embeds"));
+    assert_eq!(
+        deferred.embed_queries(&texts).expect("embeds"),
+        eager.embed_queries(&texts).expect("embeds")
+    );
+
+    let err = load_on_first_use(&models.join("absent")).err().expect("not installed");
+    assert!(err.to_string().contains("absent"), "{err}");
 }

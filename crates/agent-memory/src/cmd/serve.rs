@@ -96,23 +96,39 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The worker's pass: `work`'s own, with the embedding model loaded at the first pass and
-/// kept.
+/// The worker's pass: `work --for-server` in a process of its own, on the same home. What a
+/// pass reads and builds (a model's weights, a review backlog's candidates) goes back to the
+/// system when that process ends instead of staying in the server's heap for its whole life,
+/// and a pass that crashes takes only itself down. Its model is loaded only when it has
+/// something to embed, so an idle pass costs a process start and a few queries.
 fn worker_pass(ctx: &Context) -> agent_memory_serve::worker::Pass {
-    let ctx = Context {
-        home: ctx.home.clone(),
-        config: ctx.config.clone(),
-        config_problem: ctx.config_problem.clone(),
-    };
-    let owner = format!("serve-{}", std::process::id());
-    let mut embedder = None;
-    let mut loaded = false;
+    let home = ctx.home.root().to_owned();
     Box::new(move || {
-        if !loaded {
-            embedder = ctx.embedder();
-            loaded = true;
+        let exe = std::env::current_exe()
+            .map_err(|err| format!("cannot find the agent-memory binary to run a pass: {err}"))?;
+        let mut command = std::process::Command::new(exe);
+        command
+            .args(["work", "--for-server"])
+            .env(agent_memory_core::paths::HOME_ENV, &home)
+            .stdin(std::process::Stdio::null());
+        // Ctrl-C at the server's terminal stops the server once the pass is over (it waits
+        // for it) rather than the pass halfway.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let ran = command
+            .output()
+            .map_err(|err| format!("cannot start a work pass (`agent-memory work`): {err}"))?;
+        let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
+        if ran.status.success() {
+            return Ok(said(&ran.stdout));
         }
-        super::work::serve_pass(&ctx, &owner, embedder.as_deref()).map_err(|err| format!("{err:#}"))
+        let why = said(&ran.stderr);
+        let why = why.strip_prefix("agent-memory: ").unwrap_or(&why);
+        Err(if why.is_empty() {
+            format!("the work pass ended with {}", ran.status)
+        } else {
+            why.to_owned()
+        })
     })
 }
 

@@ -3,8 +3,8 @@
 //! one every interval. The stop hook starts a pass in the background (`--background`), which
 //! quietly gives way when one is already running, and runs again a few times, a second apart,
 //! while a turn waits for its agent to write its transcript; `serve`'s worker runs the same pass
-//! through [`serve_pass`]. This module only builds what the pass is handed (mode, LLM transport,
-//! embedding model) and prints its report.
+//! in a process of its own (`--for-server`, [`serve_pass`]). This module only builds what the
+//! pass is handed (mode, LLM transport, embedding model) and prints its report.
 
 use std::time::Duration;
 
@@ -24,6 +24,11 @@ const WAIT_RETRIES: u32 = 5;
 const WAIT_STEP: Duration = Duration::from_secs(1);
 
 pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
+    if args.for_server {
+        let owner = format!("serve-{}", std::process::id());
+        let line = serve_pass(ctx, &owner, ctx.embedder().as_deref())?;
+        return Ok(output::line(&line)?);
+    }
     let Some(lock) = WorkLock::try_take(&ctx.home)? else {
         if args.background {
             return Ok(());
@@ -96,10 +101,10 @@ fn pass_once(
     Ok(work::run(&mut store, &pass)?)
 }
 
-/// The pass `serve`'s worker runs every interval: the same pass as `work`, one line saying
-/// what it did. Gives way (and says so) when another pass holds the lock; a pass whose steps
+/// The pass `serve`'s worker runs every interval (`work --for-server`, in a process of its
+/// own): the same pass as `work`, one line saying what it did. Gives way (and says so) when another pass holds the lock; a pass whose steps
 /// failed is an error, so the worker retries it with backoff and the health page shows why.
-pub fn serve_pass(
+fn serve_pass(
     ctx: &Context,
     owner: &str,
     embedder: Option<&dyn Embedder>,

@@ -715,6 +715,38 @@ fn the_worker_keeps_the_vault_in_step() {
 }
 
 #[test]
+fn a_failing_pass_is_reported_with_its_reason_and_the_server_serves_on() {
+    let _turn = turn();
+    let home = home();
+    // A vault path that is a file: every pass's vault step fails, in the pass's own process.
+    let not_a_directory = home.user_home().join("Vault");
+    agent_memory_core::fsutil::write_atomic(&not_a_directory, b"a file").expect("file");
+    let server = Server::start(
+        &home,
+        &[
+            ("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1"),
+            ("AGENT_MEMORY_VAULT__PATH", not_a_directory.to_str().expect("utf-8")),
+        ],
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let worker = loop {
+        let stats = server.json("/api/stats");
+        if stats["worker"]["consecutive_failures"].as_u64().is_some_and(|n| n >= 1) {
+            break stats["worker"].clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no failed pass reported: {stats}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let error = worker["last_error"].as_str().expect("the reason");
+    assert!(error.contains("vault failed"), "{worker}");
+    assert!(!error.starts_with("agent-memory:"), "the reason as the pass gave it: {worker}");
+    assert_eq!(worker["running"], false, "{worker}");
+    // The failures are the pass's, not the server's: it still answers and stops cleanly.
+    assert_eq!(server.json("/api/stats")["worker"]["enabled"], true);
+    server.stop(&home);
+}
+
+#[test]
 fn the_worker_screens_what_it_distils_into_memory_candidates() {
     let _turn = turn();
     let home = home();
