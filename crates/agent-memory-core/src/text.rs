@@ -48,6 +48,35 @@ pub fn is_stop_word(word: &str) -> bool {
     ENGLISH_STOP_WORDS.binary_search(&word).is_ok()
 }
 
+/// Whether a line of a program's output starts by naming an exception, as a traceback's last
+/// line or a thrown error does: `KeyError: 'id'`, `AssertionError [ERR_ASSERTION]: …`,
+/// `json.decoder.JSONDecodeError: …`, `Error: …`. That is `^[A-Za-z_.]*(Error|Exception)`
+/// whose last dotted part starts with a capital, an optional ` [CODE]`, then `:`; an `Error`
+/// mid-sentence or a lowercase `error:` is not one.
+pub fn is_exception(line: &str) -> bool {
+    let name_len = line
+        .find(|c: char| !(c.is_ascii_alphabetic() || c == '_' || c == '.'))
+        .unwrap_or(line.len());
+    let (name, rest) = line.split_at(name_len);
+    let last = name.rsplit('.').next().unwrap_or_default();
+    if !(last.ends_with("Error") || last.ends_with("Exception"))
+        || !last.starts_with(|c: char| c.is_ascii_uppercase())
+    {
+        return false;
+    }
+    let rest = match rest.strip_prefix(" [") {
+        Some(code) => {
+            let Some((code, rest)) = code.split_once(']') else { return false };
+            if code.is_empty() || !code.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                return false;
+            }
+            rest
+        }
+        None => rest,
+    };
+    rest.starts_with(':')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +89,30 @@ mod tests {
         assert_eq!(clip("a longer sentence", 9), "a longer…");
         assert_eq!(clip("支付回调签名校验", 5), "支付回调…");
         assert_eq!(dedup(["b", "a", "b"].map(String::from)), ["b", "a"]);
+    }
+
+    #[test]
+    fn exceptions_are_named_at_the_start_of_a_line() {
+        for line in [
+            "KeyError: 'id'",
+            "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal",
+            "json.decoder.JSONDecodeError: Expecting value",
+            "Error: Cannot find module './cart'",
+            "java.lang.IllegalStateException: closed",
+        ] {
+            assert!(is_exception(line), "{line}");
+        }
+        for line in [
+            "error: could not compile",
+            "noError: fine",
+            "the Error: was handled",
+            "TypeError",
+            "AssertionError [bad code]: x",
+            "ValueError [ERR_X",
+            "",
+        ] {
+            assert!(!is_exception(line), "{line}");
+        }
     }
 
     #[test]

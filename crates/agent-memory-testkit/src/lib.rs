@@ -1,11 +1,13 @@
 //! Test helpers for agent-memory: a private home per test, the real binary run under it, the
 //! agent payloads recorded from the real CLIs (`fixtures/agents/`, written by
-//! `scripts/record-fixtures`), the harness that runs those CLIs offline (`harness/`), and the
-//! workspace's lockfile.
+//! `scripts/record-fixtures`), the harness that runs those CLIs offline (`harness/`), the
+//! workspace's lockfile, a scripted HTTP server standing in for a remote model
+//! ([`fake_http`]) and a real PostgreSQL ([`pg`]).
 //!
 //! Tests never touch the real HOME: every child process gets a temp `HOME` and
 //! `AGENT_MEMORY_HOME`, and no inherited `AGENT_MEMORY_*` variable.
 
+pub mod fake_http;
 pub mod pg;
 pub mod synthetic;
 

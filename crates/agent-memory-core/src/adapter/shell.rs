@@ -12,6 +12,7 @@
 //! it cannot read writes nothing; it never fails or panics.
 
 use super::{PATCH_HEADERS, patch_additions};
+use crate::text;
 
 /// What a command line writes, as far as the line itself says.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -1085,7 +1086,7 @@ fn line_fails(line: &str) -> bool {
         || line.starts_with("npm ERR!")
         || line.starts_with("npm error")
         || line.starts_with("Exception in thread ")
-        || is_exception(line)
+        || text::is_exception(line)
         || tap_failure(line)
         || counts_failures(trimmed)
         || line.contains("Segmentation fault")
@@ -1106,29 +1107,6 @@ fn runner_failure(line: &str) -> bool {
         || after("FAIL", &[' ', '\t', ':'])
         || line.starts_with("--- FAIL")
         || [" ... FAIL", " ... FAILED", " ... ERROR"].iter().any(|end| line.ends_with(end))
-}
-
-/// `KeyError: 'id'`, `AssertionError [ERR_ASSERTION]: …`, `json.decoder.JSONDecodeError: …`,
-/// `Error: …` at the start of a line: `^[A-Za-z_.]*(Error|Exception)( \[[A-Z_]+\])?:`.
-fn is_exception(line: &str) -> bool {
-    let name_len = line
-        .find(|c: char| !(c.is_ascii_alphabetic() || c == '_' || c == '.'))
-        .unwrap_or(line.len());
-    let (name, rest) = line.split_at(name_len);
-    if !(name.ends_with("Error") || name.ends_with("Exception")) {
-        return false;
-    }
-    let rest = match rest.strip_prefix(" [") {
-        Some(code) => {
-            let Some((code, rest)) = code.split_once(']') else { return false };
-            if code.is_empty() || !code.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
-                return false;
-            }
-            rest
-        }
-        None => rest,
-    };
-    rest.starts_with(':')
 }
 
 /// TAP's `not ok 3 - name` (but not a `# TODO` or `# SKIP` one), its `# fail 2`, and node's

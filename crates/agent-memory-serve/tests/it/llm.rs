@@ -5,10 +5,7 @@
 //! closing answer, and what its answers become.
 
 use std::cell::Cell;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_memory_core::adapter::{Normalized, normalize};
@@ -18,6 +15,7 @@ use agent_memory_core::distil::llm::{Budget, LlmDistiller};
 use agent_memory_core::distil::mode;
 use agent_memory_core::event::CaptureContext;
 use agent_memory_serve::llm::{LlmSetupError, Transport, TransportError, transport};
+use agent_memory_testkit::fake_http::{FakeServer, Reply};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-SECRET-0123456789";
@@ -27,91 +25,16 @@ const NO_VAR: &str = "AGENT_MEMORY_TEST_NO_SUCH_KEY_VAR";
 // ---------------------------------------------------------------------------------------------
 // The fake HTTP server.
 
-struct Canned {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    body: String,
-    /// How long to wait before answering: past the client's timeout for the timeout test.
-    delay: Duration,
-}
+type Canned = Reply;
 
 fn canned(status: u16, body: &str) -> Canned {
-    Canned { status, headers: Vec::new(), body: body.to_owned(), delay: Duration::ZERO }
+    Reply::json(status, body)
 }
 
-#[derive(Debug, Clone)]
-struct Recorded {
-    method: String,
-    path: String,
-    /// Names lowercased.
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Recorded {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).expect("the request body is JSON")
-    }
-}
-
-type Log = Arc<Mutex<Vec<Recorded>>>;
-
-/// Serves `responses` in order, one connection each, and returns the base URL and the log.
-fn serve(responses: Vec<Canned>) -> (String, Log) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let log: Log = Arc::default();
-    let record = Arc::clone(&log);
-    std::thread::spawn(move || {
-        for canned in responses {
-            let Ok((stream, _)) = listener.accept() else { return };
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            reader.read_line(&mut line).expect("request line");
-            let mut parts = line.split_whitespace();
-            let method = parts.next().unwrap_or_default().to_owned();
-            let path = parts.next().unwrap_or_default().to_owned();
-            let mut headers = Vec::new();
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).expect("header line");
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = line.split_once(':') {
-                    headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-                }
-            }
-            let length: usize = headers
-                .iter()
-                .find(|(n, _)| n == "content-length")
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).expect("body");
-            let body = String::from_utf8(body).expect("utf-8 body");
-            record.lock().expect("log").push(Recorded { method, path, headers, body });
-            std::thread::sleep(canned.delay);
-            let mut answer = format!(
-                "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
-                canned.status,
-                canned.body.len()
-            );
-            for (name, value) in &canned.headers {
-                answer.push_str(&format!("{name}: {value}\r\n"));
-            }
-            answer.push_str("\r\n");
-            answer.push_str(&canned.body);
-            // The client may have given up already (the timeout test): nothing to do then.
-            let _ = reader.get_mut().write_all(answer.as_bytes());
-        }
-    });
-    (base, log)
+/// Serves `responses` in order, one request each, and returns the base URL and the server.
+fn serve(responses: Vec<Canned>) -> (String, FakeServer) {
+    let server = FakeServer::replying(responses);
+    (server.base_url().to_owned(), server)
 }
 
 /// Writes a fixture into a test's temp directory: no user owns it, so the atomic write the
@@ -119,10 +42,6 @@ fn serve(responses: Vec<Canned>) -> (String, Log) {
 #[allow(clippy::disallowed_methods)]
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("fixture");
-}
-
-fn requests(log: &Log) -> Vec<Recorded> {
-    log.lock().expect("log").clone()
 }
 
 /// A configuration whose key comes from a file holding it with stray whitespace.
@@ -239,7 +158,7 @@ fn the_key_comes_from_the_named_environment_variable_first() {
     let (base, log) = serve(vec![canned(200, r#"{"content":[{"type":"text","text":"ok"}]}"#)]);
     let config = LlmConfig { api_key_env: "HOME".into(), ..config(dir.path(), "anthropic", &base) };
     build(&config).complete("s", "u").expect("answer");
-    assert_eq!(requests(&log)[0].header("x-api-key"), Some(expected.trim()));
+    assert_eq!(log.requests()[0].header("x-api-key"), Some(expected.trim()));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,7 +179,7 @@ fn anthropic_sends_a_messages_request_and_reads_the_answer() {
     assert_eq!(completion.text, "hello world");
     assert_eq!((completion.input_tokens, completion.output_tokens), (12, 34));
 
-    let request = &requests(&log)[0];
+    let request = &log.requests()[0];
     assert_eq!((request.method.as_str(), request.path.as_str()), ("POST", "/v1/messages"));
     assert_eq!(request.header("x-api-key"), Some(KEY));
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
@@ -311,7 +230,7 @@ fn openai_sends_a_chat_completion_and_reads_the_answer() {
     assert_eq!(completion.text, "the answer");
     assert_eq!((completion.input_tokens, completion.output_tokens), (7, 3));
 
-    let request = &requests(&log)[0];
+    let request = &log.requests()[0];
     assert_eq!((request.method.as_str(), request.path.as_str()), ("POST", "/v1/chat/completions"));
     assert_eq!(request.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
     assert_eq!(request.header("content-type"), Some("application/json"));
@@ -341,7 +260,7 @@ fn openai_on_a_local_endpoint_needs_no_key() {
     };
     let completion = build(&config).complete("s", "u").expect("answer");
     assert_eq!((completion.text.as_str(), completion.input_tokens), ("local", 0));
-    let request = &requests(&log)[0];
+    let request = &log.requests()[0];
     assert_eq!(request.path, "/chat/completions");
     assert_eq!(request.header("authorization"), None);
     assert_eq!(request.json()["model"], "llama3.2");
@@ -520,7 +439,7 @@ fn the_distiller_gets_drafts_through_the_anthropic_transport() {
     assert_eq!(drafts[0].title, "Parser depth check uses MAX_DEPTH in src/parser.rs");
     assert_eq!(drafts[0].kind, "bugfix");
     assert_eq!(drafts[0].source_event_ids, vec![1, 2]);
-    let request = requests(&log)[0].json();
+    let request = log.requests()[0].json();
     assert!(
         request["messages"][0]["content"]
             .as_str()
@@ -579,7 +498,7 @@ fn the_model_is_told_each_runs_real_outcome_and_the_closing_answer() {
     assert_eq!(draft.learned, ["apply_discount used percent as a fraction"]);
     assert_eq!(draft.next_steps, Vec::<String>::new());
 
-    let request = requests(&log)[0].json();
+    let request = log.requests()[0].json();
     let system = request["messages"][0]["content"].as_str().expect("system prompt");
     assert!(system.contains("A command whose run is marked FAILED is never completed"), "{system}");
     assert!(system.contains("Never restate the request as a next step"), "{system}");

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::{assert_quiet_success, count, home, payload};
 use agent_memory_testkit::TestHome;
+use agent_memory_testkit::fake_http::{FakeServer, Reply};
 
 /// A Claude Code session that fixes a failing test, ending with `Stop` when `stop` is set.
 pub(crate) fn bug_fix_session(home: &TestHome, session: &str, stop: bool) {
@@ -204,8 +205,7 @@ fn modes_are_listed_shown_and_chosen() {
 /// A scripted stand-in for the Anthropic Messages API on 127.0.0.1: answers observation
 /// requests with one text and summary requests with another, and records every request body.
 struct FakeAnthropic {
-    port: u16,
-    requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    server: FakeServer,
 }
 
 impl FakeAnthropic {
@@ -223,54 +223,24 @@ impl FakeAnthropic {
     /// Answers every observation request with `observations` and every summary request with
     /// `summary`, as the model's text: any text, well-formed or not.
     fn answering(observations: &str, summary: &str) -> FakeAnthropic {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let port = listener.local_addr().expect("addr").port();
-        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let seen = std::sync::Arc::clone(&requests);
         let (observations, summary) = (observations.to_owned(), summary.to_owned());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let mut reader = BufReader::new(stream);
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                if reader.read_exact(&mut body).is_err() {
-                    continue;
-                }
-                let body = String::from_utf8_lossy(&body).into_owned();
-                let text =
-                    if body.contains("Observation types") { &observations } else { &summary };
-                seen.lock().expect("lock").push(body);
-                let answer = json!({"content": [{"type": "text", "text": text}],
-                    "usage": {"input_tokens": 1000, "output_tokens": 100}})
-                .to_string();
-                let mut stream = reader.into_inner();
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
-                    answer.len()
-                );
-            }
+        let server = FakeServer::start(move |request| {
+            let text =
+                if request.body.contains("Observation types") { &observations } else { &summary };
+            let answer = json!({"content": [{"type": "text", "text": text}],
+                "usage": {"input_tokens": 1000, "output_tokens": 100}});
+            Some(Reply::json(200, &answer.to_string()))
         });
-        FakeAnthropic { port, requests }
+        FakeAnthropic { server }
     }
 
     /// What each request asked: its system prompt and its user message, one after the other.
     fn prompts(&self) -> Vec<String> {
-        let requests = self.requests.lock().expect("lock").clone();
-        requests
+        self.server
+            .requests()
             .iter()
-            .map(|body| {
-                let request: serde_json::Value = serde_json::from_str(body).expect("JSON request");
+            .map(|request| {
+                let request = request.json();
                 let system = request["system"].as_str().expect("a system prompt");
                 let user = request["messages"][0]["content"].as_str().expect("a user message");
                 format!("{system}\n{user}")
@@ -284,7 +254,7 @@ impl FakeAnthropic {
             .cmd()
             .args(["work", "--json"])
             .env("AGENT_MEMORY_LLM__PROVIDER", "anthropic")
-            .env("AGENT_MEMORY_LLM__BASE_URL", format!("http://127.0.0.1:{}", self.port))
+            .env("AGENT_MEMORY_LLM__BASE_URL", self.server.base_url())
             .env("ANTHROPIC_API_KEY", "test-key-not-a-secret")
             .output()
             .expect("work");
@@ -303,7 +273,7 @@ fn a_configured_model_distils_within_its_budget() {
             .cmd()
             .args(["work", "--json"])
             .env("AGENT_MEMORY_LLM__PROVIDER", "anthropic")
-            .env("AGENT_MEMORY_LLM__BASE_URL", format!("http://127.0.0.1:{}", server.port))
+            .env("AGENT_MEMORY_LLM__BASE_URL", server.server.base_url())
             .env("AGENT_MEMORY_LLM__DAILY_TOKEN_BUDGET", budget)
             .env("ANTHROPIC_API_KEY", "test-key-not-a-secret")
             .output()
@@ -328,16 +298,16 @@ fn a_configured_model_distils_within_its_budget() {
         .query_row("SELECT request FROM summaries", [], |r| r.get(0))
         .expect("summary");
     assert_eq!(summary, "fix the parser test");
-    let requests = server.requests.lock().expect("lock").clone();
+    let requests = server.server.requests();
     assert_eq!(requests.len(), 2, "one observe call for the turn, one summary call");
-    assert!(requests[0].contains("cargo test -p parser"), "the turn's events were sent");
+    assert!(requests[0].body.contains("cargo test -p parser"), "the turn's events were sent");
     let status = home.json(&["status"]);
     assert_eq!(status["llm_spend"][0]["tokens"], 2200, "{status}");
 
     // Past the day's budget the offline distiller takes over, and nothing is sent.
     bug_fix_session(&home, "over-budget", true);
     work("10");
-    assert_eq!(server.requests.lock().expect("lock").len(), 2);
+    assert_eq!(server.server.requests().len(), 2);
     assert!(count(&home, "SELECT count(*) FROM observations WHERE distiller = 'offline'") >= 1);
 }
 

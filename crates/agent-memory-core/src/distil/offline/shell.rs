@@ -6,7 +6,7 @@
 //! key is what stays the same: the first segment of the command's first line that is not
 //! plumbing (filters, echoes, file writes, look-arounds), without its redirections.
 
-use crate::text::{clip, one_line};
+use crate::text::{clip, is_exception, one_line};
 
 /// Longest error line, in characters.
 pub(super) const ERROR_MAX_CHARS: usize = 160;
@@ -144,15 +144,6 @@ pub(super) fn error_line(output: &str) -> String {
         _ => line.to_owned(),
     };
     clip(&one_line(&text), ERROR_MAX_CHARS)
-}
-
-/// `KeyError: 'id'`, `AssertionError [ERR_ASSERTION]: …`, `json.decoder.JSONDecodeError: …`.
-fn is_exception(line: &str) -> bool {
-    let head = line.split([':', ' ', '[']).next().unwrap_or_default();
-    let name = head.rsplit('.').next().unwrap_or_default();
-    (name.ends_with("Error") || name.ends_with("Exception"))
-        && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-        && line[head.len()..].trim_start().starts_with([':', '['])
 }
 
 #[cfg(test)]
