@@ -172,6 +172,9 @@ impl Responder<'_> {
             .collect::<Result<_, _>>()
             .map_err(|err| tracing::warn!(%err, "prompt recall failed"))
             .ok()?;
+        if !prompt::can_recall(&terms, &df) {
+            return None;
+        }
         let selective = prompt::selective_terms(&terms, &df, settings.prompt_recall_min_score);
         let query = prompt::match_query(&selective)?;
         let candidates = store

@@ -14,8 +14,10 @@
 //!    `UserPromptSubmit` hook prints for the follow-up question, and `search --json --limit 5`
 //!    for the query. Each channel's facts found and false claims are counted.
 //! 2. **All sessions in one project**, in one home (ids salted per session): one `work` pass over
-//!    everything, then search's top 5 for every query again, among every other session, and
-//!    the observations and memory candidates that name two sessions' subjects (merged items).
+//!    everything, then search's top 5 for every query again, among every other session, the
+//!    prompt-time recall of every follow-up (and which recalled items belong to another
+//!    session than the one asked about), and the observations and memory candidates that name
+//!    two sessions' subjects (merged items).
 //!
 //! The rules for a hit and for each false claim are `agent_memory_testkit::sessions`'s (stated
 //! in bench/README.md). The offline distiller is always measured; with `BENCH_LLM_PROVIDER`
@@ -110,6 +112,16 @@ struct Scored {
 struct Together {
     /// Facts found in each session's search top 5.
     search_found: Vec<usize>,
+    /// Facts found in each session's prompt-time recall for its follow-up.
+    recall_found: Vec<usize>,
+    /// Follow-ups that recall answered.
+    recall_answered: usize,
+    /// Items recalled, and those of another session than the one asked about: (session asked
+    /// about, the recalled line, the session it came from).
+    recall_items: usize,
+    /// Tokens of every answer, summed.
+    recall_tokens: usize,
+    recall_wrong: Vec<(String, String, String)>,
     items: usize,
     merged: Vec<(String, Vec<String>)>,
 }
@@ -283,7 +295,48 @@ fn score_together(scenarios: &[Scenario], env: &[(String, String)]) -> Together 
         .iter()
         .map(|s| sessions::facts_found(&search(&home, &s.query), &s.facts).len())
         .collect();
-    Together { search_found, items: items.len(), merged }
+    let mut together = Together { search_found, items: items.len(), merged, ..Together::default() };
+    // Whose session an item is: the scenario whose replayed payloads name its session id.
+    let payloads: Vec<String> = scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let places = places(&home, i as u32 + 1);
+            s.hooks.iter().map(|call| sessions::localize(&call.payload, &places)).collect()
+        })
+        .collect();
+    for scenario in scenarios {
+        let (_, recall) = next_session(&home, scenario);
+        together.recall_found.push(sessions::facts_found(&recall, &scenario.facts).len());
+        together.recall_answered += usize::from(!recall.is_empty());
+        together.recall_tokens += agent_memory_core::tokens::estimate(&recall);
+        for (line, id) in recalled_ids(&recall) {
+            together.recall_items += 1;
+            let shown = json(&home, &["show", &id], &[]);
+            let session = shown[0]["item"]["session"].as_str().unwrap_or_default().to_owned();
+            let owner = scenarios
+                .iter()
+                .zip(&payloads)
+                .find(|(_, text)| !session.is_empty() && text.contains(&session))
+                .map_or("(a memory or unknown)", |(s, _)| s.name.as_str());
+            if owner != scenario.name {
+                together.recall_wrong.push((scenario.name.clone(), line, owner.to_owned()));
+            }
+        }
+    }
+    together
+}
+
+/// The lines of a prompt-time recall and the item each names (`- o12 codex 2026-12-01 …`).
+fn recalled_ids(recall: &str) -> Vec<(String, String)> {
+    recall
+        .lines()
+        .filter_map(|line| {
+            let id = line.strip_prefix("- ")?.split_whitespace().next()?;
+            let numbered = id.len() > 1 && id[1..].bytes().all(|b| b.is_ascii_digit());
+            (numbered && id.starts_with(['o', 's', 'm'])).then(|| (line.to_owned(), id.to_owned()))
+        })
+        .collect()
 }
 
 fn pct(part: usize, whole: usize) -> String {
@@ -330,6 +383,12 @@ fn print_details(scenarios: &[Scenario], alone: &[Scored]) {
                 .map(|f| f.id.as_str())
                 .collect();
             println!("  {name}: found {:?}, missing {missing:?}", ch.found);
+            if *name == "recall" {
+                println!("    asked: {}", s.follow_up);
+                for line in ch.text.lines().filter(|l| l.starts_with("- ")) {
+                    println!("    {line}");
+                }
+            }
             for line in ch.false_passes.iter().chain(&ch.false_fixes) {
                 println!("    false: {line}");
             }
@@ -425,6 +484,20 @@ fn print_tables(label: &str, scenarios: &[Scenario], alone: &[Scored], together:
     );
     for (first_line, named) in &together.merged {
         println!("merged: {first_line} <- {}", named.join(", "));
+    }
+    let recalled: usize = together.recall_found.iter().sum();
+    println!(
+        "\nPrompt-time recall among all {} sessions: {recalled} of {facts} facts ({}); {} of {} follow-ups answered (~{} tokens an answer); {} items recalled, {} of them from another session.",
+        scenarios.len(),
+        pct(recalled, facts),
+        together.recall_answered,
+        scenarios.len(),
+        together.recall_tokens / together.recall_answered.max(1),
+        together.recall_items,
+        together.recall_wrong.len(),
+    );
+    for (asked, line, owner) in &together.recall_wrong {
+        println!("other session: {asked} <- {owner}: {line}");
     }
 
     // Recall by category and by agent, each session's facts counted once per channel.

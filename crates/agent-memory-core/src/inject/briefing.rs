@@ -496,7 +496,7 @@ fn thousands(n: usize) -> String {
 
 /// `text` in at most `max` characters, cut at a word's end when one is near (else mid-word,
 /// as in Chinese, which has no spaces), with `…` for what was cut.
-fn clip_words(text: &str, max: usize) -> String {
+pub(super) fn clip_words(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }
@@ -632,14 +632,17 @@ fn line(placed: &Placed<'_>, options: &ContextOptions) -> String {
     format!("- o{} {} {} {icon} {said} (~{})", item.id, placed.time, item.agent, item.tokens)
 }
 
-/// An observation's subtitle when it says something its title and file do not: at least two
-/// new terms, and at least a third of its terms new. A subtitle that rewords the title is no
-/// lesson.
 fn lesson(item: &BriefingItem) -> Option<String> {
-    let subtitle = one_line(&item.subtitle);
+    new_lesson(&item.item.title, &item.subtitle, item.file.as_deref())
+}
+
+/// A subtitle when it says something its title and file do not: at least two new terms, and
+/// at least a third of its terms new. A subtitle that rewords the title is no lesson.
+pub(super) fn new_lesson(title: &str, subtitle: &str, file: Option<&str>) -> Option<String> {
+    let subtitle = one_line(subtitle);
     let terms = similar::terms(&subtitle);
-    let mut known = similar::terms(&item.item.title);
-    known.extend(similar::terms(item.file.as_deref().unwrap_or_default()));
+    let mut known = similar::terms(title);
+    known.extend(similar::terms(file.unwrap_or_default()));
     let new = terms.difference(&known).count();
     (new >= 2 && new * 3 >= terms.len()).then_some(subtitle)
 }

@@ -9,23 +9,30 @@
 //! relative to the other results: the share of the content terms its text contains, out of at
 //! most [`SATURATION`] terms (so a long prompt needs five shared terms, not most of fifty), and
 //! it must contain at least [`MIN_MATCHED`] of them. Only items at or above the configured score
-//! are handed back; when none is, the agent hears nothing. A prompt with fewer than
-//! [`MIN_MATCHED`] content terms, or a slash command, is trivial and never looked up. The
-//! full-text index is asked only for the rarest terms that every strong item must contain one
-//! of ([`selective_terms`]), newest first, so a lookup stays cheap however large the store.
+//! are handed back; when none is, the agent hears nothing. A prompt with one content term
+//! ("Why did the discount test fail?") recalls only when the term is rare in the store (at
+//! most [`RARE`] observations hold it) and only items whose title holds it: a rare word names
+//! a subject, a common one does not. A prompt with no content term, or a slash command, is
+//! trivial and never looked up. The full-text index is asked only for the rarest terms that
+//! every strong item must contain one of ([`selective_terms`]), newest first, so a lookup
+//! stays cheap however large the store. Each recalled line gives the item's title and, when it
+//! says more, its lesson, so that the answer itself tells the agent what was learned.
 //!
 //! Must not: read the store (callers hand over candidates), or rank by anything the person
 //! cannot check from the words themselves.
 
 use jiff::Timestamp;
 
+use super::briefing::{clip_words, new_lesson};
 use crate::store::fts::is_cjk;
 use crate::store::recall::{ItemKind, RecallCandidate};
-use crate::text::{clip, one_line};
+use crate::text::one_line;
 use crate::tokens::estimate;
 
-/// Content terms that must match, at least.
+/// Content terms that must match, at least, when the prompt has that many.
 pub const MIN_MATCHED: usize = 2;
+/// Observations that hold a prompt's only content term, at most, for it to recall alone.
+pub const RARE: usize = 3;
 /// The number of content terms that counts as full coverage.
 pub const SATURATION: usize = 8;
 /// Content terms a prompt is searched for, at most (its first ones).
@@ -72,6 +79,10 @@ const REQUEST_WORDS: &[&str] = &[
     "pass", "passed", "passes", "passing", "problem", "problems", "remember", "run", "running",
     "see", "show", "tell", "test", "tests", "think", "time", "try", "update", "use", "used",
     "using", "work", "working", "works", "write",
+    // What a question about the past asks, whatever it is about.
+    "break", "breaks", "broke", "broken", "cause", "caused", "causes", "compile", "compiled",
+    "compiles", "compiling", "happen", "happened", "happening", "happens", "made", "reason",
+    "reasons", "wrong",
     // Fragments of paths that every project has.
     "src", "lib", "rs", "ts", "js", "py", "md", "json", "toml", "yaml", "yml", "txt",
 ];
@@ -80,7 +91,7 @@ const REQUEST_WORDS: &[&str] = &[
 #[rustfmt::skip]
 const CJK_FUNCTION_CHARS: &[char] = &[
     '的', '了', '吗', '呢', '吧', '啊', '呀', '么', '着', '嘛', '我', '你', '他', '她', '它', '们',
-    '这', '那', '哪', '谁', '怎', '又', '也', '就', '都', '很', '把', '被', '帮',
+    '这', '那', '哪', '谁', '怎', '又', '也', '就', '都', '很', '把', '被', '帮', '为', '是', '什',
 ];
 
 /// Common Chinese words of requests and small talk.
@@ -90,18 +101,21 @@ const CJK_STOP_BIGRAMS: &[&str] = &[
     "再次", "出错", "刚才", "可以", "告诉", "问题", "因为", "处理", "如何", "如果", "好的", "已经",
     "帮忙", "所以", "报错", "文件", "时候", "是否", "更新", "有没", "没有", "然后", "现在", "看看",
     "测试", "为什", "什么", "继续", "谢谢", "请你", "请问", "失败", "通过", "代码", "运行", "还是",
-    "进行", "错误", "需要", "解决", "添加", "实现", "检查", "记得", "重新", "时间",
+    "进行", "错误", "需要", "解决", "添加", "实现", "检查", "记得", "重新", "时间", "不过", "应该",
+    "出现", "会出", "会被", "不会", "会不", "就会", "也会", "总是", "怎样",
 ];
-
-fn is_stop(word: &str) -> bool {
-    crate::text::is_stop_word(word) || REQUEST_WORDS.contains(&word)
-}
 
 /// A stem of an English word: common inflections off, so that its forms can be looked up.
 fn stem(word: &str) -> String {
     let strip = |suffix: &str, keep: usize| {
         word.strip_suffix(suffix).filter(|rest| rest.chars().count() >= keep)
     };
+    // `validation`, `connections`: the verb, whose endings include `ion`.
+    if let Some(rest) = strip("ions", 4).or_else(|| strip("ion", 4))
+        && rest.ends_with(['t', 's'])
+    {
+        return rest.to_owned();
+    }
     if let Some(rest) = strip("ies", 3) {
         return format!("{rest}y");
     }
@@ -201,17 +215,22 @@ enum Token<'a> {
     Single,
 }
 
-/// The content term a token gives, if any.
-fn term_of(token: Token<'_>) -> Option<Term> {
+/// The content term a token gives, if any; `named` holds the words that are parts of a
+/// snake_case name in the prompt (`new` of `new_checkout`), which are topic, whatever they are.
+fn term_of(token: Token<'_>, named: &[String]) -> Option<Term> {
     match token {
         Token::Word(word) => {
             let too_short = word.chars().count() < 2
                 || (word.chars().all(|c| c.is_ascii_digit()) && word.len() < 3);
-            if too_short || is_stop(word) {
+            let stop = |w: &str| {
+                crate::text::is_stop_word(w)
+                    || (REQUEST_WORDS.contains(&w) && !named.iter().any(|n| n == word))
+            };
+            if too_short || stop(word) {
                 return None;
             }
             let stem = stem(word);
-            if is_stop(&stem) {
+            if stop(&stem) {
                 return None;
             }
             // Short stems match whole words only: `run` must not find `rune`; nor do numbers.
@@ -231,9 +250,14 @@ fn term_of(token: Token<'_>) -> Option<Term> {
 
 /// The prompt's content terms, in order of first appearance, at most [`MAX_TERMS`].
 pub fn content_terms(prompt: &str) -> Vec<Term> {
+    let named: Vec<String> = prompt
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|chunk| chunk.trim_matches('_').contains('_'))
+        .flat_map(|chunk| chunk.split('_').map(str::to_lowercase))
+        .collect();
     let mut terms: Vec<Term> = Vec::new();
     tokens(prompt, |token| {
-        if let Some(term) = term_of(token)
+        if let Some(term) = term_of(token, &named)
             && !terms.contains(&term)
         {
             terms.push(term);
@@ -278,11 +302,21 @@ impl Term {
     }
 }
 
-/// A prompt not worth a lookup: a slash command, or too few content terms to match strongly.
+/// A prompt not worth a lookup: a slash command, or no content term.
 pub fn is_trivial(prompt: &str, terms: &[Term]) -> bool {
     let first = prompt.split_whitespace().next().unwrap_or("");
     let slash_command = first.len() > 1 && first.starts_with('/') && !first[1..].contains('/');
-    slash_command || terms.len() < MIN_MATCHED
+    slash_command || terms.is_empty()
+}
+
+/// Whether the terms can recall anything, given how many observations hold each (`df`, as
+/// [`selective_terms`] takes it): two or more always can, a single one only when it is rare.
+pub fn can_recall(terms: &[Term], df: &[usize]) -> bool {
+    match terms {
+        [] => false,
+        [_] => df.first().is_some_and(|&n| n <= RARE),
+        _ => true,
+    }
 }
 
 /// The FTS5 expression that finds every item containing any form of any term.
@@ -360,18 +394,21 @@ pub struct Recalled {
     pub items: Vec<(ItemKind, i64)>,
 }
 
-/// The strong candidates, best first, one per session, within the item and token limits;
-/// `None` when none is strong.
+/// The strong candidates, best first, each session's best before any session's second, within
+/// the item and token limits; `None` when none is strong.
 pub fn recall(
     terms: &[Term],
     candidates: Vec<RecallCandidate>,
     options: &RecallOptions,
 ) -> Option<Recalled> {
+    let needed = terms.len().min(MIN_MATCHED);
     let mut strong: Vec<(f64, usize, RecallCandidate)> = candidates
         .into_iter()
         .filter_map(|candidate| {
             let (matched, score) = strength(terms, &candidate.text);
-            (matched >= MIN_MATCHED && score >= options.min_score)
+            // One term alone must be what the item is about.
+            let about = terms.len() > 1 || strength(terms, &candidate.title).0 == 1;
+            (about && matched >= needed.max(1) && score >= options.min_score)
                 .then_some((score, matched, candidate))
         })
         .collect();
@@ -389,29 +426,56 @@ pub fn recall(
         "Earlier sessions on this (agent-memory; `agent-memory show <id>` prints one in full):"
     };
     let mut spent = estimate(&super::wrap(header));
-    let mut sessions = Vec::new();
+    // Each session's best item first, so that as many sessions are heard as there are slots;
+    // then a session's other strong items, when they say something its first did not.
+    let mut sessions: Vec<i64> = Vec::new();
+    let (mut firsts, mut others) = (Vec::new(), Vec::new());
+    for (_, _, candidate) in strong {
+        if sessions.contains(&candidate.session_id) {
+            others.push(candidate);
+        } else {
+            sessions.push(candidate.session_id);
+            firsts.push(candidate);
+        }
+    }
+    // What has been said of each session so far.
+    let mut said: Vec<(i64, String)> = Vec::new();
     let mut lines = Vec::new();
     let mut items = Vec::new();
-    for (_, _, candidate) in strong {
+    for candidate in firsts.into_iter().chain(others) {
         if items.len() >= options.max_items {
             break;
         }
-        if sessions.contains(&candidate.session_id) {
+        let text = format!("{}\n{}", candidate.title, candidate.lesson);
+        if let Some((_, known)) = said.iter().find(|(id, _)| *id == candidate.session_id)
+            && new_lesson(known, &text, None).is_none()
+        {
             continue;
         }
-        let line = format!(
-            "- {} {} {} {}",
+        let head = format!(
+            "- {} {} {}",
             candidate.kind.show_id(candidate.id),
             candidate.agent,
             day(candidate.at_ms, &options.time_zone),
-            clip(&one_line(&candidate.title), 160)
         );
-        let cost = estimate(&line) + 1;
-        if spent + cost > options.max_tokens {
+        let title = clip_words(&one_line(&candidate.title), 120);
+        let lesson = new_lesson(&candidate.title, &candidate.lesson, None);
+        // The lesson is what the agent needs; the title alone when the two do not fit.
+        // A line costs its tokens and its newline.
+        let fits = |line: &String| spent + estimate(line) < options.max_tokens;
+        let Some(line) = lesson
+            .map(|lesson| format!("{head} {title} — {}", clip_words(&lesson, 140)))
+            .into_iter()
+            .chain([format!("{head} {title}")])
+            .find(fits)
+        else {
             continue;
+        };
+        spent += estimate(&line) + 1;
+        match said.iter_mut().find(|(id, _)| *id == candidate.session_id) {
+            Some((_, known)) => known.push_str(&format!("\n{text}")),
+            None => said.push((candidate.session_id, text)),
         }
-        spent += cost;
-        sessions.push(candidate.session_id);
         items.push((candidate.kind, candidate.id));
         lines.push(line);
     }
@@ -456,6 +520,14 @@ mod tests {
             ),
             ("Parsing nested lists crashes", &["pars*", "nest*", "list*", "crash*"]),
             ("支付回调的签名校验又失败了", &["支付", "付回", "回调", "签名", "名校", "校验"]),
+            ("缓存为什么不过期？", &["缓存", "过期"]),
+            ("POST 会被重试吗？", &["post*", "重试"]),
+            (
+                "静态资源的缓存策略是什么，为什么？",
+                &["静态", "态资", "资源", "缓存", "存策", "策略"],
+            ),
+            ("Is new_checkout enabled, and why?", &["new", "checkout*", "enabl*"]),
+            ("Is the email validation fixed?", &["email*", "validat*"]),
             ("run cargo build in 2 steps, then 2026", &["cargo*", "step*", "2026"]),
         ];
         for (prompt, expected) in cases {
@@ -469,9 +541,17 @@ mod tests {
         {
             assert!(is_trivial(prompt, &content_terms(prompt)), "{prompt}");
         }
-        for prompt in ["parser depth lookup", "/w/app/src/parser.rs crashes on nested lists"] {
+        for prompt in [
+            "parser depth lookup",
+            "/w/app/src/parser.rs crashes on nested lists",
+            "Why did the discount test fail?",
+        ] {
             assert!(!is_trivial(prompt, &content_terms(prompt)), "{prompt}");
         }
+        let one = content_terms("What was wrong with the discount?");
+        assert_eq!(texts(&one), ["discount*"], "a question's own words are no subject");
+        assert!(can_recall(&one, &[RARE]) && !can_recall(&one, &[RARE + 1]), "rare alone");
+        assert!(can_recall(&content_terms("parser depth"), &[400, 400]));
     }
 
     #[test]
@@ -533,6 +613,7 @@ mod tests {
             session_id: session,
             item_type: "bugfix".into(),
             title: title.into(),
+            lesson: String::new(),
             text: text.into(),
         }
     }
@@ -605,6 +686,31 @@ mod tests {
             - o5 codex 2026-11-27 修复支付回调签名校验失败
             </agent-memory-context>"#]]
         .assert_eq(&zh.context);
+    }
+
+    #[test]
+    fn one_rare_term_recalls_only_items_about_it_with_their_lesson() {
+        let terms = content_terms("Why did the discount test fail?");
+        let about = RecallCandidate {
+            lesson: "The discount was applied twice: apply it once, in cart.total".into(),
+            ..candidate(
+                1,
+                10,
+                ItemKind::Observation,
+                "Fixed the discount test in cart.js",
+                "discount cart total",
+            )
+        };
+        let mentions =
+            candidate(2, 11, ItemKind::Observation, "Read cart.js", "cart.js discount total");
+        let recalled = recall(&terms, vec![about, mentions], &options("en")).expect("about it");
+        expect![[r#"
+            <agent-memory-context>
+            Earlier sessions on this (agent-memory; `agent-memory show <id>` prints one in full):
+            - o1 codex 2026-12-01 Fixed the discount test in cart.js — The discount was applied twice: apply it once, in cart.total
+            </agent-memory-context>"#]]
+        .assert_eq(&recalled.context);
+        assert_eq!(recalled.items, [(ItemKind::Observation, 1)], "a mention is not the subject");
     }
 
     #[test]

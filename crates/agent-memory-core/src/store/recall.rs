@@ -88,6 +88,9 @@ pub struct RecallCandidate {
     /// The observation's type, or `summary`.
     pub item_type: String,
     pub title: String,
+    /// What was learned beyond the title: an observation's subtitle, a summary's first lesson
+    /// (or failing that its first completed step); empty for a memory.
+    pub lesson: String,
     /// What the item says, as indexed, its first [`TEXT_CHARS`] characters.
     pub text: String,
 }
@@ -202,7 +205,7 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<RecallCandidate>> {
         const OBSERVATIONS: &str = "SELECT x.id, x.at, x.agent, x.session_id, x.kind, x.title,
-                    substr(x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative ||
+                    x.subtitle, substr(x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative ||
                            ' ' || x.concepts || ' ' || x.files_read || ' ' || x.files_modified,
                            1, ?6)
              FROM observations_fts f JOIN observations x ON x.id = f.rowid
@@ -215,6 +218,9 @@ impl Store {
         const SUMMARIES: &str = "SELECT x.id, x.at, x.agent, x.session_id, 'summary',
                     CASE WHEN x.request <> '' THEN x.request
                          ELSE coalesce(x.completed ->> '$[0]', x.learned ->> '$[0]', '') END,
+                    CASE WHEN x.request <> ''
+                         THEN coalesce(x.learned ->> '$[0]', x.completed ->> '$[0]', '')
+                         ELSE '' END,
                     substr(x.request || ' ' || x.learned || ' ' || x.completed || ' ' ||
                            x.investigated || ' ' || x.next_steps, 1, ?6)
              FROM summaries_fts f JOIN summaries x ON x.id = f.rowid
@@ -224,7 +230,7 @@ impl Store {
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
              ORDER BY f.rowid DESC LIMIT ?5";
         // Active memories of the project and global ones; the asking session has none of its own.
-        const MEMORIES: &str = "SELECT x.id, x.updated_at, x.origin, -x.id, x.kind, x.text,
+        const MEMORIES: &str = "SELECT x.id, x.updated_at, x.origin, -x.id, x.kind, x.text, '',
                     substr(x.text, 1, ?6)
              FROM memories_fts f JOIN memories x ON x.id = f.rowid
              WHERE memories_fts MATCH ?1 AND x.status = 'active'
@@ -256,7 +262,8 @@ impl Store {
                         session_id: r.get(3)?,
                         item_type: r.get(4)?,
                         title: r.get(5)?,
-                        text: r.get(6)?,
+                        lesson: r.get(6)?,
+                        text: r.get(7)?,
                     })
                 },
             )?;

@@ -312,6 +312,9 @@ fn a_prompt_recalls_a_strongly_matching_memory() {
     assert!(context.contains(&format!("- {id} remembered ")), "{context}");
     assert_eq!(count(&home, "SELECT hits FROM memories"), 1, "recall counts as a hit");
     assert_eq!(gemini_prompt(&home, "gemini-2", "add a CSV export of sessions"), None);
+    // One rare word that the memory is about is enough.
+    let answer = gemini_prompt(&home, "gemini-3", "Why did the parser fail?").expect("one word");
+    assert!(context_of(&answer).contains(&format!("- {id} remembered ")), "{answer}");
 }
 
 #[test]
