@@ -251,6 +251,32 @@ impl PlaceCache {
         Ok(())
     }
 
+    /// A new memory joins the list and postings of its scope (its project, or `None`), if
+    /// that scope has been read; reading
+    /// the scope again instead would make a pass that inserts many memories cost the square
+    /// of the scope's size.
+    fn inserted(
+        &mut self,
+        scope: Option<i64>,
+        mut memory: memories::Memory,
+        store: &Store,
+        model: Option<&str>,
+    ) -> Result<(), MemoryError> {
+        let PlaceCache { scopes, postings, terms } = self;
+        let (Some(list), Some(postings)) = (scopes.get_mut(&scope), postings.get_mut(&scope))
+        else {
+            return Ok(());
+        };
+        // As a scope is read: with its first source only.
+        memory.sources.truncate(1);
+        let at = list.len();
+        for term in &known_of(terms, &memory, store, model)?.terms {
+            postings.entry(term.clone()).or_default().push(at);
+        }
+        list.push(memory);
+        Ok(())
+    }
+
     /// How many of `terms` each memory of `scope` holds, in the order of its list.
     fn shared(&self, scope: Option<i64>, terms: &BTreeSet<String>) -> Vec<usize> {
         let mut counts = vec![0; self.scopes.get(&scope).map_or(0, Vec::len)];
@@ -335,9 +361,16 @@ fn place_with(
             Ok(Placed::Merged { into })
         }
         Action::Insert { supersedes } => {
-            // A successor retires the memory it replaces: read the scopes again.
-            cache.forget_scopes();
-            insert(store, statement, &text, project_id, tier, supersedes, now_ms)
+            let placed = insert(store, statement, &text, project_id, tier, supersedes, now_ms)?;
+            if supersedes.is_some() {
+                // A successor may retire the memory it replaces: read the scopes again.
+                cache.forget_scopes();
+            } else if let Placed::New { id, .. } = placed
+                && let Some(memory) = memories::get(store, id)?
+            {
+                cache.inserted(project_id, memory, store, settings.model.as_deref())?;
+            }
+            Ok(placed)
         }
     }
 }
@@ -530,6 +563,26 @@ mod tests {
             place(&mut store, &third, p, Tier::L1, &s, 4).expect("place"),
             Placed::Dropped { like: id }
         );
+    }
+
+    #[test]
+    fn a_pass_compares_with_what_it_inserted_without_reading_the_scope_again() {
+        let mut store = Store::open_in_memory().expect("store");
+        let p = Some(project(&mut store));
+        let s = Settings::default();
+        let mut cache = PlaceCache::default();
+        let mut place = |store: &mut Store, statement: &Statement| {
+            place_with(store, statement, p, Tier::L1, &s, 1, &mut cache).expect("place")
+        };
+        let first =
+            said(Kind::Problem, "`cargo test` failed with E0425; src/parser.rs fixed", "o1");
+        let Placed::New { id, .. } = place(&mut store, &first) else { panic!("new") };
+        let other = said(Kind::Problem, "npm test timed out in the checkout webhook", "o2");
+        assert!(matches!(place(&mut store, &other), Placed::New { .. }));
+        let again = said(Kind::Problem, "cargo test failed with E0425, src/parser.rs fixed", "s3");
+        assert_eq!(place(&mut store, &again), Placed::Merged { into: id });
+        let merged = get(&store, id).expect("get").expect("there");
+        assert_eq!(merged.sources, ["o1", "s3"]);
     }
 
     #[test]
