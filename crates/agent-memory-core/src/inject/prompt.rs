@@ -21,6 +21,8 @@
 //! Must not: read the store (callers hand over candidates), or rank by anything the person
 //! cannot check from the words themselves.
 
+use std::collections::HashSet;
+
 use jiff::Timestamp;
 
 use super::briefing::{clip_words, new_lesson};
@@ -217,14 +219,14 @@ enum Token<'a> {
 
 /// The content term a token gives, if any; `named` holds the words that are parts of a
 /// snake_case name in the prompt (`new` of `new_checkout`), which are topic, whatever they are.
-fn term_of(token: Token<'_>, named: &[String]) -> Option<Term> {
+fn term_of(token: Token<'_>, named: &HashSet<String>) -> Option<Term> {
     match token {
         Token::Word(word) => {
             let too_short = word.chars().count() < 2
                 || (word.chars().all(|c| c.is_ascii_digit()) && word.len() < 3);
             let stop = |w: &str| {
                 crate::text::is_stop_word(w)
-                    || (REQUEST_WORDS.contains(&w) && !named.iter().any(|n| n == word))
+                    || (REQUEST_WORDS.contains(&w) && !named.contains(word))
             };
             if too_short || stop(word) {
                 return None;
@@ -250,7 +252,7 @@ fn term_of(token: Token<'_>, named: &[String]) -> Option<Term> {
 
 /// The prompt's content terms, in order of first appearance, at most [`MAX_TERMS`].
 pub fn content_terms(prompt: &str) -> Vec<Term> {
-    let named: Vec<String> = prompt
+    let named: HashSet<String> = prompt
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|chunk| chunk.trim_matches('_').contains('_'))
         .flat_map(|chunk| chunk.split('_').map(str::to_lowercase))
