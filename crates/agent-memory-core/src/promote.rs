@@ -251,10 +251,9 @@ impl PlaceCache {
         Ok(())
     }
 
-    /// A new memory joins the list and postings of its scope (its project, or `None`), if
-    /// that scope has been read; reading
-    /// the scope again instead would make a pass that inserts many memories cost the square
-    /// of the scope's size.
+    /// A new memory joins the list and postings of its scope (its project, or `None`), if that
+    /// scope has been read. Reading the scope again instead would make a pass that inserts many
+    /// memories cost the square of the scope's size.
     fn inserted(
         &mut self,
         scope: Option<i64>,

@@ -95,6 +95,9 @@ pub struct RecallCandidate {
     pub text: String,
 }
 
+/// The most of an item's lesson a recall line is made from, in characters (a line shows less).
+const LESSON_CHARS: usize = 600;
+
 /// The most of an item's text a prompt is matched against, in characters: a summary of a long
 /// session runs to kilobytes, and what it was about comes first (the request, what was
 /// learned and done).
@@ -205,7 +208,7 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<RecallCandidate>> {
         const OBSERVATIONS: &str = "SELECT x.id, x.at, x.agent, x.session_id, x.kind, x.title,
-                    x.subtitle, substr(x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative ||
+                    substr(x.subtitle, 1, ?7), substr(x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative ||
                            ' ' || x.concepts || ' ' || x.files_read || ' ' || x.files_modified,
                            1, ?6)
              FROM observations_fts f JOIN observations x ON x.id = f.rowid
@@ -219,7 +222,8 @@ impl Store {
                     CASE WHEN x.request <> '' THEN x.request
                          ELSE coalesce(x.completed ->> '$[0]', x.learned ->> '$[0]', '') END,
                     CASE WHEN x.request <> ''
-                         THEN coalesce(x.learned ->> '$[0]', x.completed ->> '$[0]', '')
+                         THEN substr(coalesce(x.learned ->> '$[0]', x.completed ->> '$[0]', ''),
+                                     1, ?7)
                          ELSE '' END,
                     substr(x.request || ' ' || x.learned || ' ' || x.completed || ' ' ||
                            x.investigated || ' ' || x.next_steps, 1, ?6)
@@ -230,7 +234,10 @@ impl Store {
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
              ORDER BY f.rowid DESC LIMIT ?5";
         // Active memories of the project and global ones; the asking session has none of its own.
-        const MEMORIES: &str = "SELECT x.id, x.updated_at, x.origin, -x.id, x.kind, x.text, '',
+        // A memory has no lesson beside its text (`?7` is named only because every kind's
+        // statement is bound with the same parameters).
+        const MEMORIES: &str = "SELECT x.id, x.updated_at, x.origin, -x.id, x.kind, x.text,
+                    substr('', 1, ?7),
                     substr(x.text, 1, ?6)
              FROM memories_fts f JOIN memories x ON x.id = f.rowid
              WHERE memories_fts MATCH ?1 AND x.status = 'active'
@@ -251,7 +258,8 @@ impl Store {
                     asking.agent,
                     asking.session,
                     limit as i64,
-                    TEXT_CHARS as i64
+                    TEXT_CHARS as i64,
+                    LESSON_CHARS as i64
                 ],
                 |r| {
                     Ok(RecallCandidate {
