@@ -205,9 +205,7 @@ impl PlaceCache {
         let memories = memories::in_scope(store, scope, &live)?;
         let mut postings: HashMap<String, Vec<usize>> = HashMap::new();
         for (at, memory) in memories.iter().enumerate() {
-            for term in &known_of(&mut self.terms, memory, store, model)?.terms {
-                postings.entry(term.clone()).or_default().push(at);
-            }
+            post(&mut postings, &known_of(&mut self.terms, memory, store, model)?.terms, at);
         }
         self.postings.insert(scope, postings);
         self.scopes.insert(scope, memories);
@@ -242,9 +240,7 @@ impl PlaceCache {
                         places.retain(|&place| place != at);
                     }
                 }
-                for term in after.difference(&before) {
-                    postings.entry(term.clone()).or_default().push(at);
-                }
+                post(postings, after.difference(&before), at);
             }
             return Ok(());
         }
@@ -268,10 +264,7 @@ impl PlaceCache {
         };
         // As a scope is read: with its first source only.
         memory.sources.truncate(1);
-        let at = list.len();
-        for term in &known_of(terms, &memory, store, model)?.terms {
-            postings.entry(term.clone()).or_default().push(at);
-        }
+        post(postings, &known_of(terms, &memory, store, model)?.terms, list.len());
         list.push(memory);
         Ok(())
     }
@@ -288,6 +281,17 @@ impl PlaceCache {
             }
         }
         counts
+    }
+}
+
+/// Records that the memory at `at` in its scope's list holds each of `terms`.
+fn post<'t>(
+    postings: &mut HashMap<String, Vec<usize>>,
+    terms: impl IntoIterator<Item = &'t String>,
+    at: usize,
+) {
+    for term in terms {
+        postings.entry(term.clone()).or_default().push(at);
     }
 }
 

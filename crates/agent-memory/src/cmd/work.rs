@@ -102,8 +102,9 @@ fn pass_once(
 }
 
 /// The pass `serve`'s worker runs every interval (`work --for-server`, in a process of its
-/// own): the same pass as `work`, one line saying what it did. Gives way (and says so) when another pass holds the lock; a pass whose steps
-/// failed is an error, so the worker retries it with backoff and the health page shows why.
+/// own): the same pass as `work`, one line saying what it did. Gives way (and says so) when
+/// another pass holds the lock; a pass whose steps failed is an error, so the worker retries
+/// it with backoff and the health page shows why.
 fn serve_pass(
     ctx: &Context,
     owner: &str,
