@@ -113,6 +113,8 @@ pub struct SearchConfig {
     pub max_query_terms: usize,
     pub semantic_recall: bool,
     pub model: String,
+    /// The installed learned sparse model that orders what search found; empty for none.
+    pub sparse_model: String,
     pub candidates: usize,
     /// Unset: the model's own floor, else [`crate::store::search::Ranking::default`]'s.
     pub similarity_floor: Option<f32>,
@@ -131,6 +133,7 @@ impl Default for SearchConfig {
             max_query_terms: 12,
             semantic_recall: true,
             model: String::new(),
+            sparse_model: String::new(),
             candidates: ranking.candidates,
             similarity_floor: None,
             weight_relevance: ranking.weight_relevance,
@@ -162,6 +165,12 @@ impl SearchConfig {
     /// The embedding model search and the worker use, if vectors are on and one is chosen.
     pub fn embedding_model(&self) -> Option<&str> {
         (self.semantic_recall && !self.model.trim().is_empty()).then_some(self.model.trim())
+    }
+
+    /// The learned sparse model search and the worker use, if models are on and one is chosen.
+    pub fn sparse_model(&self) -> Option<&str> {
+        let name = self.sparse_model.trim();
+        (self.semantic_recall && !name.is_empty()).then_some(name)
     }
 }
 

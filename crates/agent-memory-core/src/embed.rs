@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::store::Store;
+use crate::store::search::SparseQuery;
 use crate::store::vectors::VectorIndex;
 
 /// The file that describes an installed model, inside its directory.
@@ -38,6 +39,99 @@ pub trait Embedder: Send + Sync {
     }
 }
 
+/// A learned sparse vector: a weight for each of a few words of the model's vocabulary, by
+/// word id, ids ascending. The words are the text's own and the ones a reader would expect
+/// beside them (a SPLADE model finds `group` and `organization` in "support group").
+pub type SparseVector = Vec<(u32, f32)>;
+
+/// The most words a stored text keeps in its sparse vector, its strongest ones. A text of a
+/// few sentences has 60–120 words with a weight; the weakest add little to a match and much to
+/// the store.
+pub const SPARSE_TERMS: usize = 64;
+
+/// A learned sparse encoder (SPLADE): turns a text into weights over its model's vocabulary,
+/// including words the text does not hold but means. Search mixes its match with the other
+/// channels' to order the candidates they found (see [`crate::store::search::Ranking`]).
+pub trait SparseEncoder: Send + Sync {
+    /// The model's name as installed (`splade-tiny`). Stored with every vector.
+    fn model(&self) -> &str;
+
+    /// One vector per text to be stored, its [`SPARSE_TERMS`] strongest words at most; an
+    /// empty text gets an empty vector.
+    fn encode(&self, texts: &[&str]) -> Result<Vec<SparseVector>, EmbedError>;
+
+    /// One vector per search query, every word with a weight kept.
+    fn encode_queries(&self, texts: &[&str]) -> Result<Vec<SparseVector>, EmbedError>;
+
+    /// A search query read once, to be asked later for its weights of the words the
+    /// candidates found hold. Scoring a few thousand words costs far less than scoring the
+    /// whole vocabulary, which is what [`SparseEncoder::encode_queries`] does; a model that
+    /// cannot score words apart encodes the query in full (the default).
+    fn read_query(&self, text: &str) -> Result<Box<dyn QueryWeights>, EmbedError> {
+        let vector = self.encode_queries(&[text])?.pop().unwrap_or_default();
+        Ok(Box::new(vector))
+    }
+}
+
+/// A query read by a sparse model ([`SparseEncoder::read_query`]).
+pub trait QueryWeights: Send + Sync {
+    /// The query's weight for each of `words` (word ids, ascending), in their order; 0 for a
+    /// word it does not mean.
+    fn weights(&self, words: &[u32]) -> Result<Vec<f32>, EmbedError>;
+}
+
+/// A query encoded in full.
+impl QueryWeights for SparseVector {
+    fn weights(&self, words: &[u32]) -> Result<Vec<f32>, EmbedError> {
+        Ok(words
+            .iter()
+            .map(|id| self.binary_search_by_key(id, |(i, _)| *i).map_or(0.0, |at| self[at].1))
+            .collect())
+    }
+}
+
+/// The dot product of two sparse vectors (both ids ascending): how much they mean alike.
+pub fn sparse_dot(a: &[(u32, f32)], b: &[(u32, f32)]) -> f32 {
+    let (mut i, mut j, mut sum) = (0, 0, 0.0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                sum += a[i].1 * b[j].1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    sum
+}
+
+/// A sparse vector as stored: per word, its id and its weight times 4096, each a
+/// little-endian u16 (weights run 0–3; the rounding is far below what ranking can tell).
+pub fn sparse_to_blob(v: &[(u32, f32)]) -> Vec<u8> {
+    v.iter()
+        .filter_map(|&(id, w)| Some((u16::try_from(id).ok()?, w)))
+        .flat_map(|(id, w)| {
+            let weight = (w.max(0.0) * SPARSE_SCALE).round().min(f32::from(u16::MAX)) as u16;
+            id.to_le_bytes().into_iter().chain(weight.to_le_bytes())
+        })
+        .collect()
+}
+
+/// The sparse vector [`sparse_to_blob`] stored; a torn trailing pair is left out.
+pub fn sparse_from_blob(blob: &[u8]) -> SparseVector {
+    blob.chunks_exact(4)
+        .map(|b| {
+            let id = u16::from_le_bytes([b[0], b[1]]);
+            let weight = u16::from_le_bytes([b[2], b[3]]);
+            (u32::from(id), f32::from(weight) / SPARSE_SCALE)
+        })
+        .collect()
+}
+
+const SPARSE_SCALE: f32 = 4096.0;
+
 /// The vector of a search's `text` and the store's vectors of `embedder`'s model to compare it
 /// with; `None`, with a warning, when nothing is embedded with that model yet or embedding
 /// fails, so that search keeps to full text rather than fail.
@@ -64,6 +158,31 @@ pub fn query_vector(
         Ok(mut vectors) => vectors.pop().map(|v| (index, v)),
         Err(err) => {
             tracing::warn!("searching by full text only: {err}");
+            None
+        }
+    }
+}
+
+/// The sparse vector of a search's `text`, when something is stored with `encoder`'s model;
+/// `None`, with a warning when encoding fails, so that search goes on without it.
+pub fn sparse_query(store: &Store, encoder: &dyn SparseEncoder, text: &str) -> Option<SparseQuery> {
+    match store.has_vectors(encoder.model()) {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::debug!("nothing is encoded with {} yet", encoder.model());
+            return None;
+        }
+        Err(err) => {
+            tracing::warn!(%err, "cannot read the stored sparse vectors");
+            return None;
+        }
+    }
+    match encoder.read_query(text) {
+        Ok(weights) => {
+            Some(SparseQuery { model: encoder.model().to_owned(), weights: weights.into() })
+        }
+        Err(err) => {
+            tracing::warn!("searching without the sparse model: {err}");
             None
         }
     }
@@ -104,6 +223,10 @@ pub enum ModelKind {
     /// A model2vec static embedding model (`model.safetensors`, `tokenizer.json`,
     /// `config.json`).
     Static,
+    /// A learned sparse encoder: a BERT with its masked-word head (`BertForMaskedLM`), whose
+    /// word scores over the vocabulary make a [`SparseVector`] (SPLADE). Its manifest's
+    /// `dimensions` is the vocabulary's size.
+    Sparse,
 }
 
 /// `agent-memory-model.toml`: what an installed model directory holds.
@@ -189,6 +312,20 @@ mod tests {
             assert!((dot(&a, &b) - plain).abs() < 1e-4, "length {n}");
         }
         assert_eq!(dot(&[1.0, 2.0, 3.0], &[1.0]), 1.0, "the shorter length wins");
+    }
+
+    #[test]
+    fn sparse_vectors_round_trip_through_their_blob_and_multiply_where_ids_meet() {
+        let v = vec![(3, 1.25), (700, 0.5), (30_521, 2.75)];
+        let back = sparse_from_blob(&sparse_to_blob(&v));
+        assert_eq!(back.len(), 3);
+        for ((id, w), (id2, w2)) in v.iter().zip(&back) {
+            assert_eq!(id, id2);
+            assert!((w - w2).abs() < 1e-3, "{w} vs {w2}");
+        }
+        assert!((sparse_dot(&v, &[(2, 9.0), (700, 2.0), (30_521, 1.0)]) - 3.75).abs() < 1e-6);
+        assert_eq!(sparse_dot(&v, &[]), 0.0);
+        assert_eq!(sparse_from_blob(&[1, 0, 0]), Vec::new(), "a torn pair is left out");
     }
 
     #[test]

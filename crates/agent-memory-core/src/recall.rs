@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::config::SearchConfig;
 use crate::distil::StoredEvent;
-use crate::embed::Embedder;
+use crate::embed::{Embedder, SparseEncoder};
 use crate::event::EventKind;
 use crate::store::browse::Listing;
 use crate::store::distilled::{Observation, Summary, TimelineItem};
@@ -178,12 +178,14 @@ pub struct Timeline {
 }
 
 /// What every read needs besides the store: the search settings, the ranking, the embedding
-/// model when search by meaning is on, and the observation types of the configured mode. Built
-/// once by a front end (loading a model is not free) and shared by all its reads.
+/// and sparse models when search by meaning is on, and the observation types of the configured
+/// mode. Built once by a front end (loading a model is not free) and shared by all its reads.
 pub struct Settings {
     pub search: SearchConfig,
     pub ranking: Ranking,
     pub embedder: Option<Box<dyn Embedder>>,
+    /// The learned sparse model that orders what search found.
+    pub sparse: Option<Box<dyn SparseEncoder>>,
     /// Types a search may filter on beyond those already stored.
     pub mode_types: Vec<String>,
 }
@@ -194,6 +196,7 @@ impl fmt::Debug for Settings {
             .field("search", &self.search)
             .field("ranking", &self.ranking)
             .field("embedder", &self.embedder.as_ref().map(|e| e.model()))
+            .field("sparse", &self.sparse.as_ref().map(|e| e.model()))
             .field("mode_types", &self.mode_types)
             .finish()
     }
@@ -221,7 +224,12 @@ impl Reader<'_> {
         &self,
         request: SearchRequest,
     ) -> Result<(SearchQuery, SearchResults), RecallError> {
-        let query = self.check(request)?;
+        let mut query = self.check(request)?;
+        query.sparse = self
+            .settings
+            .sparse
+            .as_deref()
+            .and_then(|encoder| crate::embed::sparse_query(self.store, encoder, &query.text));
         let semantic = self
             .settings
             .embedder
@@ -378,6 +386,7 @@ impl Reader<'_> {
             limit,
             max_terms: self.settings.search.max_query_terms,
             ranking: self.settings.ranking.clone(),
+            sparse: None,
         })
     }
 

@@ -1265,6 +1265,15 @@ mod tests {
         store
     }
 
+    /// The ids of the stored observations, oldest first.
+    fn observation_ids(store: &Store) -> Vec<i64> {
+        store
+            .conn()
+            .prepare("SELECT id FROM observations ORDER BY id")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("ids")
+    }
+
     fn unit(v: &[f32]) -> Vec<f32> {
         let mut v = v.to_vec();
         crate::embed::normalize(&mut v);
@@ -1279,11 +1288,7 @@ mod tests {
             ("change", "webhook verification rewritten", 10 * DAY),
             ("discovery", "sourdough needs a long rise", 10 * DAY),
         ]);
-        let ids: Vec<i64> = store
-            .conn()
-            .prepare("SELECT id FROM observations ORDER BY id")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .expect("ids");
+        let ids = observation_ids(&store);
         // Vectors: the query is close to both payment items, far from bread.
         let vectors = vec![
             ("observation", ids[0], unit(&[1.0, 0.2, 0.0])),
@@ -1336,6 +1341,60 @@ mod tests {
         // A higher floor keeps the vector-only hit out.
         q.ranking.similarity_floor = 0.999;
         assert_eq!(store.search_hybrid(&q, Some(vector)).expect("hybrid").hits.len(), 1);
+    }
+
+    #[test]
+    fn a_sparse_match_reorders_what_the_channels_found_and_nothing_more() {
+        use std::sync::Arc;
+        const DAY: i64 = 86_400_000;
+        let mut store = observed(&[
+            ("discovery", "support group on tuesday", 10 * DAY),
+            ("discovery", "she went to the group picnic with her friends", 10 * DAY),
+            ("discovery", "sourdough needs a long rise", 10 * DAY),
+        ]);
+        let ids = observation_ids(&store);
+        // Word ids of a made-up vocabulary: 1 group, 2 support, 3 picnic, 4 charity, 5 bread.
+        let vectors = vec![
+            ("observation", ids[0], vec![(1, 1.0), (2, 0.2)]),
+            ("observation", ids[1], vec![(1, 1.2), (3, 1.5), (4, 1.8)]),
+            ("observation", ids[2], vec![(5, 2.0)]),
+        ];
+        store.save_sparse("sp", &vectors).expect("sparse");
+        assert!(store.has_vectors("sp").expect("has"));
+        assert_eq!(store.vector_index("sp", 0).expect("index").len(), 0, "never a dense row");
+        let mut q = query("group");
+        q.ranking.neighbour_weight = 0.0;
+        q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
+        q.ranking.now_ms = Some(10 * DAY);
+        let plain: Vec<i64> = store.search(&q).expect("bm25").hits.iter().map(|h| h.id).collect();
+        assert_eq!(plain, vec![ids[0], ids[1]], "the shorter match first: {plain:?}");
+
+        // The query means a charity group: its sparse vector says so, and the second item
+        // matches that better.
+        let weights = Arc::new(vec![(1, 1.0), (4, 2.0)]);
+        q.sparse = Some(search::SparseQuery { model: "sp".into(), weights });
+        q.ranking.sparse_share = 0.9;
+        let hits = store.search(&q).expect("sparse").hits;
+        assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), vec![ids[1], ids[0]]);
+        let parts: Vec<f32> = hits.iter().map(|h| h.parts.sparse.expect("match")).collect();
+        assert!((parts[0] - 4.8).abs() < 1e-2 && (parts[1] - 1.0).abs() < 1e-2, "{parts:?}");
+        assert!(hits.iter().all(|h| h.id != ids[2]), "the sparse model never adds an item");
+
+        // No share, another model's query, or an empty one leave the order as it was.
+        q.ranking.sparse_share = 0.0;
+        let off: Vec<i64> = store.search(&q).expect("off").hits.iter().map(|h| h.id).collect();
+        assert_eq!(off, plain);
+        q.ranking.sparse_share = 0.9;
+        let weights = Arc::new(vec![(4, 2.0)]);
+        q.sparse = Some(search::SparseQuery { model: "other".into(), weights });
+        let other = store.search(&q).expect("other").hits;
+        assert_eq!(other.iter().map(|h| h.id).collect::<Vec<_>>(), plain);
+        assert!(other.iter().all(|h| h.parts.sparse.is_none()));
+        let weights = Arc::new(Vec::new());
+        q.sparse = Some(search::SparseQuery { model: "sp".into(), weights });
+        let empty: Vec<i64> = store.search(&q).expect("empty").hits.iter().map(|h| h.id).collect();
+        assert_eq!(empty, plain);
     }
 
     #[test]

@@ -27,10 +27,10 @@ use crate::distil::llm::{DayBudget, LlmDistiller, Transport};
 use crate::distil::mode::Mode;
 use crate::distil::offline::OfflineDistiller;
 use crate::distil::sessions::{self, DistilOptions, DistilReport};
-use crate::embed::Embedder;
+use crate::embed::{Embedder, SparseEncoder};
 use crate::paths::Home;
 use crate::promote::{self, PromoteReport};
-use crate::store::vectors::{EmbedPass, embed_pending};
+use crate::store::vectors::{EmbedPass, embed_pending, encode_pending};
 use crate::store::{Store, StoreError, WAL_CHECKPOINT_BYTES};
 use crate::vault::{self, SyncReport};
 use crate::{fsutil, inject, time};
@@ -85,6 +85,8 @@ pub struct Pass<'a> {
     pub transport: Option<&'a dyn Transport>,
     /// The embedding model, when one is installed and used.
     pub embedder: Option<&'a dyn Embedder>,
+    /// The learned sparse model, when one is installed and used.
+    pub sparse: Option<&'a dyn SparseEncoder>,
     /// Who holds the session leases this pass takes (unique per process).
     pub owner: &'a str,
     pub now_ms: i64,
@@ -97,6 +99,7 @@ impl std::fmt::Debug for Pass<'_> {
             .field("mode", &self.mode.name)
             .field("transport", &self.transport.map(|t| t.name()))
             .field("embedder", &self.embedder.map(|e| e.model()))
+            .field("sparse", &self.sparse.map(|e| e.model()))
             .field("owner", &self.owner)
             .field("now_ms", &self.now_ms)
             .finish_non_exhaustive()
@@ -152,6 +155,10 @@ pub struct PassReport {
     pub embedded: Option<EmbedPass>,
     /// The embedding model's name, when one ran.
     pub model: Option<String>,
+    /// `None` when no sparse model is in use or encoding failed.
+    pub sparse_encoded: Option<EmbedPass>,
+    /// The sparse model's name, when one ran.
+    pub sparse_model: Option<String>,
     /// `None` when no vault is configured or its sync failed.
     pub vault: Option<SyncReport>,
     /// Brief files rewritten because their content changed.
@@ -184,6 +191,9 @@ impl PassReport {
         }
         if let Some(embedded) = &self.embedded {
             line.push_str(&format!("; embedded: {}", embedded.embedded));
+        }
+        if let Some(encoded) = self.sparse_encoded.as_ref().filter(|e| e.embedded > 0) {
+            line.push_str(&format!("; sparse: {}", encoded.embedded));
         }
         if let Some(sync) = &self.vault {
             let from_notes = sync.updated_from_vault + sync.created_from_vault + sync.forgotten;
@@ -237,6 +247,13 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
         report.model = Some(embedder.model().to_owned());
         match embed_pending(store, embedder, 32, EMBED_PER_PASS, &mut |_, _| {}) {
             Ok(embedded) => report.embedded = Some(embedded),
+            Err(err) => report.problem(Step::Embed, err),
+        }
+    }
+    if let Some(encoder) = pass.sparse {
+        report.sparse_model = Some(encoder.model().to_owned());
+        match encode_pending(store, encoder, 32, EMBED_PER_PASS, &mut |_, _| {}) {
+            Ok(encoded) => report.sparse_encoded = Some(encoded),
             Err(err) => report.problem(Step::Embed, err),
         }
     }

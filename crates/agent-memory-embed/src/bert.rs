@@ -29,9 +29,9 @@ const MASKED: f64 = -1e9;
 
 /// The fields of a BERT `config.json` the forward pass needs.
 #[derive(Debug, serde::Deserialize)]
-struct Config {
-    vocab_size: usize,
-    hidden_size: usize,
+pub(crate) struct Config {
+    pub(crate) vocab_size: usize,
+    pub(crate) hidden_size: usize,
     num_hidden_layers: usize,
     num_attention_heads: usize,
     intermediate_size: usize,
@@ -41,7 +41,7 @@ struct Config {
     #[serde(default = "default_layer_norm_eps")]
     layer_norm_eps: f64,
     #[serde(default)]
-    hidden_act: Activation,
+    pub(crate) hidden_act: Activation,
 }
 
 fn default_type_vocab_size() -> usize {
@@ -54,7 +54,7 @@ fn default_layer_norm_eps() -> f64 {
 
 /// The feed-forward activation, by its name in `config.json`.
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
-enum Activation {
+pub(crate) enum Activation {
     /// The exact, erf-based GELU that BERT was trained with.
     #[default]
     #[serde(rename = "gelu")]
@@ -63,6 +63,16 @@ enum Activation {
     GeluTanh,
     #[serde(rename = "relu")]
     Relu,
+}
+
+impl Activation {
+    pub(crate) fn apply(self, t: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Activation::Gelu => t.gelu_erf(),
+            Activation::GeluTanh => t.gelu(),
+            Activation::Relu => t.relu(),
+        }
+    }
 }
 
 /// `sentence_bert_config.json`, written by sentence-transformers beside the weights.
@@ -84,18 +94,24 @@ struct Layer {
     output_norm: LayerNorm,
 }
 
-/// A loaded BERT sentence encoder.
+/// A loaded BERT sentence encoder: the encoder, mean-pooled.
 pub(crate) struct BertEmbedder {
     name: String,
+    encoder: Encoder,
+}
+
+/// A loaded BERT encoder: tokens in, one hidden state per token out. The sentence encoder
+/// pools them; `crate::splade` runs its masked-word head over them.
+pub(crate) struct Encoder {
     tokenizer: Tokenizer,
-    config: Config,
+    pub(crate) config: Config,
     word_embeddings: WordTable,
     position_embeddings: Tensor,
     /// Row 0 of the token-type table: every text is a single segment.
     token_type_embedding: Tensor,
     embeddings_norm: LayerNorm,
     layers: Vec<Layer>,
-    device: Device,
+    pub(crate) device: Device,
 }
 
 /// The vector of each token id.
@@ -131,6 +147,28 @@ impl WordTable {
 impl BertEmbedder {
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`.
     pub(crate) fn load(dir: &Path, name: &str) -> Result<BertEmbedder, EmbedError> {
+        let (encoder, _) = Encoder::load(dir)?;
+        Ok(BertEmbedder { name: name.to_owned(), encoder })
+    }
+
+    /// Embeds non-blank texts: tokenize all, sort by length, run the encoder per batch, and put
+    /// the vectors back in the order of `texts`.
+    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.encoder.each_batch(texts, |x, mask| {
+            // Mean over the attended tokens only.
+            let summed = x.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
+            let counts = mask.sum_keepdim(1)?.maximum(1e-9)?;
+            let mut vectors = summed.broadcast_div(&counts)?.to_vec2::<f32>()?;
+            vectors.iter_mut().for_each(|v| normalize(v));
+            Ok(vectors)
+        })
+    }
+}
+
+impl Encoder {
+    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`; also returns
+    /// the weights file's root, where a task head's tensors are.
+    pub(crate) fn load(dir: &Path) -> Result<(Encoder, VarBuilder<'static>), EmbedError> {
         let bad = |reason: String| EmbedError::BadModel { dir: dir.to_owned(), reason };
         let config: Config = read_json(dir, "config.json")?;
         if config.num_attention_heads == 0
@@ -168,18 +206,17 @@ impl BertEmbedder {
                 source,
             })?;
         let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+        let root = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|err| bad(format!("model.safetensors: {err}")))?;
         // Checkpoints saved from a BERT with a task head put the encoder under `bert.`.
-        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
-            vb.pp("bert")
+        let vb = if root.contains_tensor("bert.embeddings.word_embeddings.weight") {
+            root.pp("bert")
         } else {
-            vb
+            root.clone()
         };
         let weights =
             Weights::load(&vb, &config).map_err(|err| bad(format!("model.safetensors: {err}")))?;
-        Ok(BertEmbedder {
-            name: name.to_owned(),
+        let encoder = Encoder {
             tokenizer,
             config,
             word_embeddings: weights.word_embeddings,
@@ -188,34 +225,48 @@ impl BertEmbedder {
             embeddings_norm: weights.embeddings_norm,
             layers: weights.layers,
             device,
-        })
+        };
+        Ok((encoder, root))
     }
 
-    /// Embeds non-blank texts: tokenize all, sort by length, run the encoder per batch, and put
-    /// the vectors back in the order of `texts`.
-    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// The word table as a plain matrix (vocabulary × hidden), unless it is packed.
+    pub(crate) fn dense_words(&self) -> Option<&Tensor> {
+        match &self.word_embeddings {
+            WordTable::Dense(table) => Some(table),
+            WordTable::Q4 { .. } => None,
+        }
+    }
+
+    /// Runs non-blank `texts` through the encoder: tokenize all, sort by length, and hand each
+    /// batch's hidden states (rows, tokens, hidden) and attention mask (rows, tokens) to
+    /// `read`, which gives one output per row; the outputs come back in the order of `texts`.
+    pub(crate) fn each_batch<T: Clone + Default>(
+        &self,
+        texts: &[&str],
+        mut read: impl FnMut(&Tensor, &Tensor) -> candle_core::Result<Vec<T>>,
+    ) -> Result<Vec<T>, EmbedError> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|err| EmbedError::Failed(format!("tokenizing failed: {err}")))?;
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
-        let mut out = vec![Vec::new(); texts.len()];
+        let mut out = vec![T::default(); texts.len()];
         for chunk in order.chunks(BATCH) {
             let batch: Vec<&Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
-            let vectors = self
+            let outputs = self
                 .forward(&batch)
+                .and_then(|(x, mask)| read(&x, &mask))
                 .map_err(|err| EmbedError::Failed(format!("the encoder failed: {err}")))?;
-            for (&i, mut vector) in chunk.iter().zip(vectors) {
-                normalize(&mut vector);
-                out[i] = vector;
+            for (&i, output) in chunk.iter().zip(outputs) {
+                out[i] = output;
             }
         }
         Ok(out)
     }
 
-    /// The encoder and mean pooling for one batch: one unnormalised vector per encoding.
-    fn forward(&self, batch: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
+    /// The encoder for one batch: the last hidden states and the attention mask.
+    fn forward(&self, batch: &[&Encoding]) -> candle_core::Result<(Tensor, Tensor)> {
         let rows = batch.len();
         let len = batch.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
         let mut ids = vec![0u32; rows * len];
@@ -256,18 +307,11 @@ impl BertEmbedder {
                 probs.matmul(&v)?.transpose(1, 2)?.contiguous()?.reshape((rows, len, hidden))?;
             x = layer.attention_norm.forward(&(layer.attention_out.forward(&context)? + &x)?)?;
             let inner = layer.intermediate.forward(&x)?;
-            let inner = match self.config.hidden_act {
-                Activation::Gelu => inner.gelu_erf()?,
-                Activation::GeluTanh => inner.gelu()?,
-                Activation::Relu => inner.relu()?,
-            };
+            let inner = self.config.hidden_act.apply(&inner)?;
             x = layer.output_norm.forward(&(layer.output.forward(&inner)? + &x)?)?;
         }
 
-        // Mean over the attended tokens only.
-        let summed = x.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
-        let counts = mask.sum_keepdim(1)?.maximum(1e-9)?;
-        summed.broadcast_div(&counts)?.to_vec2::<f32>()
+        Ok((x, mask))
     }
 }
 
@@ -277,7 +321,7 @@ impl Embedder for BertEmbedder {
     }
 
     fn dimensions(&self) -> usize {
-        self.config.hidden_size
+        self.encoder.config.hidden_size
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -360,17 +404,28 @@ impl Layer {
     }
 }
 
-fn linear(vb: &VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Linear> {
+pub(crate) fn linear(
+    vb: &VarBuilder,
+    inputs: usize,
+    outputs: usize,
+) -> candle_core::Result<Linear> {
     Ok(Linear::new(vb.get((outputs, inputs), "weight")?, Some(vb.get(outputs, "bias")?)))
 }
 
-fn layer_norm(vb: &VarBuilder, config: &Config) -> candle_core::Result<LayerNorm> {
+/// A layer norm, its parameters named `weight` and `bias`, or `gamma` and `beta` as older BERT
+/// checkpoints name them.
+pub(crate) fn layer_norm(vb: &VarBuilder, config: &Config) -> candle_core::Result<LayerNorm> {
     let size = config.hidden_size;
-    Ok(LayerNorm::new(vb.get(size, "weight")?, vb.get(size, "bias")?, config.layer_norm_eps))
+    let (weight, bias) =
+        if vb.contains_tensor("gamma") { ("gamma", "beta") } else { ("weight", "bias") };
+    Ok(LayerNorm::new(vb.get(size, weight)?, vb.get(size, bias)?, config.layer_norm_eps))
 }
 
 /// Reads and parses a JSON file of the model directory.
-fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, file: &str) -> Result<T, EmbedError> {
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    file: &str,
+) -> Result<T, EmbedError> {
     let path = dir.join(file);
     let text = std::fs::read_to_string(&path).map_err(|source| EmbedError::Io {
         context: format!("cannot read {}", path.display()),

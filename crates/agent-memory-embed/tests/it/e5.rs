@@ -21,7 +21,8 @@ fn e5() -> Option<&'static Installed> {
 
 /// The similarity floor the model is installed with.
 fn floor() -> f32 {
-    KNOWN_MODELS.iter().find(|k| k.name == "multilingual-e5-small").expect("known").similarity_floor
+    let known = KNOWN_MODELS.iter().find(|k| k.name == "multilingual-e5-small").expect("known");
+    known.similarity_floor.expect("a floor")
 }
 
 #[test]

@@ -13,6 +13,9 @@ mod install;
 mod minilm;
 #[cfg(feature = "static")]
 mod potion;
+// The refusals are tried on the tiny static model.
+#[cfg(all(feature = "bert", feature = "static"))]
+mod splade;
 #[cfg(feature = "static")]
 mod static_model;
 

@@ -29,7 +29,7 @@ fn installs_from_the_wheel_as_a_256_dimension_static_model() {
     let known = KNOWN_MODELS.iter().find(|k| k.name == "potion-base-8m").expect("known");
     assert_eq!(manifest.kind, ModelKind::Static);
     assert_eq!(manifest.dimensions, 256);
-    assert_eq!(manifest.similarity_floor, Some(known.similarity_floor));
+    assert_eq!(manifest.similarity_floor, known.similarity_floor);
     assert_eq!(
         (manifest.query_prefix.as_deref(), manifest.passage_prefix.as_deref()),
         (None, None)

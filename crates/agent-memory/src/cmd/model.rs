@@ -1,7 +1,10 @@
-//! `agent-memory model`: install, list and remove embedding models. Installing is the only
-//! moment a model is ever fetched, and only for a known name without `--from`.
+//! `agent-memory model`: install, list and remove embedding models and learned sparse models.
+//! Installing is the only moment a model is ever fetched, and only for a known name without
+//! `--from`. An embedding model is used as `[search] model`, a sparse one as
+//! `[search] sparse_model`: search can use one of each.
 
 use agent_memory_core::config::set_in_file;
+use agent_memory_core::embed::ModelKind;
 
 use super::Context;
 use crate::cli::{ModelCommand, ModelInstallArgs};
@@ -13,16 +16,31 @@ pub fn run(ctx: &Context, command: ModelCommand) -> anyhow::Result<()> {
         ModelCommand::Install(args) => install(ctx, args),
         ModelCommand::List(args) => {
             let installed = agent_memory_embed::installed(&models);
-            output::model_list(&installed, ctx.config.search.embedding_model(), args.json)?;
+            let search = &ctx.config.search;
+            let used: Vec<&str> =
+                search.embedding_model().into_iter().chain(search.sparse_model()).collect();
+            output::model_list(&installed, &used, args.json)?;
             Ok(())
         }
         ModelCommand::Remove { name } => {
             agent_memory_embed::remove(&models, &name)?;
-            let was_used = ctx.config.search.model.trim() == name;
-            if was_used {
+            let search = &ctx.config.search;
+            let was_used = if search.model.trim() == name {
+                output::WasUsed::Embedding
+            } else if search.sparse_model.trim() == name {
+                output::WasUsed::Sparse
+            } else {
+                output::WasUsed::No
+            };
+            let key = match was_used {
+                output::WasUsed::No => None,
+                output::WasUsed::Embedding => Some("model"),
+                output::WasUsed::Sparse => Some("sparse_model"),
+            };
+            if let Some(key) = key {
                 set_in_file(
                     &ctx.home.config_path(),
-                    &[("search", "model", toml::Value::String(String::new()))],
+                    &[("search", key, toml::Value::String(String::new()))],
                 )?;
             }
             output::model_removed(&name, was_used)?;
@@ -36,9 +54,10 @@ fn install(ctx: &Context, args: ModelInstallArgs) -> anyhow::Result<()> {
     let manifest =
         agent_memory_embed::install(&ctx.home.models_dir(), &args.name, args.from.as_deref())?;
     if !args.no_use {
+        let key = if manifest.kind == ModelKind::Sparse { "sparse_model" } else { "model" };
         set_in_file(
             &ctx.home.config_path(),
-            &[("search", "model", toml::Value::String(manifest.name.clone()))],
+            &[("search", key, toml::Value::String(manifest.name.clone()))],
         )?;
     }
     let pending = ctx.store()?.vector_coverage(&manifest.name)?.1;

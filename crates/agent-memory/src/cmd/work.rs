@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use agent_memory_core::distil::mode;
-use agent_memory_core::embed::Embedder;
+use agent_memory_core::embed::{Embedder, SparseEncoder};
 use agent_memory_core::time;
 use agent_memory_core::work::{self, Pass, PassReport, WorkLock};
 use anyhow::Context as _;
@@ -26,7 +26,8 @@ const WAIT_STEP: Duration = Duration::from_secs(1);
 pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     if args.for_server {
         let owner = format!("serve-{}", std::process::id());
-        let line = serve_pass(ctx, &owner, ctx.embedder().as_deref())?;
+        let models = Models::load(ctx);
+        let line = serve_pass(ctx, &owner, &models)?;
         return Ok(output::line(&line)?);
     }
     let Some(lock) = WorkLock::try_take(&ctx.home)? else {
@@ -40,15 +41,15 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     };
     let owner = format!("work-{}-{}", std::process::id(), time::now_ms());
     // Loaded once: a sentence encoder takes a moment to load, and `--watch` embeds every pass.
-    let embedder = ctx.embedder();
+    let models = Models::load(ctx);
     loop {
-        let mut report = pass_once(ctx, &owner, embedder.as_deref())?;
+        let mut report = pass_once(ctx, &owner, &models)?;
         // The stop's own pass waits a little for an agent that writes its transcript lazily, so
         // the turn is distilled with its closing answer rather than at some later pass.
         let mut retries = 0;
         while args.background && report.distil.waiting > 0 && retries < WAIT_RETRIES {
             std::thread::sleep(WAIT_STEP);
-            report = pass_once(ctx, &owner, embedder.as_deref())?;
+            report = pass_once(ctx, &owner, &models)?;
             retries += 1;
         }
         let team = team_sync_if_due(ctx);
@@ -76,13 +77,22 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     }
 }
 
+/// The models a pass encodes new items with, as the configuration names them; each reads its
+/// weights only when there is something to encode.
+struct Models {
+    embedder: Option<Box<dyn Embedder>>,
+    sparse: Option<Box<dyn SparseEncoder>>,
+}
+
+impl Models {
+    fn load(ctx: &Context) -> Models {
+        Models { embedder: ctx.embedder(), sparse: ctx.sparse_encoder() }
+    }
+}
+
 /// One work pass with what the configuration names: its mode, its LLM transport (or the
-/// offline distiller) and the embedding model handed in. The caller holds the lock.
-fn pass_once(
-    ctx: &Context,
-    owner: &str,
-    embedder: Option<&dyn Embedder>,
-) -> anyhow::Result<PassReport> {
+/// offline distiller) and the models handed in. The caller holds the lock.
+fn pass_once(ctx: &Context, owner: &str, models: &Models) -> anyhow::Result<PassReport> {
     let distil = &ctx.config.distil;
     let mode = mode::load(&distil.mode, &distil.language, Some(&ctx.home.modes_dir()))
         .context("cannot load the distil mode; see `agent-memory mode list`")?;
@@ -94,7 +104,8 @@ fn pass_once(
         config: &ctx.config,
         mode: &mode,
         transport: transport.as_deref(),
-        embedder,
+        embedder: models.embedder.as_deref(),
+        sparse: models.sparse.as_deref(),
         owner,
         now_ms: time::now_ms(),
     };
@@ -105,15 +116,11 @@ fn pass_once(
 /// own): the same pass as `work`, one line saying what it did. Gives way (and says so) when
 /// another pass holds the lock; a pass whose steps failed is an error, so the worker retries
 /// it with backoff and the health page shows why.
-fn serve_pass(
-    ctx: &Context,
-    owner: &str,
-    embedder: Option<&dyn Embedder>,
-) -> anyhow::Result<String> {
+fn serve_pass(ctx: &Context, owner: &str, models: &Models) -> anyhow::Result<String> {
     let Some(_lock) = WorkLock::try_take(&ctx.home)? else {
         return Ok("another work pass is running; skipped".into());
     };
-    let report = pass_once(ctx, owner, embedder)?;
+    let report = pass_once(ctx, owner, models)?;
     let team = team_sync_if_due(ctx);
     if !report.problems.is_empty() {
         anyhow::bail!("{}", report.summary());

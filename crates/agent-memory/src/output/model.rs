@@ -10,15 +10,15 @@ use serde::Serialize;
 
 use super::{count, json};
 
-/// Installed embedding models; `*` marks the one search uses.
-pub fn model_list(models: &[Manifest], current: Option<&str>, as_json: bool) -> io::Result<()> {
-    write_model_list(&mut io::stdout().lock(), models, current, as_json)
+/// Installed models; `*` marks the ones search uses (an embedding model and a sparse one).
+pub fn model_list(models: &[Manifest], used: &[&str], as_json: bool) -> io::Result<()> {
+    write_model_list(&mut io::stdout().lock(), models, used, as_json)
 }
 
 pub fn write_model_list(
     out: &mut impl Write,
     models: &[Manifest],
-    current: Option<&str>,
+    used: &[&str],
     as_json: bool,
 ) -> io::Result<()> {
     if as_json {
@@ -32,12 +32,17 @@ pub fn write_model_list(
         );
     }
     for m in models {
-        let mark = if current == Some(m.name.as_str()) { "*" } else { " " };
-        let kind = match m.kind {
-            ModelKind::Bert => "sentence encoder",
-            ModelKind::Static => "static",
+        let mark = if used.contains(&m.name.as_str()) { "*" } else { " " };
+        let (kind, size) = match m.kind {
+            ModelKind::Bert => ("sentence encoder", "dims"),
+            ModelKind::Static => ("static", "dims"),
+            ModelKind::Sparse => ("sparse", "words"),
         };
-        writeln!(out, "{mark} {:<24} {kind:<16} {:>5} dims  {}", m.name, m.dimensions, m.source)?;
+        writeln!(
+            out,
+            "{mark} {:<24} {kind:<16} {:>5} {size:<5} {}",
+            m.name, m.dimensions, m.source
+        )?;
     }
     Ok(())
 }
@@ -63,9 +68,20 @@ pub fn write_model_installed(
     used: bool,
     pending: i64,
 ) -> io::Result<()> {
-    writeln!(out, "installed {} ({} dimensions) from {}", m.name, m.dimensions, m.source)?;
-    if used {
-        writeln!(out, "search uses it now ([search] model = \"{}\")", m.name)?;
+    if m.kind == ModelKind::Sparse {
+        writeln!(out, "installed {} (sparse, {} words) from {}", m.name, m.dimensions, m.source)?;
+        if used {
+            writeln!(
+                out,
+                "search orders its results with it now ([search] sparse_model = \"{}\")",
+                m.name
+            )?;
+        }
+    } else {
+        writeln!(out, "installed {} ({} dimensions) from {}", m.name, m.dimensions, m.source)?;
+        if used {
+            writeln!(out, "search uses it now ([search] model = \"{}\")", m.name)?;
+        }
     }
     if pending > 0 {
         writeln!(out, "{pending} stored items have no vector yet: run `agent-memory reindex`")?;
@@ -73,16 +89,29 @@ pub fn write_model_installed(
     Ok(())
 }
 
-pub fn model_removed(name: &str, was_used: bool) -> io::Result<()> {
+/// Which use of a removed model ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WasUsed {
+    No,
+    /// As `[search] model`.
+    Embedding,
+    /// As `[search] sparse_model`.
+    Sparse,
+}
+
+pub fn model_removed(name: &str, was_used: WasUsed) -> io::Result<()> {
     write_model_removed(&mut io::stdout().lock(), name, was_used)
 }
 
-pub fn write_model_removed(out: &mut impl Write, name: &str, was_used: bool) -> io::Result<()> {
+pub fn write_model_removed(out: &mut impl Write, name: &str, was_used: WasUsed) -> io::Result<()> {
     writeln!(out, "removed {name}")?;
-    if was_used {
-        writeln!(out, "search uses full text only until another model is installed")?;
+    match was_used {
+        WasUsed::No => Ok(()),
+        WasUsed::Embedding => {
+            writeln!(out, "search uses full text only until another model is installed")
+        }
+        WasUsed::Sparse => writeln!(out, "search no longer orders its results with it"),
     }
-    Ok(())
 }
 
 /// A progress bar on standard error for long work; hidden for `--json` and when standard
@@ -115,27 +144,57 @@ fn rate(per_sec: f64) -> String {
     if per_sec >= 10.0 { format!("{per_sec:.0}/s") } else { format!("{per_sec:.1}/s") }
 }
 
-/// `agent-memory reindex`: what was embedded, and whether a backlog is left.
-pub fn reindex(model: &str, pass: &EmbedPass, as_json: bool) -> io::Result<()> {
-    write_reindex(&mut io::stdout().lock(), model, pass, as_json)
+/// What `agent-memory reindex` did: each configured model's name and pass.
+#[derive(Debug, Default)]
+pub struct Reindexed {
+    pub dense: Option<(String, EmbedPass)>,
+    pub sparse: Option<(String, EmbedPass)>,
 }
 
-pub fn write_reindex(
-    out: &mut impl Write,
-    model: &str,
-    pass: &EmbedPass,
-    as_json: bool,
-) -> io::Result<()> {
-    if as_json {
-        return json(out, pass);
+/// One model's pass in `reindex --json`.
+#[derive(Serialize)]
+struct PassJson<'a> {
+    model: &'a str,
+    #[serde(flatten)]
+    pass: &'a EmbedPass,
+}
+
+/// `reindex --json`: the embedding model's pass at the top level, as it has always been
+/// printed, and the sparse model's beside it.
+#[derive(Serialize)]
+struct ReindexJson<'a> {
+    #[serde(flatten)]
+    dense: Option<PassJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sparse: Option<PassJson<'a>>,
+}
+
+/// `agent-memory reindex`: what was embedded and encoded, and whether a backlog is left.
+pub fn reindex(report: &Reindexed, as_json: bool) -> io::Result<()> {
+    write_reindex(&mut io::stdout().lock(), report, as_json)
+}
+
+pub fn write_reindex(out: &mut impl Write, report: &Reindexed, as_json: bool) -> io::Result<()> {
+    fn as_json_pass((model, pass): &(String, EmbedPass)) -> PassJson<'_> {
+        PassJson { model, pass }
     }
-    writeln!(out, "embedded {} with {model}", count(pass.embedded, "item"))?;
-    if pass.left > 0 {
-        let left = match pass.left {
-            1 => "1 item still has".to_owned(),
-            n => format!("{n} items still have"),
+    if as_json {
+        let shape = ReindexJson {
+            dense: report.dense.as_ref().map(as_json_pass),
+            sparse: report.sparse.as_ref().map(as_json_pass),
         };
-        writeln!(out, "{left} no vector; run `agent-memory reindex` again")?;
+        return json(out, &shape);
+    }
+    let passes = [("embedded", &report.dense), ("encoded", &report.sparse)];
+    for (verb, (model, pass)) in passes.iter().filter_map(|(verb, p)| Some((verb, p.as_ref()?))) {
+        writeln!(out, "{verb} {} with {model}", count(pass.embedded, "item"))?;
+        if pass.left > 0 {
+            let left = match pass.left {
+                1 => "1 item still has".to_owned(),
+                n => format!("{n} items still have"),
+            };
+            writeln!(out, "{left} no vector of {model}; run `agent-memory reindex` again")?;
+        }
     }
     Ok(())
 }

@@ -63,6 +63,7 @@ pub fn write_search(
                     .iter()
                     .filter(|(_, v)| *v > 0.0)
                     .map(|(name, v)| format!(", {name} +{v:.3}"))
+                    .chain(p.sparse.map(|m| format!(", sparse match {m:.2}")))
                     .collect();
             writeln!(
                 out,
@@ -131,6 +132,7 @@ mod tests {
             similarity: None,
             neighbours: 0.0,
             named: 0.0,
+            sparse: None,
             session: 0.1,
             relevance: 1.0,
             importance: 0.8,

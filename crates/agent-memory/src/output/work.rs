@@ -64,6 +64,11 @@ pub fn write_work(
     {
         writeln!(out, "embedded {} with {model}", count(embedded.embedded, "item"))?;
     }
+    if let (Some(model), Some(encoded)) = (&report.sparse_model, &report.sparse_encoded)
+        && encoded.embedded > 0
+    {
+        writeln!(out, "encoded {} with {model}", count(encoded.embedded, "item"))?;
+    }
     if let Some(sync) = &report.vault {
         writeln!(
             out,

@@ -150,3 +150,55 @@ fn minilm_finds_a_paraphrase_across_agents() {
     let strict: serde_json::Value = serde_json::from_slice(&strict.stdout).expect("json");
     assert!(hits(&strict).is_empty(), "no meaning-only hit clears 0.9: {strict}");
 }
+
+#[test]
+fn splade_orders_what_search_found_beside_the_embedding_model() {
+    let Some(wheel) = agent_memory_embed::testing::require_wheel(
+        &agent_memory_embed::testing::SPLADE,
+        "splade_orders_what_search_found_beside_the_embedding_model",
+    ) else {
+        return;
+    };
+    let home = home();
+    let model_dir = home.user_home().join("tiny-model");
+    agent_memory_embed::testing::write_tiny_static_model(&model_dir).expect("tiny model");
+    session(&home, "codex", "c1", "/w/shop", "the payment webhook signature check is broken");
+    session(&home, "claude-code", "k1", "/w/shop", "the payment page loads slowly on mobile");
+    home.ok(&["work"]);
+    install(&home, "tiny", &model_dir);
+
+    let installed = install(&home, "splade-tiny", &wheel);
+    assert!(installed.contains("sparse, 30522 words"), "{installed}");
+    assert!(installed.contains("[search] sparse_model = \"splade-tiny\""), "{installed}");
+    let list = home.ok(&["model", "list"]);
+    assert!(list.contains("* tiny") && list.contains("* splade-tiny"), "both in use: {list}");
+    let reindexed = home.ok(&["reindex"]);
+    assert!(reindexed.contains("embedded 2 items with tiny"), "{reindexed}");
+    assert!(reindexed.contains("encoded 2 items with splade-tiny"), "{reindexed}");
+    let json = home.json(&["reindex"]);
+    assert_eq!(json["model"], "tiny", "{json}");
+    assert_eq!(json["sparse"]["model"], "splade-tiny", "{json}");
+
+    // Both summaries are found by their words; the sparse model weighs each against the query.
+    let results = home.json(&["search", "payment signature verification", "--kind", "summary"]);
+    let found = hits(&results);
+    assert_eq!(found.len(), 2, "{results}");
+    assert!(found[0]["title"].as_str().unwrap_or_default().contains("webhook"), "{results}");
+    let matches: Vec<f64> =
+        found.iter().map(|h| h["parts"]["sparse"].as_f64().unwrap_or(-1.0)).collect();
+    assert!(matches[0] > matches[1] && matches[1] >= 0.0, "{matches:?}: {results}");
+    let explained = home.ok(&["search", "payment signature verification", "--explain"]);
+    assert!(explained.contains("sparse match"), "{explained}");
+
+    // New items are encoded by the work pass that distils them.
+    session(&home, "claude-code", "k2", "/w/shop", "add an index to the sqlite table");
+    let work = home.ok(&["work"]);
+    assert!(work.contains("encoded 1 item with splade-tiny"), "{work}");
+
+    // Removed, it leaves search as it was before, and the embedding model in use.
+    assert!(home.ok(&["model", "remove", "splade-tiny"]).contains("removed splade-tiny"));
+    let list = home.ok(&["model", "list"]);
+    assert!(list.contains("* tiny") && !list.contains("splade-tiny"), "{list}");
+    let results = home.json(&["search", "payment signature verification", "--kind", "summary"]);
+    assert!(hits(&results).iter().all(|h| h["parts"]["sparse"].is_null()), "{results}");
+}
