@@ -30,6 +30,10 @@ pub(crate) struct SpladeEncoder {
     transform_norm: LayerNorm,
     /// The word table (vocabulary × hidden): the head's output weights, by word.
     words: Tensor,
+    /// The same, transposed and laid out for scoring the whole vocabulary at once (about a
+    /// fifth faster than reading the table column by column). Made on the first text stored, so
+    /// a process that only reads queries (the server) never holds the copy.
+    words_t: std::sync::OnceLock<Tensor>,
     /// The head's output bias, one per word.
     bias: Tensor,
 }
@@ -57,7 +61,15 @@ impl SpladeEncoder {
             .dense_words()
             .ok_or_else(|| bad("a sparse model needs a plain word table".into()))?
             .clone();
-        Ok(SpladeEncoder { name: name.to_owned(), encoder, transform, transform_norm, words, bias })
+        Ok(SpladeEncoder {
+            name: name.to_owned(),
+            encoder,
+            transform,
+            transform_norm,
+            words,
+            words_t: Default::default(),
+            bias,
+        })
     }
 
     /// The vocabulary's size: every word id is below it.
@@ -90,8 +102,14 @@ impl SpladeEncoder {
     /// The word weights of one text's hidden states (tokens × hidden).
     fn weights(&self, tokens: &Tensor, keep: usize) -> candle_core::Result<SparseVector> {
         let t = self.transformed(tokens)?;
-        // The transposed view, not a copy: the matmul reads it column by column.
-        let scores = t.matmul(&self.words.t()?)?.broadcast_add(&self.bias)?;
+        let words_t = match self.words_t.get() {
+            Some(words_t) => words_t,
+            None => {
+                let words_t = self.words.t()?.contiguous()?;
+                self.words_t.get_or_init(|| words_t)
+            }
+        };
+        let scores = t.matmul(words_t)?.broadcast_add(&self.bias)?;
         // log(1 + relu(s)) rises with s, so the max over tokens can be taken first.
         let best = scores.max(D::Minus2)?.relu()?;
         let best = (best + 1.0)?.log()?.to_vec1::<f32>()?;
