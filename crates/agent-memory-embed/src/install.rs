@@ -732,6 +732,49 @@ mod tests {
         assert!(err.to_string().starts_with("/m has no model.safetensors;"), "{err}");
     }
 
+    /// A model directory of `config` and a weights file holding a 1-float tensor per name.
+    fn model_dir(config: &serde_json::Value, tensors: &[&str]) -> tempfile::TempDir {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = 0f32.to_le_bytes();
+        let views: Vec<_> = tensors
+            .iter()
+            .map(|name| {
+                let view =
+                    safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &bytes)
+                        .expect("view");
+                (*name, view)
+            })
+            .collect();
+        let weights = safetensors::serialize(views, None).expect("serialize");
+        for (name, bytes) in [("config.json", config.to_string().into_bytes()), (WEIGHTS, weights)]
+        {
+            File::create(dir.path().join(name))
+                .and_then(|mut f| f.write_all(&bytes))
+                .expect("write");
+        }
+        dir
+    }
+
+    #[test]
+    fn a_masked_word_bert_is_sparse_only_with_its_head() {
+        let encoder = "bert.embeddings.word_embeddings.weight";
+        let masked =
+            serde_json::json!({"model_type": "bert", "architectures": ["BertForMaskedLM"]});
+        let kind = |config: &serde_json::Value, tensors: &[&str]| {
+            let dir = model_dir(config, tensors);
+            detect_kind(dir.path(), Path::new("x.whl"))
+        };
+        let head = [encoder, "cls.predictions.bias"];
+        assert_eq!(kind(&masked, &head).expect("kind"), ModelKind::Sparse);
+        assert_eq!(kind(&masked, &[encoder]).expect("kind"), ModelKind::Bert, "no head");
+        // A sentence encoder (all-MiniLM-L6-v2's config) stays one, whatever tensors it holds.
+        let sentence = serde_json::json!({"model_type": "bert", "architectures": ["BertModel"]});
+        assert_eq!(kind(&sentence, &head).expect("kind"), ModelKind::Bert);
+        let bare = serde_json::json!({"model_type": "bert"});
+        assert_eq!(kind(&bare, &head).expect("kind"), ModelKind::Bert);
+    }
+
     #[test]
     fn names_that_are_not_plain_directory_names_are_refused() {
         for name in ["", ".hidden", "-x", "a/b", "..", "a b", "über"] {

@@ -38,7 +38,7 @@ pub mod testing;
 use std::path::Path;
 
 pub use agent_memory_core::embed::{
-    EmbedError, Embedder, MANIFEST, Manifest, ModelKind, SparseEncoder, SparseVector,
+    EmbedError, Embedder, MANIFEST, Manifest, ModelKind, QueryWeights, SparseEncoder, SparseVector,
 };
 pub use install::{InstallError, KNOWN_MODELS, KnownModel, install, installed, remove};
 
@@ -188,6 +188,12 @@ impl SparseEncoder for Lazy<dyn SparseEncoder> {
 
     fn encode_queries(&self, texts: &[&str]) -> Result<Vec<SparseVector>, EmbedError> {
         self.get()?.encode_queries(texts)
+    }
+
+    // The default would score the query over the whole vocabulary, the model's cheaper reading
+    // of the candidates' words lost behind the wrapper.
+    fn read_query(&self, text: &str) -> Result<Box<dyn QueryWeights>, EmbedError> {
+        self.get()?.read_query(text)
     }
 }
 

