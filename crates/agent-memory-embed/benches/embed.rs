@@ -6,9 +6,10 @@
 //! `cargo bench -p agent-memory-embed --bench embed`. The wheels are the ones the tests use
 //! (`AGENT_MEMORY_TEST_MINILM_WHEEL`, `AGENT_MEMORY_TEST_E5_WHEEL`,
 //! `AGENT_MEMORY_TEST_POTION_WHEEL`, `AGENT_MEMORY_TEST_SPLADE_WHEEL`, or
-//! `scripts/fetch-test-models`' cache); a model without its wheel is skipped. Similarities are those a search sees: the first text of each pair
-//! embedded as a query, the second as a stored text. Without MiniLM's wheel, a static model
-//! shaped like potion-base-8M with random vectors measures the static kind's speed.
+//! `scripts/fetch-test-models`' cache); a model without its wheel is skipped. Similarities
+//! are those a search sees: the first text of each pair embedded as a query, the second as a
+//! stored text. Without MiniLM's wheel, a static model shaped like potion-base-8M with random
+//! vectors measures the static kind's speed.
 
 #![allow(clippy::print_stdout)]
 
