@@ -3,8 +3,8 @@
 //!
 //! Everything an agent sends passes through here before it reaches the store, so this module owns
 //! the answer to "is this a secret". It runs inside a hook that must finish in under 5 ms, so it
-//! compiles nothing up front: an aho-corasick scan for each rule's keywords decides which rules'
-//! regexes are compiled (once, on first need) and run. Compiling the whole table at start was
+//! compiles nothing up front: a scan for each rule's keywords decides which rules' regexes are
+//! compiled (once, on first need) and run. Compiling the whole table at start was
 //! measured at 10 s (DESIGN.md §7). Patterns use ASCII classes so the lazy DFA never has to give up
 //! on Unicode word boundaries, and bound their context by lines or not at all: a bounded
 //! repetition of a Unicode class (`(?u:[^\n]){0,200}`) takes milliseconds to compile.
@@ -16,8 +16,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
-use regex::{Captures, Regex, RegexBuilder};
+use regex_automata::meta::{self, Regex};
+use regex_automata::util::syntax;
 use serde_json::Value;
 
 /// One kind of secret: how to find it cheaply, how to match it, and two examples that test it.
@@ -77,18 +77,23 @@ pub fn rules() -> &'static [Rule] {
 }
 
 /// Redacts secrets in text. Cheap to construct; regexes compile lazily per rule, only when the
-/// aho-corasick keyword prefilter finds one of the rule's keywords in the text.
+/// keyword scan finds one of the rule's keywords in the text.
 #[derive(Debug)]
 pub struct Redactor {
-    /// `None` only if the automaton could not be built; every rule is then a candidate, which is
-    /// slower but never less safe.
-    prefilter: Option<AhoCorasick>,
-    /// For each prefilter pattern id, the index of its rule.
-    keyword_rule: Vec<usize>,
-    /// One lazily compiled regex per rule. An inner `None` means the pattern did not compile; the
-    /// table test rules that out, and skipping beats panicking in a hook.
-    regexes: Box<[OnceLock<Option<Regex>>]>,
+    keywords: Keywords,
+    /// One lazily compiled regex per rule, without a prefilter, for texts up to [`LEAN_TEXT`].
+    /// An inner `None` means the pattern did not compile; the table test rules that out, and
+    /// skipping beats panicking in a hook.
+    lean: Box<[OnceLock<Option<Regex>>]>,
+    /// The same with the prefilter the engine picks, for longer texts.
+    full: Box<[OnceLock<Option<Regex>>]>,
 }
+
+/// The longest text the rules scan without a prefilter. A hook compiles each rule it wakes once
+/// and scans one payload, so compiling is most of what it pays: the prefilter of a
+/// case-insensitive keyword (`(?i:authorization)`) takes longer to build than the rule's
+/// automata and saves about 2 µs a kilobyte scanned. Past this length the saving wins.
+const LEAN_TEXT: usize = 16 * 1024;
 
 impl Default for Redactor {
     fn default() -> Self {
@@ -97,27 +102,12 @@ impl Default for Redactor {
 }
 
 impl Redactor {
-    /// Builds the keyword automaton (a fraction of a millisecond); compiles no regex.
+    /// Indexes the keywords (a few microseconds); compiles no regex.
     pub fn new() -> Redactor {
-        let mut keywords = Vec::new();
-        let mut keyword_rule = Vec::new();
-        for (index, rule) in RULES.iter().enumerate() {
-            for keyword in rule.keywords {
-                keywords.push(*keyword);
-                keyword_rule.push(index);
-            }
-        }
-        // A contiguous NFA builds in a fraction of the time of a DFA, and on the hook path the
-        // build, not the scan, is what a short payload pays for.
-        let prefilter = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .build(&keywords)
-            .ok();
         Redactor {
-            prefilter,
-            keyword_rule,
-            regexes: RULES.iter().map(|_| OnceLock::new()).collect(),
+            keywords: Keywords::new(RULES),
+            lean: RULES.iter().map(|_| OnceLock::new()).collect(),
+            full: RULES.iter().map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -134,7 +124,7 @@ impl Redactor {
             if candidates & (1u128 << index) == 0 {
                 continue;
             }
-            let Some(regex) = self.regex(index) else {
+            let Some(regex) = self.regex(index, out.len()) else {
                 continue;
             };
             if let Some((redacted, n)) = apply(rule, regex, &out) {
@@ -174,7 +164,11 @@ impl Redactor {
 
     /// How many rules have compiled their regex so far (for tests and `doctor`).
     pub fn compiled_rule_count(&self) -> usize {
-        self.regexes.iter().filter(|slot| slot.get().is_some()).count()
+        self.lean
+            .iter()
+            .zip(&self.full)
+            .filter(|(a, b)| a.get().is_some() || b.get().is_some())
+            .count()
     }
 
     fn walk_json(&self, value: &mut Value, drop: bool) -> usize {
@@ -203,31 +197,126 @@ impl Redactor {
 
     /// A bit per rule whose keywords occur in `text`.
     fn candidates(&self, text: &str) -> u128 {
-        let all = (1u128 << RULES.len()) - 1;
-        let Some(prefilter) = &self.prefilter else {
-            return all;
-        };
-        let Ok(matches) = prefilter.try_find_overlapping_iter(text) else {
-            return all;
-        };
-        let mut found = 0;
-        for keyword in matches {
-            if let Some(rule) = self.keyword_rule.get(keyword.pattern().as_usize()) {
-                found |= 1u128 << rule;
+        self.keywords.rules_in(text.as_bytes())
+    }
+
+    /// The regex of rule `index` for a text of `len` bytes.
+    fn regex(&self, index: usize, len: usize) -> Option<&Regex> {
+        let rule = RULES.get(index)?;
+        let lean = len <= LEAN_TEXT;
+        let slots = if lean { &self.lean } else { &self.full };
+        slots
+            .get(index)?
+            .get_or_init(|| {
+                // As `regex::RegexBuilder::new(pattern).unicode(false)` configures the engine.
+                let config = meta::Config::new()
+                    .match_kind(regex_automata::MatchKind::LeftmostFirst)
+                    .utf8_empty(true)
+                    .nfa_size_limit(Some(10 << 20))
+                    .hybrid_cache_capacity(2 << 20)
+                    .auto_prefilter(!lean);
+                meta::Builder::new()
+                    .configure(config)
+                    .syntax(syntax::Config::new().unicode(false).utf8(true))
+                    .build(rule.pattern)
+                    .ok()
+            })
+            .as_ref()
+    }
+}
+
+/// Every rule's keywords, indexed by their first two bytes (ASCII lowercased), for finding which
+/// rules a text wakes.
+///
+/// A hook process scans one payload and exits, so what it pays is the build plus one short
+/// scan. An aho-corasick automaton over the 220-odd keywords took about 2 M instructions to build,
+/// a third of a whole `PostToolUse` hook; this index builds in a few thousand and scans a few
+/// bytes' worth of instructions per byte, the keywords compared only where a two-byte start of
+/// one occurs.
+#[derive(Debug)]
+struct Keywords {
+    /// A bit per two-byte start of some keyword.
+    starts: Box<[u64]>,
+    /// For each word of `starts`, how many bits the words before it hold: with the bits below
+    /// it in its own word, the rank of a start among all starts.
+    before: Box<[u16]>,
+    /// Per start, in rank order, where its keywords begin in `entries`; one more at the end.
+    firsts: Vec<u16>,
+    /// Each keyword with its rule, sorted by start.
+    entries: Vec<(&'static [u8], u8)>,
+    /// A bit per rule with a keyword shorter than two bytes, which the index cannot hold: such
+    /// a rule runs on every text (slower, never less safe).
+    always: u128,
+}
+
+impl Keywords {
+    fn new(rules: &'static [Rule]) -> Keywords {
+        let mut starts = vec![0u64; 1 << 10].into_boxed_slice();
+        let mut sorted = Vec::new();
+        let mut always = 0u128;
+        for (index, rule) in rules.iter().enumerate() {
+            for keyword in rule.keywords.iter().map(|k| k.as_bytes()) {
+                let Some(start) = Self::start(keyword) else {
+                    always |= 1u128 << index;
+                    continue;
+                };
+                starts[usize::from(start >> 6)] |= 1 << (start & 63);
+                sorted.push((start, keyword, index as u8));
             }
-            if found == all {
-                break;
+        }
+        sorted.sort_unstable_by_key(|(start, _, _)| *start);
+        let mut before = vec![0u16; starts.len()].into_boxed_slice();
+        let mut total = 0u16;
+        for (count, word) in before.iter_mut().zip(starts.iter()) {
+            *count = total;
+            total += word.count_ones() as u16;
+        }
+        let mut firsts = Vec::with_capacity(usize::from(total) + 1);
+        for (at, (start, _, _)) in sorted.iter().enumerate() {
+            if at == 0 || sorted[at - 1].0 != *start {
+                firsts.push(at as u16);
+            }
+        }
+        firsts.push(sorted.len() as u16);
+        let entries = sorted.into_iter().map(|(_, keyword, rule)| (keyword, rule)).collect();
+        Keywords { starts, before, firsts, entries, always }
+    }
+
+    fn start(bytes: &[u8]) -> Option<u16> {
+        match bytes {
+            [a, b, ..] => {
+                Some(u16::from_be_bytes([a.to_ascii_lowercase(), b.to_ascii_lowercase()]))
+            }
+            _ => None,
+        }
+    }
+
+    /// A bit per rule with a keyword in `text` (ASCII case ignored, as the keywords are
+    /// lowercase), plus the rules that always run.
+    fn rules_in(&self, text: &[u8]) -> u128 {
+        let mut found = self.always;
+        for (at, pair) in text.windows(2).enumerate() {
+            let start =
+                u16::from_be_bytes([pair[0].to_ascii_lowercase(), pair[1].to_ascii_lowercase()]);
+            let (word, bit) = (usize::from(start >> 6), 1u64 << (start & 63));
+            let bits = self.starts[word];
+            if bits & bit == 0 {
+                continue;
+            }
+            let rank = usize::from(self.before[word]) + (bits & (bit - 1)).count_ones() as usize;
+            let (first, end) = (usize::from(self.firsts[rank]), usize::from(self.firsts[rank + 1]));
+            for (keyword, rule) in &self.entries[first..end] {
+                let rule = 1u128 << rule;
+                if found & rule == 0
+                    && text
+                        .get(at..at + keyword.len())
+                        .is_some_and(|t| t.eq_ignore_ascii_case(keyword))
+                {
+                    found |= rule;
+                }
             }
         }
         found
-    }
-
-    fn regex(&self, index: usize) -> Option<&Regex> {
-        let rule = RULES.get(index)?;
-        self.regexes
-            .get(index)?
-            .get_or_init(|| RegexBuilder::new(rule.pattern).unicode(false).build().ok())
-            .as_ref()
     }
 }
 
@@ -251,6 +340,7 @@ fn apply(rule: &Rule, regex: &Regex, text: &str) -> Option<(String, usize)> {
     });
     let mut marker = markers.next();
     for caps in regex.captures_iter(text) {
+        let caps = Caps { text, caps };
         let Some((start, end, quoted)) = secret_span(rule, &caps) else {
             continue;
         };
@@ -282,8 +372,60 @@ fn apply(rule: &Rule, regex: &Regex, text: &str) -> Option<(String, usize)> {
     Some((out, count))
 }
 
+/// One match of a rule's regex, with its groups.
+struct Caps<'t> {
+    text: &'t str,
+    caps: regex_automata::util::captures::Captures,
+}
+
+/// A group that took part in a match.
+#[derive(Clone, Copy)]
+struct Group<'t> {
+    text: &'t str,
+    start: usize,
+    end: usize,
+}
+
+impl<'t> Caps<'t> {
+    fn name(&self, name: &str) -> Option<Group<'t>> {
+        self.group(self.caps.get_group_by_name(name)?)
+    }
+
+    fn get(&self, index: usize) -> Option<Group<'t>> {
+        self.group(self.caps.get_group(index)?)
+    }
+
+    fn group(&self, span: regex_automata::Span) -> Option<Group<'t>> {
+        // Spans fall on character boundaries (the patterns match UTF-8 only), so `get` never
+        // misses; it keeps a broken invariant from being a panic.
+        self.text.get(span.range()).map(|_| Group {
+            text: self.text,
+            start: span.start,
+            end: span.end,
+        })
+    }
+}
+
+impl<'t> Group<'t> {
+    fn as_str(&self) -> &'t str {
+        &self.text[self.start..self.end]
+    }
+
+    fn start(&self) -> usize {
+        self.start
+    }
+
+    fn end(&self) -> usize {
+        self.end
+    }
+
+    fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
 /// Byte range of the secret in a match, and whether surrounding quotes were trimmed off it.
-fn secret_span(rule: &Rule, caps: &Captures<'_>) -> Option<(usize, usize, bool)> {
+fn secret_span(rule: &Rule, caps: &Caps<'_>) -> Option<(usize, usize, bool)> {
     let found = match rule.secret_group {
         Some(name) => caps.name(name)?,
         None => caps.get(0)?,
@@ -298,7 +440,7 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>) -> Option<(usize, usize, bool)>
 }
 
 impl Guard {
-    fn allows(self, text: &str, caps: &Captures<'_>, secret: Range<usize>, quoted: bool) -> bool {
+    fn allows(self, text: &str, caps: &Caps<'_>, secret: Range<usize>, quoted: bool) -> bool {
         let value = &text[secret.clone()];
         match self {
             Guard::None => true,
@@ -316,7 +458,7 @@ impl Guard {
 /// `password: SecretStr` in Python, `Token: "#cccccc",` in a theme), so a value must also sit
 /// where config puts values. Tuned on real code (the cargo registry, Python's standard library)
 /// and real agent payloads (the recorded fixtures in the testkit crate).
-fn is_assigned_secret(text: &str, caps: &Captures<'_>, secret: Range<usize>, quoted: bool) -> bool {
+fn is_assigned_secret(text: &str, caps: &Caps<'_>, secret: Range<usize>, quoted: bool) -> bool {
     let Some(key) = caps.name("key") else {
         return false;
     };
@@ -1235,8 +1377,9 @@ mod tests {
     /// The secrets a rule alone would redact in `text` (its regex and guard, no prefilter).
     fn own_secrets<'t>(redactor: &Redactor, index: usize, text: &'t str) -> Vec<&'t str> {
         let rule = &RULES[index];
-        let regex = redactor.regex(index).expect("every pattern compiles");
-        let accepted = |caps: Captures<'_>| {
+        let regex = redactor.regex(index, text.len()).expect("every pattern compiles");
+        let accepted = |caps| {
+            let caps = Caps { text, caps };
             let (start, end, quoted) = secret_span(rule, &caps)?;
             rule.guard.allows(text, &caps, start..end, quoted).then_some(&text[start..end])
         };
@@ -1259,15 +1402,19 @@ mod tests {
     #[test]
     fn every_rule_passes_its_own_examples() {
         let redactor = Redactor::new();
-        assert!(redactor.prefilter.is_some());
+        assert_eq!(redactor.keywords.always, 0, "a keyword shorter than two bytes");
         assert!(RULES.len() >= 28);
         for (index, rule) in RULES.iter().enumerate() {
             let name = rule.name;
             assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'), "{name}");
             assert_eq!(RULES.iter().filter(|other| other.name == name).count(), 1, "{name}");
-            let regex = redactor.regex(index).expect("every pattern compiles");
+            let regex = redactor.regex(index, 0).expect("every pattern compiles");
+            assert!(redactor.regex(index, LEAN_TEXT + 1).is_some(), "{name}: with its prefilter");
             if let Some(group) = rule.secret_group {
-                assert!(regex.capture_names().any(|g| g == Some(group)), "{name}: no {group}");
+                assert!(
+                    regex.group_info().all_names().any(|(_, _, g)| g == Some(group)),
+                    "{name}: no {group}"
+                );
             }
             assert!(!rule.keywords.is_empty(), "{name}");
             for keyword in rule.keywords {
@@ -1278,7 +1425,8 @@ mod tests {
             // its keywords lies inside the match.
             let secrets = own_secrets(&redactor, index, rule.must_match);
             assert!(!secrets.is_empty(), "{name}: its regex misses its must_match");
-            let whole = regex.find(rule.must_match).expect("matched above").as_str();
+            let whole =
+                &rule.must_match[regex.find(rule.must_match).expect("matched above").range()];
             let lower = whole.to_ascii_lowercase();
             assert!(rule.keywords.iter().any(|k| lower.contains(k)), "{name}: no keyword");
 
@@ -1390,6 +1538,59 @@ mod tests {
             export DB_PASSWORD="[REDACTED:secret-assignment]"
         "#]]
         .assert_eq(&shown);
+    }
+
+    #[test]
+    fn a_long_text_is_redacted_as_a_short_one_is() {
+        let filler = "a plain line of build output, nothing to hide\n".repeat(LEAN_TEXT / 40);
+        let redactor = Redactor::new();
+        for rule in RULES {
+            let short = redactor.redact(rule.must_match).0;
+            let long = redactor.redact(&format!("{filler}{}", rule.must_match)).0.into_owned();
+            assert_eq!(long, format!("{filler}{short}"), "{}", rule.name);
+        }
+        let full = redactor.full.iter().filter(|slot| slot.get().is_some()).count();
+        assert_eq!(full, RULES.len(), "each long text ran the rules with their prefilters");
+    }
+
+    #[test]
+    fn the_keyword_scan_wakes_exactly_the_rules_whose_keywords_occur() {
+        let keywords = Keywords::new(RULES);
+        let naive = |text: &str| {
+            let lower = text.to_ascii_lowercase();
+            RULES
+                .iter()
+                .enumerate()
+                .filter(|(_, rule)| rule.keywords.iter().any(|k| lower.contains(k)))
+                .fold(0u128, |found, (index, _)| found | 1u128 << index)
+        };
+        let mut texts: Vec<String> = RULES
+            .iter()
+            .flat_map(|rule| [rule.must_match, rule.must_not_match])
+            .map(str::to_owned)
+            .collect();
+        // Keywords at either edge, in capitals, overlapping, cut short by the end, and in CJK.
+        texts.extend(RULES.iter().flat_map(|rule| rule.keywords).flat_map(|k| {
+            let short = String::from_utf8_lossy(&k.as_bytes()[..k.len() - 1]);
+            [
+                (*k).to_owned(),
+                k.to_ascii_uppercase(),
+                format!("x{k}"),
+                format!("{k}y"),
+                short.to_string(),
+                format!("ab{short}"),
+            ]
+        }));
+        texts.extend(
+            ["", "s", "SK", "ssk-", "数据库密码是", "ghghp_", "\u{0}\u{ff}"].map(str::to_owned),
+        );
+        let mut woken = 0;
+        for text in &texts {
+            let found = keywords.rules_in(text.as_bytes());
+            assert_eq!(found, naive(text), "{text:?}");
+            woken |= found;
+        }
+        assert_eq!(woken, (1u128 << RULES.len()) - 1, "every rule woken by some text");
     }
 
     #[test]
