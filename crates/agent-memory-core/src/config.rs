@@ -116,6 +116,8 @@ pub struct SearchConfig {
     /// The installed learned sparse model that orders what search found; empty for none.
     pub sparse_model: String,
     pub candidates: usize,
+    /// The candidates each channel brings when the sparse model orders them.
+    pub sparse_candidates: usize,
     /// Unset: the model's own floor, else [`crate::store::search::Ranking::default`]'s.
     pub similarity_floor: Option<f32>,
     pub weight_relevance: f64,
@@ -135,6 +137,7 @@ impl Default for SearchConfig {
             model: String::new(),
             sparse_model: String::new(),
             candidates: ranking.candidates,
+            sparse_candidates: ranking.sparse_candidates,
             similarity_floor: None,
             weight_relevance: ranking.weight_relevance,
             weight_importance: ranking.weight_importance,
@@ -152,6 +155,7 @@ impl SearchConfig {
         let default = crate::store::search::Ranking::default().similarity_floor;
         crate::store::search::Ranking {
             candidates: self.candidates,
+            sparse_candidates: self.sparse_candidates,
             similarity_floor: self.similarity_floor.or(model_floor).unwrap_or(default),
             weight_relevance: self.weight_relevance,
             weight_importance: self.weight_importance,

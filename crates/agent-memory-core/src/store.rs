@@ -1395,6 +1395,23 @@ mod tests {
         q.sparse = Some(search::SparseQuery { model: "sp".into(), weights });
         let empty: Vec<i64> = store.search(&q).expect("empty").hits.iter().map(|h| h.id).collect();
         assert_eq!(empty, plain);
+
+        // With a sparse query the channels bring `sparse_candidates` each, so an item past
+        // `candidates` is there to be ordered up; without one, `candidates` holds.
+        let weights = Arc::new(vec![(1, 1.0), (4, 2.0)]);
+        q.sparse = Some(search::SparseQuery { model: "sp".into(), weights });
+        q.limit = 1;
+        q.ranking.candidates = 1;
+        q.ranking.sparse_candidates = 1;
+        let narrow: Vec<i64> =
+            store.search(&q).expect("narrow").hits.iter().map(|h| h.id).collect();
+        assert_eq!(narrow, vec![ids[0]], "one candidate: nothing to order");
+        q.ranking.sparse_candidates = 2;
+        let wide: Vec<i64> = store.search(&q).expect("wide").hits.iter().map(|h| h.id).collect();
+        assert_eq!(wide, vec![ids[1]], "two candidates, and the better sparse match first");
+        q.ranking.sparse_share = 0.0;
+        let off: Vec<i64> = store.search(&q).expect("off").hits.iter().map(|h| h.id).collect();
+        assert_eq!(off, vec![ids[0]], "no share: the channels bring `candidates`");
     }
 
     #[test]

@@ -187,7 +187,13 @@ fn recall(
             .flat_map(|floor| shares.iter().map(move |share| (*floor, *share)))
             .flat_map(|(floor, share)| pools.iter().map(move |n| (floor, share, *n)))
             .flat_map(|(floor, share, n)| {
-                sparse_shares.iter().map(move |s| ((floor, share, n, *s), Score::default()))
+                // A sparse query that takes part widens the pool to `sparse_candidates`, as
+                // search does; the row is labelled with the pool searched.
+                let widened = n.max(ranking.sparse_candidates);
+                sparse_shares.iter().map(move |s| {
+                    let n = if s.is_some_and(|s| s > 0.0) { widened } else { n };
+                    ((floor, share, n, *s), Score::default())
+                })
             })
             .collect(),
         bm25_sparse: sparse

@@ -19,7 +19,9 @@
 //! A learned sparse model, when the caller brings the query's [`SparseQuery`], orders the best
 //! candidates the channels found again: each one's match with the query (the dot product of
 //! their sparse vectors, read by key for those candidates alone) and its relevance, both scaled
-//! between the weakest and strongest among them, are mixed, `sparse_share` to the match.
+//! between the weakest and strongest among them, are mixed, `sparse_share` to the match. The
+//! channels then bring `sparse_candidates` each instead of `candidates`, so that it has more to
+//! order.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
 //! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
@@ -114,10 +116,15 @@ pub struct Ranking {
     /// candidate and mixed, this share to vectors. `None` counts either channel's evidence,
     /// `1 - (1 - bm25)(1 - similarity)`.
     pub vector_share: Option<f64>,
-    /// With a sparse query: how much of the order of the best `candidates` is their sparse
-    /// match with the query, each scaled between the weakest and strongest among them. Items
-    /// without a sparse vector (raw events, memories, items not encoded yet) keep their place.
+    /// With a sparse query: how much of the order of the best `sparse_candidates` is their
+    /// sparse match with the query, each scaled between the weakest and strongest among them.
+    /// Items without a sparse vector (raw events, memories, items not encoded yet) keep their
+    /// place.
     pub sparse_share: f64,
+    /// With a sparse query that takes part: the candidates each channel brings, and the sparse
+    /// model orders, when that is more than `candidates`. A wider pool gives the sparse model
+    /// more to lift into the top 10; without it, a wider pool only adds noise to the fusion.
+    pub sparse_candidates: usize,
 }
 
 impl Default for Ranking {
@@ -137,7 +144,8 @@ impl Default for Ranking {
             session_text_weight: 0.5,
             named_weight: 0.7,
             vector_share: Some(0.4),
-            sparse_share: 0.1,
+            sparse_share: 0.2,
+            sparse_candidates: 50,
         }
     }
 }
@@ -415,6 +423,17 @@ impl Store {
         query: &SearchQuery,
         vector: Option<VectorQuery<'_>>,
     ) -> Result<SearchResults> {
+        let widened;
+        let r = &query.ranking;
+        let query =
+            if query.sparse.is_some() && r.sparse_share > 0.0 && r.sparse_candidates > r.candidates
+            {
+                let ranking = Ranking { candidates: r.sparse_candidates, ..r.clone() };
+                widened = SearchQuery { ranking, ..query.clone() };
+                &widened
+            } else {
+                query
+            };
         let sources: Vec<&Source> = SOURCES
             .iter()
             .filter(|s| query.kinds.is_empty() || query.kinds.iter().any(|k| k == s.kind))
@@ -569,8 +588,8 @@ impl Store {
         Ok(SearchResults { hits, fallback: false, semantic })
     }
 
-    /// The best candidates by relevance (as many as `candidates`, or the limit when that is
-    /// more) ordered again with the query's sparse vector: each one's relevance and its sparse
+    /// The best candidates by relevance (as many as `candidates`, widened for a sparse query
+    /// by the caller, or the limit when that is more) ordered again with the query's sparse vector: each one's relevance and its sparse
     /// match (a dot product), both scaled between the weakest and strongest among them, mixed
     /// in `sparse_share` and put back within the same range, so that what ranked below them
     /// stays below. Gives each its match, when it has a stored vector, and its new relevance;
