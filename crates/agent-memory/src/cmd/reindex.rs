@@ -1,6 +1,9 @@
 //! `agent-memory reindex`: embed what is stored with the configured embedding model, and encode
 //! it with the configured sparse model (the worker keeps new items done afterwards).
 
+use std::time::Duration;
+
+use agent_memory_core::store::WAL_CHECKPOINT_BYTES;
 use agent_memory_core::store::vectors::{embed_pending, encode_pending};
 use anyhow::Context as _;
 
@@ -55,6 +58,12 @@ pub fn run(ctx: &Context, args: ReindexArgs) -> anyhow::Result<()> {
             })?;
         bar.finish_and_clear();
         report.sparse = Some((name.to_owned(), pass));
+    }
+    // A backlog's vectors grow the write-ahead log, and every process after this one would read
+    // all of it to open the store (350 ms once 18,000 items were done). A busy store is no
+    // failure: the next writer empties the log.
+    if let Err(err) = store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_secs(2)) {
+        tracing::debug!(%err, "checkpoint skipped");
     }
     output::reindex(&report, args.json)?;
     Ok(())

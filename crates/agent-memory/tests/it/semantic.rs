@@ -43,8 +43,22 @@ fn a_static_model_finds_what_the_words_miss() {
     assert!(installed.contains("installed tiny"), "{installed}");
     assert!(installed.contains("agent-memory reindex"), "it says what to run next: {installed}");
     assert!(home.ok(&["model", "list"]).contains("* tiny"));
+    // A backlog as large as a real one would leave the write-ahead log long; reindex empties it,
+    // else every later process would read it all to open the store.
+    let mut store =
+        agent_memory_core::store::Store::open(&home.db_path(), std::time::Duration::from_secs(5))
+            .expect("store");
+    let rows: Vec<(&str, i64, Vec<f32>)> =
+        (1..=3_000).map(|id| ("observation", 1_000_000 + id, vec![0.5; 64])).collect();
+    store.save_vectors("padding", &rows).expect("save");
+    drop(store);
+    let wal = home.db_path().with_extension("db-wal");
+    let long = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(long > agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log grew: {long}");
     let reindexed = home.ok(&["reindex"]);
     assert!(reindexed.contains("embedded 2 items with tiny"), "{reindexed}");
+    let short = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(short <= agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log: {short}");
 
     let results = home.json(&["search", "callback invoice"]);
     assert_eq!(results["semantic"], true, "{results}");
