@@ -229,10 +229,9 @@ impl Redactor {
 /// rules a text wakes.
 ///
 /// A hook process scans one payload and exits, so what it pays is the build plus one short
-/// scan. An aho-corasick automaton over the 220-odd keywords took about 2 M instructions to build,
-/// a third of a whole `PostToolUse` hook; this index builds in a few thousand and scans a few
-/// bytes' worth of instructions per byte, the keywords compared only where a two-byte start of
-/// one occurs.
+/// scan. An aho-corasick automaton over the 200-odd keywords took about 2 M instructions to build,
+/// a third of a whole `PostToolUse` hook; this index builds in a few thousand and scans at a few
+/// instructions a byte, comparing keywords only where a two-byte start of one occurs.
 #[derive(Debug)]
 struct Keywords {
     /// A bit per two-byte start of some keyword.
