@@ -9,6 +9,7 @@
 //! Must not: download anything, or load a model for a caller that did not ask for one.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::store::Store;
 use crate::store::search::SparseQuery;
@@ -139,8 +140,8 @@ pub fn query_vector(
     store: &Store,
     embedder: &dyn Embedder,
     text: &str,
-) -> Option<(VectorIndex, Vec<f32>)> {
-    let index = match store.vector_index(embedder.model(), embedder.dimensions()) {
+) -> Option<(Arc<VectorIndex>, Vec<f32>)> {
+    let index = match store.shared_vector_index(embedder.model(), embedder.dimensions()) {
         Ok(index) if !index.is_empty() => index,
         Ok(_) => {
             tracing::warn!(

@@ -1344,6 +1344,32 @@ mod tests {
     }
 
     #[test]
+    fn a_process_keeps_the_vectors_it_read_and_adds_what_was_embedded_since() {
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("memory.db");
+        let mut store = Store::open(&path, Duration::from_secs(1)).expect("open");
+        let one = vec![("observation", 1, vec![1.0, 0.0]), ("summary", 1, vec![0.0, 1.0])];
+        store.save_vectors("m", &one).expect("save");
+        let first = store.shared_vector_index("m", 2).expect("index");
+        assert_eq!(first.len(), 2);
+        let again = store.shared_vector_index("m", 2).expect("index");
+        assert!(Arc::ptr_eq(&first, &again), "nothing new: the same matrix, not read again");
+
+        // Another connection embeds a new observation and a new summary; the next search sees
+        // them without reading the rest again.
+        let mut other = Store::open(&path, Duration::from_secs(1)).expect("open");
+        let two = vec![("observation", 2, vec![0.6, 0.8]), ("summary", 2, vec![0.8, 0.6])];
+        other.save_vectors("m", &two).expect("save");
+        let grown = store.shared_vector_index("m", 2).expect("index");
+        assert_eq!(grown.len(), 4);
+        let best = grown.top(&[0.6, 0.8], 1);
+        assert_eq!((best[0].0, best[0].1), ("observation", 2), "{best:?}");
+        assert_eq!(store.shared_vector_index("m", 3).expect("other size").len(), 0);
+        assert_eq!(store.shared_vector_index("other", 2).expect("other model").len(), 0);
+    }
+
+    #[test]
     fn a_sparse_match_reorders_what_the_channels_found_and_nothing_more() {
         use std::sync::Arc;
         const DAY: i64 = 86_400_000;
