@@ -79,14 +79,8 @@ fn main() -> ExitCode {
     let sparse = match std::env::var_os("BENCH_SPARSE_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => match agent_memory_embed::load_sparse(Path::new(&dir)) {
             Ok(encoder) => {
-                let mut shares: Vec<f64> = std::env::var("BENCH_SPARSE_SHARES")
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter_map(|v| v.trim().parse().ok())
-                    .collect();
-                if shares.is_empty() {
-                    shares = vec![0.0, Ranking::default().sparse_share];
-                }
+                let shares =
+                    env_list("BENCH_SPARSE_SHARES", &[0.0, Ranking::default().sparse_share]);
                 Some(Sparse { encoder, shares })
             }
             Err(err) => {
@@ -111,6 +105,17 @@ fn main() -> ExitCode {
 /// Ingests every conversation in `data` into a store of its own, asks its questions and scores
 /// the answers: BM25 always, hybrid as well when `embedder` names a model directory and the
 /// loader for it.
+/// The comma-separated values of the environment variable `var` that parse, or `default` when
+/// there are none.
+fn env_list<T: std::str::FromStr + Clone>(var: &str, default: &[T]) -> Vec<T> {
+    let given: Vec<T> = std::env::var(var)
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    if given.is_empty() { default.to_vec() } else { given }
+}
+
 fn recall(
     data: &Path,
     embedder: Option<(&Path, Loader)>,
@@ -123,14 +128,10 @@ fn recall(
         .as_ref()
         .and_then(|(dir, _)| agent_memory_core::embed::Manifest::read(dir).ok())
         .and_then(|m| m.similarity_floor);
-    let mut floors: Vec<f32> = std::env::var("BENCH_SIMILARITY_FLOOR")
-        .unwrap_or_default()
-        .split(',')
-        .filter_map(|v| v.trim().parse().ok())
-        .collect();
-    if floors.is_empty() {
-        floors.push(model_floor.unwrap_or(Ranking::default().similarity_floor));
-    }
+    let floors: Vec<f32> = env_list(
+        "BENCH_SIMILARITY_FLOOR",
+        &[model_floor.unwrap_or(Ranking::default().similarity_floor)],
+    );
     // How the channels are fused: `BENCH_VECTOR_SHARES` (comma-separated; `or` for the
     // default `1 - (1 - bm25)(1 - similarity)`), else the default ranking's.
     let mut shares: Vec<Option<f64>> = std::env::var("BENCH_VECTOR_SHARES")
@@ -144,14 +145,7 @@ fn recall(
     }
     // How many candidates each channel brings: `BENCH_HYBRID_CANDIDATES` (comma-separated, one
     // hybrid row each), else the default ranking's.
-    let mut pools: Vec<usize> = std::env::var("BENCH_HYBRID_CANDIDATES")
-        .unwrap_or_default()
-        .split(',')
-        .filter_map(|v| v.trim().parse().ok())
-        .collect();
-    if pools.is_empty() {
-        pools.push(Ranking::default().candidates);
-    }
+    let pools: Vec<usize> = env_list("BENCH_HYBRID_CANDIDATES", &[Ranking::default().candidates]);
     let embedder = match embedder {
         Some((dir, load)) => Some(load(dir)?),
         None => None,
@@ -366,36 +360,28 @@ fn levers(ranking: &Ranking) -> Vec<(String, Ranking)> {
     rows.push(("exact words".to_owned(), current.clone()));
     current.stemming = true;
     rows.push(("+ English stems".to_owned(), current.clone()));
-    let weights = |var: &str, default: &[f64]| -> Vec<f64> {
-        let given: Vec<f64> = std::env::var(var)
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(|v| v.trim().parse().ok())
-            .collect();
-        if given.is_empty() { default.to_vec() } else { given }
-    };
-    for w in weights("BENCH_NEIGHBOUR_WEIGHTS", &[ranking.neighbour_weight]) {
+    for w in env_list::<f64>("BENCH_NEIGHBOUR_WEIGHTS", &[ranking.neighbour_weight]) {
         rows.push((
             format!("+ neighbours {w}"),
             Ranking { neighbour_weight: w, ..current.clone() },
         ));
     }
     current.neighbour_weight = ranking.neighbour_weight;
-    for w in weights("BENCH_SESSION_WEIGHTS", &[ranking.session_weight]) {
+    for w in env_list::<f64>("BENCH_SESSION_WEIGHTS", &[ranking.session_weight]) {
         rows.push((format!("+ session {w}"), Ranking { session_weight: w, ..current.clone() }));
     }
     current.session_weight = ranking.session_weight;
-    for w in weights("BENCH_NAMED_WEIGHTS", &[ranking.named_weight]) {
+    for w in env_list::<f64>("BENCH_NAMED_WEIGHTS", &[ranking.named_weight]) {
         rows.push((format!("+ speaker named {w}"), Ranking { named_weight: w, ..current.clone() }));
     }
     current.named_weight = ranking.named_weight;
-    for w in weights("BENCH_SESSION_TEXT_WEIGHTS", &[]) {
+    for w in env_list::<f64>("BENCH_SESSION_TEXT_WEIGHTS", &[]) {
         rows.push((
             format!("+ session text {w}"),
             Ranking { session_text_weight: w, ..current.clone() },
         ));
     }
-    for n in weights("BENCH_CANDIDATES", &[]) {
+    for n in env_list::<f64>("BENCH_CANDIDATES", &[]) {
         let candidates = n as usize;
         rows.push((format!("{candidates} candidates"), Ranking { candidates, ..current.clone() }));
     }

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use agent_memory_core::store::WAL_CHECKPOINT_BYTES;
-use agent_memory_core::store::vectors::{embed_pending, encode_pending};
+use agent_memory_core::store::vectors::{EmbedPass, EmbedPassError, embed_pending, encode_pending};
+use agent_memory_core::store::{Store, WAL_CHECKPOINT_BYTES};
 use anyhow::Context as _;
 
 use super::Context;
@@ -32,31 +32,18 @@ pub fn run(ctx: &Context, args: ReindexArgs) -> anyhow::Result<()> {
     if let Some(name) = dense {
         let embedder = agent_memory_embed::load(&ctx.home.models_dir().join(name))
             .with_context(|| format!("cannot load the embedding model {name}"))?;
-        if args.all {
-            store.drop_vectors(embedder.model())?;
-        }
-        let (_, missing) = store.vector_coverage(embedder.model())?;
-        let bar = output::progress(missing.max(0) as u64, "embedding", args.json);
         let pass =
-            embed_pending(&mut store, embedder.as_ref(), BATCH, usize::MAX, &mut |done, _| {
-                bar.set_position(done as u64)
+            one_pass(&mut store, embedder.model(), "embedding", &args, |store, progress| {
+                embed_pending(store, embedder.as_ref(), BATCH, usize::MAX, progress)
             })?;
-        bar.finish_and_clear();
         report.dense = Some((name.to_owned(), pass));
     }
     if let Some(name) = sparse {
         let encoder = agent_memory_embed::load_sparse(&ctx.home.models_dir().join(name))
             .with_context(|| format!("cannot load the sparse model {name}"))?;
-        if args.all {
-            store.drop_vectors(encoder.model())?;
-        }
-        let (_, missing) = store.vector_coverage(encoder.model())?;
-        let bar = output::progress(missing.max(0) as u64, "encoding", args.json);
-        let pass =
-            encode_pending(&mut store, encoder.as_ref(), BATCH, usize::MAX, &mut |done, _| {
-                bar.set_position(done as u64)
-            })?;
-        bar.finish_and_clear();
+        let pass = one_pass(&mut store, encoder.model(), "encoding", &args, |store, progress| {
+            encode_pending(store, encoder.as_ref(), BATCH, usize::MAX, progress)
+        })?;
         report.sparse = Some((name.to_owned(), pass));
     }
     // A backlog's vectors grow the write-ahead log, and every process after this one would read
@@ -67,4 +54,23 @@ pub fn run(ctx: &Context, args: ReindexArgs) -> anyhow::Result<()> {
     }
     output::reindex(&report, args.json)?;
     Ok(())
+}
+
+/// One model's pass over what it has not done yet (everything with `--all`), with a progress
+/// bar labelled `what`.
+fn one_pass(
+    store: &mut Store,
+    model: &str,
+    what: &'static str,
+    args: &ReindexArgs,
+    run: impl FnOnce(&mut Store, &mut dyn FnMut(usize, usize)) -> Result<EmbedPass, EmbedPassError>,
+) -> anyhow::Result<EmbedPass> {
+    if args.all {
+        store.drop_vectors(model)?;
+    }
+    let (_, missing) = store.vector_coverage(model)?;
+    let bar = output::progress(missing.max(0) as u64, what, args.json);
+    let pass = run(store, &mut |done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    Ok(pass)
 }
