@@ -208,7 +208,7 @@ impl Redactor {
         slots
             .get(index)?
             .get_or_init(|| {
-                // As `regex::RegexBuilder::new(pattern).unicode(false)` configures the engine.
+                // As the `regex` crate configures the engine for `RegexBuilder::new(pattern).unicode(false)`.
                 let config = meta::Config::new()
                     .match_kind(regex_automata::MatchKind::LeftmostFirst)
                     .utf8_empty(true)
