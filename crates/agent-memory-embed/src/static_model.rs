@@ -1,32 +1,92 @@
-//! Static model2vec embeddings through `model2vec-rs`: each token looks up one row of a table,
-//! the rows are averaged and normalised. Thousands of texts a second on one core, at some cost
-//! in quality against a sentence encoder.
+//! Static model2vec embeddings: each token looks up one row of a table, the rows are averaged
+//! and normalised. Thousands of texts a second on one core, at some cost in quality against a
+//! sentence encoder.
+//!
+//! Stored texts go through `model2vec-rs`, which holds the whole table in memory. A search
+//! embeds one short query, so it reads only the rows its tokens name, by position in the
+//! file ([`QueryRows`]): loading potion-base-8M's 30 MB table cost a CLI search about 40 ms
+//! for a query of ten tokens. Both pool the same rows of the same token ids.
 //!
 //! Must not: reach a model hub. `model2vec-rs` is built without its download feature, and is
 //! only ever given the model directory.
 
-use std::path::Path;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use agent_memory_core::embed::{EmbedError, Embedder};
 use model2vec_rs::model::StaticModel;
+use model2vec_tokenizers::Tokenizer;
+use model2vec_tokenizers::models::ModelWrapper;
+use safetensors::Dtype;
+use safetensors::tensor::Metadata;
 
 /// Tokens per text that count; model2vec's own default.
 const MAX_TOKENS: usize = 512;
 
-/// A loaded model2vec model.
+/// The names model2vec gives the table, in the order it looks for them.
+const TABLE_NAMES: [&str; 3] = ["embeddings", "0", "embedding.weight"];
+
+/// A model2vec model; what each kind of text needs is read when first needed.
 pub(crate) struct StaticEmbedder {
     name: String,
-    model: StaticModel,
+    dir: PathBuf,
+    dim: usize,
+    /// The whole model, for stored texts.
+    model: OnceLock<Result<StaticModel, String>>,
+    /// The tokenizer and the table's place in the file, for queries; `None` when the file
+    /// holds more than a plain table (token weights, a token mapping), which only the whole
+    /// model applies.
+    rows: OnceLock<Option<QueryRows>>,
 }
 
 impl StaticEmbedder {
-    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`.
+    /// Reads the header of `model.safetensors` in `dir`; the weights wait for a text.
     pub(crate) fn load(dir: &Path, name: &str) -> Result<StaticEmbedder, EmbedError> {
-        // `normalize: Some(true)` whatever config.json says: the trait promises unit vectors.
-        let model = StaticModel::from_pretrained(dir, None, Some(true), None).map_err(|err| {
-            EmbedError::BadModel { dir: dir.to_owned(), reason: format!("{err:#}") }
-        })?;
-        Ok(StaticEmbedder { name: name.to_owned(), model })
+        let bad = |reason: String| EmbedError::BadModel { dir: dir.to_owned(), reason };
+        let (metadata, _) = read_header(&dir.join("model.safetensors"))
+            .map_err(|err| bad(format!("model.safetensors: {err}")))?;
+        let (_, info) = table(&metadata)
+            .ok_or_else(|| bad("model.safetensors holds no embedding table".into()))?;
+        let [_, dim] = info.shape[..] else {
+            return Err(bad(format!("the embedding table has shape {:?}", info.shape)));
+        };
+        if dim == 0 {
+            return Err(bad("the embedding table has no columns".into()));
+        }
+        Ok(StaticEmbedder {
+            name: name.to_owned(),
+            dir: dir.to_owned(),
+            dim,
+            model: OnceLock::new(),
+            rows: OnceLock::new(),
+        })
+    }
+
+    fn model(&self) -> Result<&StaticModel, EmbedError> {
+        let loaded = self.model.get_or_init(|| {
+            // `normalize: Some(true)` whatever config.json says: the trait promises unit
+            // vectors.
+            StaticModel::from_pretrained(&self.dir, None, Some(true), None)
+                .map_err(|err| format!("{err:#}"))
+        });
+        loaded.as_ref().map_err(|reason| EmbedError::BadModel {
+            dir: self.dir.clone(),
+            reason: reason.clone(),
+        })
+    }
+
+    fn rows(&self) -> Option<&QueryRows> {
+        self.rows
+            .get_or_init(|| match QueryRows::open(&self.dir, self.dim) {
+                Ok(rows) => rows,
+                Err(reason) => {
+                    tracing::debug!(dir = %self.dir.display(), %reason, "queries use the whole model");
+                    None
+                }
+            })
+            .as_ref()
     }
 }
 
@@ -36,13 +96,168 @@ impl Embedder for StaticEmbedder {
     }
 
     fn dimensions(&self) -> usize {
-        self.model.dim()
+        self.dim
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        crate::embed_nonblank(texts, self.dimensions(), |texts| {
+        let model = self.model()?;
+        crate::embed_nonblank(texts, self.dim, |texts| {
             let owned: Vec<String> = texts.iter().map(|t| (*t).to_owned()).collect();
-            Ok(self.model.encode_with_args(&owned, Some(MAX_TOKENS), owned.len()))
+            Ok(model.encode_with_args(&owned, Some(MAX_TOKENS), owned.len()))
         })
     }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let Some(rows) = self.rows() else { return self.embed(texts) };
+        crate::embed_nonblank(texts, self.dim, |texts| {
+            texts.iter().map(|text| rows.embed(text)).collect::<Result<_, _>>().map_err(|err| {
+                EmbedError::Failed(format!(
+                    "reading {}/model.safetensors failed: {err}",
+                    self.dir.display()
+                ))
+            })
+        })
+    }
+}
+
+/// What embedding a query needs: the tokenizer, and where each row of the table is.
+struct QueryRows {
+    tokenizer: Tokenizer,
+    /// Texts are cut to `MAX_TOKENS` of these many characters before tokenizing, as
+    /// model2vec does.
+    median_token_length: usize,
+    unk: Option<u32>,
+    file: File,
+    /// Where the table's first row starts in the file.
+    start: u64,
+    rows: usize,
+    dim: usize,
+    dtype: Dtype,
+}
+
+impl QueryRows {
+    /// `Ok(None)` for a file with more than a plain f32 or f16 table.
+    fn open(dir: &Path, dim: usize) -> Result<Option<QueryRows>, String> {
+        let path = dir.join("model.safetensors");
+        let (metadata, data_start) = read_header(&path)?;
+        let tensors = metadata.tensors();
+        let Some((_, info)) = table(&metadata) else { return Ok(None) };
+        if tensors.len() != 1 || !matches!(info.dtype, Dtype::F32 | Dtype::F16) {
+            return Ok(None);
+        }
+        let [rows, cols] = info.shape[..] else { return Ok(None) };
+        let file = File::open(&path).map_err(|err| err.to_string())?;
+        let len = file.metadata().map_err(|err| err.to_string())?.len();
+        let size = rows * cols * info.dtype.bitsize() / 8;
+        let (from, to) = info.data_offsets;
+        if cols != dim || to - from != size || data_start + to as u64 > len {
+            return Err(format!("the table's {rows}×{cols} does not fit the file"));
+        }
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|err| format!("tokenizer.json: {err}"))?;
+        tokenizer.with_truncation(None).map_err(|err| format!("tokenizer.json: {err}"))?;
+        tokenizer.with_padding(None);
+        let mut lengths: Vec<usize> = tokenizer.get_vocab(false).keys().map(String::len).collect();
+        lengths.sort_unstable();
+        let median_token_length = lengths.get(lengths.len() / 2).copied().unwrap_or(1);
+        let unk = match tokenizer.get_model() {
+            ModelWrapper::WordPiece(model) => tokenizer.token_to_id(&model.unk_token),
+            ModelWrapper::WordLevel(model) => tokenizer.token_to_id(&model.unk_token),
+            ModelWrapper::BPE(model) => {
+                model.unk_token.as_deref().and_then(|unk| tokenizer.token_to_id(unk))
+            }
+            // Unigram keeps its unknown token private; only the whole model knows it.
+            ModelWrapper::Unigram(_) => return Ok(None),
+        };
+        Ok(Some(QueryRows {
+            tokenizer,
+            median_token_length,
+            unk,
+            file,
+            start: data_start + from as u64,
+            rows,
+            dim,
+            dtype: info.dtype,
+        }))
+    }
+
+    /// The unit vector of `text`: the mean of its tokens' rows, as model2vec pools them.
+    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
+        let cut = text
+            .char_indices()
+            .nth(MAX_TOKENS.saturating_mul(self.median_token_length))
+            .map_or(text, |(at, _)| &text[..at]);
+        let encoding = self.tokenizer.encode_fast(cut, false).map_err(|err| err.to_string())?;
+        let ids = encoding.get_ids();
+        let width = self.dim * self.dtype.bitsize() / 8;
+        let mut row = vec![0u8; width];
+        let mut sum = vec![0.0f32; self.dim];
+        let mut count = 0usize;
+        for &id in ids.iter().take(MAX_TOKENS) {
+            if Some(id) == self.unk || id as usize >= self.rows {
+                continue;
+            }
+            read_at(&self.file, &mut row, self.start + id as u64 * width as u64)
+                .map_err(|err| err.to_string())?;
+            match self.dtype {
+                Dtype::F16 => {
+                    for (s, b) in sum.iter_mut().zip(row.chunks_exact(2)) {
+                        *s += half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+                    }
+                }
+                _ => {
+                    for (s, b) in sum.iter_mut().zip(row.chunks_exact(4)) {
+                        *s += f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    }
+                }
+            }
+            count += 1;
+        }
+        let denom = count.max(1) as f32;
+        sum.iter_mut().for_each(|x| *x /= denom);
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        sum.iter_mut().for_each(|x| *x /= norm);
+        Ok(sum)
+    }
+}
+
+/// Fills `buf` from `file` at `at`, without moving a cursor other threads share.
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The header of the safetensors file at `path`, and where its data starts.
+fn read_header(path: &Path) -> Result<(Metadata, u64), String> {
+    let mut file = File::open(path).map_err(|err| err.to_string())?;
+    let mut len = [0u8; 8];
+    file.read_exact(&mut len).map_err(|err| err.to_string())?;
+    let len = u64::from_le_bytes(len);
+    // The format's own bound on a header.
+    if len > 100_000_000 {
+        return Err(format!("a header of {len} bytes"));
+    }
+    let mut header = vec![0u8; len as usize];
+    file.read_exact(&mut header).map_err(|err| err.to_string())?;
+    let metadata = serde_json::from_slice(&header).map_err(|err| err.to_string())?;
+    Ok((metadata, 8 + len))
+}
+
+/// The embedding table among the file's tensors, under the first name model2vec looks for.
+fn table(metadata: &Metadata) -> Option<(&'static str, &safetensors::tensor::TensorInfo)> {
+    TABLE_NAMES.iter().find_map(|&name| metadata.info(name).map(|info| (name, info)))
 }

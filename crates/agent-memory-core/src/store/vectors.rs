@@ -19,6 +19,8 @@ use rusqlite::params;
 use super::{Result, Store};
 use crate::embed::{Embedder, SparseEncoder, SparseVector, sparse_from_blob, sparse_to_blob};
 
+mod file;
+
 /// An observation or summary waiting for its vector.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unembedded {
@@ -36,16 +38,25 @@ pub struct EmbedCursor {
     summary: i64,
 }
 
-/// Every vector of one model, row after row, with the item each row belongs to.
+/// Every vector of one model, row after row, with the item each row belongs to. Rows are
+/// kept as a signed byte per component and one scale per row (the row's largest magnitude
+/// over 127): a quarter of the memory and of the bytes a search scans, for orderings that
+/// match those of the full vectors but for near ties.
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
     pub model: String,
     pub dim: usize,
     keys: Vec<(&'static str, i64)>,
-    data: Vec<f32>,
+    scales: Vec<f32>,
+    /// `dim` codes per row, each an `i8` stored as its byte.
+    codes: Vec<u8>,
 }
 
 impl VectorIndex {
+    fn empty(model: &str, dim: usize) -> VectorIndex {
+        VectorIndex { model: model.to_owned(), dim, ..VectorIndex::default() }
+    }
+
     /// The last observation and summary with a row, so that a later read can take only what
     /// came after.
     fn last_ids(&self) -> (i64, i64) {
@@ -63,6 +74,27 @@ impl VectorIndex {
         self.keys.is_empty()
     }
 
+    /// Adds the row of `kind` `id`; a vector of another dimension is left out.
+    fn push(&mut self, kind: &'static str, id: i64, row: &[f32]) {
+        if row.len() != self.dim {
+            return;
+        }
+        let largest = row.iter().fold(0.0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+        let scale = if largest.is_finite() && largest > 0.0 { largest / 127.0 } else { 0.0 };
+        let inverse = if scale > 0.0 { 1.0 / scale } else { 0.0 };
+        // `as i8` saturates, and takes NaN to 0.
+        self.codes.extend(row.iter().map(|x| (x * inverse).round() as i8 as u8));
+        self.keys.push((kind, id));
+        self.scales.push(scale);
+    }
+
+    /// Appends every row of `other`, which has the same dimension.
+    fn extend(&mut self, other: VectorIndex) {
+        self.keys.extend(other.keys);
+        self.scales.extend(other.scales);
+        self.codes.extend(other.codes);
+    }
+
     /// The `k` rows most similar to `query` (cosine: rows and query are unit length), best
     /// first.
     pub fn top(&self, query: &[f32], k: usize) -> Vec<(&'static str, i64, f32)> {
@@ -71,10 +103,11 @@ impl VectorIndex {
         }
         // A bounded min-heap would save a sort, but k is small and selection is cheaper still.
         let mut scored: Vec<(usize, f32)> = self
-            .data
+            .codes
             .chunks_exact(self.dim)
+            .zip(&self.scales)
             .enumerate()
-            .map(|(i, row)| (i, crate::embed::dot(row, query)))
+            .map(|(i, (row, scale))| (i, scale * dot_codes(query, row)))
             .collect();
         let k = k.min(scored.len());
         if k < scored.len() {
@@ -84,6 +117,37 @@ impl VectorIndex {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.into_iter().map(|(i, sim)| (self.keys[i].0, self.keys[i].1, sim)).collect()
     }
+}
+
+/// The dot product of `query` with one row's codes (each byte an `i8`).
+fn dot_codes(query: &[f32], codes: &[u8]) -> f32 {
+    // Independent sums keep vector registers busy, as in `embed::dot`; the search scan runs
+    // this once per stored row, and reads a byte where it read four.
+    const LANES: usize = 16;
+    let n = query.len().min(codes.len());
+    let (query, codes) = (&query[..n], &codes[..n]);
+    let mut acc = [0.0f32; LANES];
+    let (q_chunks, c_chunks) = (query.chunks_exact(LANES), codes.chunks_exact(LANES));
+    let tail: f32 = q_chunks
+        .remainder()
+        .iter()
+        .zip(c_chunks.remainder())
+        .map(|(q, &c)| q * f32::from(c as i8))
+        .sum();
+    for (q, c) in q_chunks.zip(c_chunks) {
+        for i in 0..LANES {
+            acc[i] += q[i] * f32::from(c[i] as i8);
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// Counts of the changes to one model's stored vectors (migration 0011): a vector file
+/// written at these counts is current while `removed` is unchanged and only `added` grew.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Changes {
+    added: i64,
+    removed: i64,
 }
 
 fn kind_name(kind: &str) -> &'static str {
@@ -99,6 +163,11 @@ fn to_blob(v: &[f32]) -> Vec<u8> {
 /// misses (a summary rewritten and embedded again under its id, an item deleted) waits for
 /// the next whole read.
 const SHARED_INDEX_AGE: Duration = Duration::from_secs(60);
+
+/// How many rows added since a vector file was written make a search write it again: each
+/// costs a process a row read from the store (about 2 µs), the file's rewrite costs about as
+/// much as reading 1,000 of them.
+const REWRITE_AFTER: usize = 256;
 
 /// The matrices this process has read, by store file, model and dimension.
 type SharedIndexes = HashMap<(PathBuf, String, usize), (Arc<VectorIndex>, Instant)>;
@@ -118,32 +187,108 @@ impl Store {
         let cached = SHARED_INDEXES.lock().ok().and_then(|shared| shared.get(&key).cloned());
         let (index, read_at) = match cached {
             Some((index, read_at)) if read_at.elapsed() < SHARED_INDEX_AGE => {
-                let (observation, summary) = index.last_ids();
-                let mut newer = VectorIndex { dim, ..VectorIndex::default() };
-                let mut stmt = self.conn().prepare_cached(
-                    "SELECT item_kind, item_id, vec FROM vectors
-                     WHERE model = ?1 AND item_kind = ?2 AND item_id > ?3 AND dim = ?4",
-                )?;
-                for (kind, after) in [("observation", observation), ("summary", summary)] {
-                    append_rows(
-                        &mut newer,
-                        &mut stmt.query(params![model, kind, after, dim as i64])?,
-                    )?;
-                }
+                let mut newer = VectorIndex::empty(model, dim);
+                self.append_newer(&mut newer, model, index.last_ids())?;
                 if newer.is_empty() {
                     return Ok(index);
                 }
                 let mut grown = VectorIndex::clone(&index);
-                grown.keys.extend(newer.keys);
-                grown.data.extend(newer.data);
+                grown.extend(newer);
                 (Arc::new(grown), read_at)
             }
-            _ => (Arc::new(self.vector_index(model, dim)?), Instant::now()),
+            _ => (Arc::new(self.current_vector_index(model, dim, false)?), Instant::now()),
         };
         if let Ok(mut shared) = SHARED_INDEXES.lock() {
             shared.insert(key, (Arc::clone(&index), read_at));
         }
         Ok(index)
+    }
+
+    /// Adds the vectors of `model` of items newer than `after` (the last observation and
+    /// summary already held): one primary-key range per kind. Returns how many rows there
+    /// were, of any dimension.
+    fn append_newer(
+        &self,
+        index: &mut VectorIndex,
+        model: &str,
+        after: (i64, i64),
+    ) -> Result<usize> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT item_kind, item_id, vec FROM vectors
+             WHERE model = ?1 AND item_kind = ?2 AND item_id > ?3",
+        )?;
+        let mut read = 0;
+        for (kind, after) in [("observation", after.0), ("summary", after.1)] {
+            read += append_rows(index, &mut stmt.query(params![model, kind, after])?)?;
+        }
+        Ok(read)
+    }
+
+    /// The counts of changes to `model`'s stored vectors.
+    fn vector_changes(&self, model: &str) -> Result<Changes> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT added, removed FROM vector_changes WHERE model = ?1")?;
+        let mut rows = stmt.query([model])?;
+        Ok(match rows.next()? {
+            Some(row) => Changes { added: row.get(0)?, removed: row.get(1)? },
+            None => Changes::default(),
+        })
+    }
+
+    /// Every vector of `model`, from its vector file when that is current (with the rows added
+    /// since read from the store), else from the store's rows. The file is written again when
+    /// the rows had to be read, when many were added since it was written, or when `refresh`
+    /// asks and anything was. Failing to read or write it costs speed, never the search.
+    fn current_vector_index(&self, model: &str, dim: usize, refresh: bool) -> Result<VectorIndex> {
+        // One read transaction: the counts and the rows are of the same moment.
+        let tx = self.conn().unchecked_transaction()?;
+        let changes = self.vector_changes(model)?;
+        let path = file::path(&self.path, model, dim);
+        let from_file = match file::read(&path, model, dim) {
+            Ok(found) => found,
+            Err(err) => {
+                tracing::debug!(path = %path.display(), %err, "cannot read the vector file");
+                None
+            }
+        };
+        let mut added_since = None;
+        let mut index = None;
+        if let Some((mut held, at)) = from_file
+            && at.removed == changes.removed
+            && at.added <= changes.added
+        {
+            let after = held.last_ids();
+            let read = self.append_newer(&mut held, model, after)?;
+            // Rows added for items older than the file's newest cannot be found by id; the
+            // counts tell that they exist.
+            if read as i64 == changes.added - at.added {
+                added_since = Some(read);
+                index = Some(held);
+            }
+        }
+        let index = match index {
+            Some(index) => index,
+            None => self.vector_index(model, dim)?,
+        };
+        drop(tx);
+        let write = match added_since {
+            None => true,
+            Some(added) => added >= REWRITE_AFTER || (refresh && added > 0),
+        };
+        if write && let Err(err) = file::write(&path, &index, changes) {
+            tracing::debug!(path = %path.display(), %err, "cannot write the vector file");
+        }
+        Ok(index)
+    }
+
+    /// Brings `model`'s vector file up to date with the store, so that the next process to
+    /// search reads it whole: the work pass calls it after embedding.
+    pub fn refresh_vector_file(&self, model: &str, dim: usize) -> Result<()> {
+        if self.path != Path::new(":memory:") {
+            self.current_vector_index(model, dim, true)?;
+        }
+        Ok(())
     }
 
     /// Up to `limit` observations, then summaries, with no vector of `model` yet, oldest first,
@@ -230,8 +375,12 @@ impl Store {
         let tx = self.conn.transaction()?;
         {
             let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO vectors (item_kind, item_id, model, dim, vec)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                // An upsert, not INSERT OR REPLACE: a replaced row fires no trigger, and the
+                // vector file must learn that the row changed (migration 0011).
+                "INSERT INTO vectors (item_kind, item_id, model, dim, vec)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (model, item_kind, item_id)
+                 DO UPDATE SET dim = excluded.dim, vec = excluded.vec",
             )?;
             for (kind, id, v) in vectors {
                 stmt.execute(params![kind_name(kind), id, model, v.len() as i64, to_blob(v)])?;
@@ -250,8 +399,10 @@ impl Store {
         let tx = self.conn.transaction()?;
         {
             let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO vectors (item_kind, item_id, model, dim, vec)
-                 VALUES (?1, ?2, ?3, 0, ?4)",
+                "INSERT INTO vectors (item_kind, item_id, model, dim, vec)
+                 VALUES (?1, ?2, ?3, 0, ?4)
+                 ON CONFLICT (model, item_kind, item_id)
+                 DO UPDATE SET dim = excluded.dim, vec = excluded.vec",
             )?;
             for (kind, id, v) in vectors {
                 stmt.execute(params![kind_name(kind), id, model, sparse_to_blob(v)])?;
@@ -296,14 +447,15 @@ impl Store {
 
     /// Forgets every vector of `model` (before embedding everything again).
     pub fn drop_vectors(&mut self, model: &str) -> Result<usize> {
-        Ok(self.conn().execute("DELETE FROM vectors WHERE model = ?1", [model])?)
+        let dropped = self.conn().execute("DELETE FROM vectors WHERE model = ?1", [model])?;
+        file::remove_model(&self.path, model);
+        Ok(dropped)
     }
 
-    /// Loads every vector of `model` into one matrix. Rows of another dimension (a model
-    /// reinstalled with a different size under the same name) are left out.
+    /// Reads every vector of `model` from the store's rows into one matrix. Rows of another
+    /// dimension (a model reinstalled with a different size under the same name) are left out.
     pub fn vector_index(&self, model: &str, dim: usize) -> Result<VectorIndex> {
-        let mut index =
-            VectorIndex { model: model.to_owned(), dim, keys: Vec::new(), data: Vec::new() };
+        let mut index = VectorIndex::empty(model, dim);
         let mut stmt = self.conn().prepare_cached(
             "SELECT item_kind, item_id, vec FROM vectors WHERE model = ?1 AND dim = ?2",
         )?;
@@ -312,20 +464,23 @@ impl Store {
     }
 }
 
-/// Adds each row (`item_kind`, `item_id`, `vec`) whose vector has the index's dimension.
-fn append_rows(index: &mut VectorIndex, rows: &mut rusqlite::Rows<'_>) -> Result<()> {
+/// Adds each row (`item_kind`, `item_id`, `vec`) whose vector has the index's dimension;
+/// returns how many rows were read, of any dimension.
+fn append_rows(index: &mut VectorIndex, rows: &mut rusqlite::Rows<'_>) -> Result<usize> {
+    let mut read = 0;
+    let mut row_buf = Vec::with_capacity(index.dim);
     while let Some(row) = rows.next()? {
-        let kind: String = row.get(0)?;
+        read += 1;
         let Ok(blob) = row.get_ref(2)?.as_blob() else { continue };
-        if blob.len() != index.dim * 4 {
+        if index.dim == 0 || blob.len() != index.dim * 4 {
             continue;
         }
-        index.keys.push((kind_name(&kind), row.get(1)?));
-        index
-            .data
-            .extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        row_buf.clear();
+        row_buf.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        let kind = kind_name(row.get_ref(0)?.as_str().unwrap_or_default());
+        index.push(kind, row.get(1)?, &row_buf);
     }
-    Ok(())
+    Ok(read)
 }
 
 /// What one embedding pass did.
@@ -354,12 +509,23 @@ pub fn embed_pending(
     limit: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> std::result::Result<EmbedPass, EmbedPassError> {
-    pending_pass(store, embedder.model(), batch, limit, progress, &mut |store, items, texts| {
-        let vectors = embedder.embed(texts)?;
-        let rows: Vec<(&str, i64, Vec<f32>)> =
-            items.iter().zip(vectors).map(|(i, v)| (i.kind, i.id, v)).collect();
-        Ok(store.save_vectors(embedder.model(), &rows)?)
-    })
+    let pass = pending_pass(
+        store,
+        embedder.model(),
+        batch,
+        limit,
+        progress,
+        &mut |store, items, texts| {
+            let vectors = embedder.embed(texts)?;
+            let rows: Vec<(&str, i64, Vec<f32>)> =
+                items.iter().zip(vectors).map(|(i, v)| (i.kind, i.id, v)).collect();
+            Ok(store.save_vectors(embedder.model(), &rows)?)
+        },
+    )?;
+    if pass.embedded > 0 {
+        store.refresh_vector_file(embedder.model(), embedder.dimensions())?;
+    }
+    Ok(pass)
 }
 
 /// Encodes up to `limit` stored items that have no sparse vector of `encoder`'s model yet,
@@ -453,5 +619,115 @@ mod tests {
         // Another model's walk starts over and sees every item.
         let mut other = EmbedCursor::default();
         assert_eq!(store.unembedded("other", &mut other, 10).expect("all").len(), 5);
+    }
+
+    fn angle(a: f32) -> Vec<f32> {
+        vec![a.cos(), a.sin()]
+    }
+
+    fn has(index: &VectorIndex, kind: &str, id: i64) -> bool {
+        index.keys.iter().any(|&(k, i)| k == kind && i == id)
+    }
+
+    #[test]
+    fn the_vector_file_is_read_only_while_the_counts_of_changes_say_it_is_current() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("memory.db");
+        let mut store = Store::open(&db, std::time::Duration::from_secs(1)).expect("open");
+        let saved = [
+            ("observation", 1, angle(0.1)),
+            ("observation", 2, angle(0.5)),
+            ("summary", 1, angle(1.0)),
+        ];
+        store.save_vectors("m", &saved).expect("save");
+        let path = file::path(&db, "m", 2);
+
+        // No file yet: the rows are read, and the file is written from them.
+        let first = store.current_vector_index("m", 2, false).expect("index");
+        assert_eq!(first.len(), 3);
+        let (from_file, at) = file::read(&path, "m", 2).expect("read").expect("a file");
+        assert_eq!((&from_file.keys, &from_file.codes), (&first.keys, &first.codes));
+        assert_eq!(at, store.vector_changes("m").expect("changes"));
+        assert!(file::read(&path, "m", 3).expect("read").is_none(), "another size is not it");
+
+        // A newer item comes from its row; a few of them do not rewrite the file, a refresh does.
+        store.save_vectors("m", &[("observation", 3, angle(0.2))]).expect("save");
+        let bytes = std::fs::read(&path).expect("file");
+        let grown = store.current_vector_index("m", 2, false).expect("index");
+        assert!(grown.len() == 4 && has(&grown, "observation", 3));
+        assert_eq!(std::fs::read(&path).expect("file"), bytes, "not rewritten for one row");
+        store.refresh_vector_file("m", 2).expect("refresh");
+        assert_eq!(file::read(&path, "m", 2).expect("read").expect("file").0.len(), 4);
+
+        // A vector added for an item older than the file's newest cannot be found by id: the
+        // counts show it, and the rows are read.
+        store.save_vectors("m", &[("observation", 10, angle(0.3))]).expect("save");
+        store.refresh_vector_file("m", 2).expect("refresh");
+        store.save_vectors("m", &[("observation", 5, angle(0.4))]).expect("save");
+        let late = store.current_vector_index("m", 2, false).expect("index");
+        assert!(late.len() == 6 && has(&late, "observation", 5), "{:?}", late.keys);
+
+        // A removed row (its observation forgotten) and a rewritten one: the file is not
+        // trusted, and is written again from the rows.
+        store
+            .conn()
+            .execute("DELETE FROM vectors WHERE item_kind = 'observation' AND item_id = 2", [])
+            .expect("delete");
+        let removed = store.current_vector_index("m", 2, false).expect("index");
+        assert!(!has(&removed, "observation", 2) && removed.len() == 5);
+        assert!(!has(&file::read(&path, "m", 2).expect("read").expect("file").0, "observation", 2));
+        store.save_vectors("m", &[("observation", 1, angle(1.4))]).expect("rewrite");
+        let rewritten = store.current_vector_index("m", 2, false).expect("index");
+        assert_eq!(rewritten.top(&angle(1.4), 1)[0].1, 1, "the rewritten vector is searched");
+
+        // A file cut short, or of something else, is ignored and written again.
+        crate::fsutil::write_atomic(&path, b"AMVEC001 cut short").expect("garbage");
+        assert_eq!(store.current_vector_index("m", 2, false).expect("index").len(), 5);
+        assert_eq!(file::read(&path, "m", 2).expect("read").expect("file").0.len(), 5);
+
+        // Dropping the model's vectors takes its files too.
+        store.drop_vectors("m").expect("drop");
+        assert!(!path.exists());
+        assert!(store.current_vector_index("m", 2, false).expect("index").is_empty());
+    }
+
+    #[test]
+    fn byte_codes_rank_rows_as_their_full_vectors_do() {
+        const DIM: usize = 64;
+        // A fixed pseudo-random sequence: the test needs spread, not chance.
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let mut unit = |n: usize| {
+            let mut v: Vec<f32> = (0..n).map(|_| next()).collect();
+            crate::embed::normalize(&mut v);
+            v
+        };
+        let rows: Vec<Vec<f32>> = (0..500).map(|_| unit(DIM)).collect();
+        let mut index = VectorIndex::empty("m", DIM);
+        for (i, row) in rows.iter().enumerate() {
+            index.push("observation", i as i64, row);
+        }
+        for _ in 0..20 {
+            let query = unit(DIM);
+            let mut exact: Vec<(i64, f32)> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, row)| (i as i64, crate::embed::dot(row, &query)))
+                .collect();
+            exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let coded = index.top(&query, 10);
+            assert_eq!(coded[0].1, exact[0].0, "the best row is the best row");
+            let shared = coded.iter().filter(|c| exact[..10].iter().any(|e| e.0 == c.1)).count();
+            assert!(shared >= 9, "top 10 share {shared}");
+            for (_, id, sim) in coded {
+                let truth = exact.iter().find(|e| e.0 == id).expect("row").1;
+                assert!((sim - truth).abs() < 0.01, "{sim} against {truth}");
+            }
+        }
     }
 }

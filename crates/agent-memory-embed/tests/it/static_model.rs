@@ -77,3 +77,58 @@ fn installs_from_a_zip_whose_files_sit_in_a_subdirectory() {
     let v = model.embed(&["database schema migration"]).expect("embeds");
     assert!((norm(&v[0]) - 1.0).abs() < 1e-4);
 }
+
+/// Asserts that `model` embeds each text as a query (the rows its tokens name, read from the
+/// file) to the vector it embeds it to as a stored text (the whole table in memory).
+pub(crate) fn assert_queries_match_stored_texts(model: &dyn Embedder, texts: &[&str]) {
+    let stored = model.embed(texts).expect("embeds");
+    let queries = model.embed_queries(texts).expect("embeds queries");
+    for ((text, s), q) in texts.iter().zip(&stored).zip(&queries) {
+        let gap = s.iter().zip(q).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(gap < 1e-5, "{text:?}: a query differs by {gap} from the stored text");
+    }
+}
+
+#[test]
+fn a_query_reads_only_its_rows_and_gets_the_stored_texts_vector() {
+    let (_scratch, model) = tiny();
+    let long = "payment signature webhook ".repeat(400);
+    assert_queries_match_stored_texts(
+        model.as_ref(),
+        &["the payment callback fails signature verification", "PAYMENT", "zzz qqq", "", &long],
+    );
+}
+
+#[test]
+fn a_half_precision_table_is_read_row_by_row_as_well() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let source = scratch.path().join("source");
+    write_tiny_static_model(&source).expect("tiny model");
+    // The same table as f16.
+    let bytes = std::fs::read(source.join("model.safetensors")).expect("read");
+    let tensors = safetensors::SafeTensors::deserialize(&bytes).expect("parse");
+    let table = tensors.tensor("embeddings").expect("table");
+    let halves: Vec<u8> = table
+        .data()
+        .chunks_exact(4)
+        .flat_map(|b| {
+            half::f16::from_f32(f32::from_le_bytes([b[0], b[1], b[2], b[3]])).to_le_bytes()
+        })
+        .collect();
+    let view = safetensors::tensor::TensorView::new(
+        safetensors::Dtype::F16,
+        table.shape().to_vec(),
+        &halves,
+    )
+    .expect("view");
+    let out = safetensors::serialize([("embeddings", view)], None).expect("serialize");
+    agent_memory_core::fsutil::write_atomic(&source.join("model.safetensors"), &out)
+        .expect("write");
+    let models = scratch.path().join("models");
+    install(&models, "tiny16", Some(&source)).expect("installs");
+    let model = load(&models.join("tiny16")).expect("loads");
+    assert_queries_match_stored_texts(
+        model.as_ref(),
+        &["webhook signature check is broken for payments", "how to bake sourdough bread"],
+    );
+}
