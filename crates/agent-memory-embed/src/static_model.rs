@@ -11,7 +11,6 @@
 //! only ever given the model directory.
 
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -45,7 +44,7 @@ impl StaticEmbedder {
     /// Reads the header of `model.safetensors` in `dir`; the weights wait for a text.
     pub(crate) fn load(dir: &Path, name: &str) -> Result<StaticEmbedder, EmbedError> {
         let bad = |reason: String| EmbedError::BadModel { dir: dir.to_owned(), reason };
-        let (metadata, _) = read_header(&dir.join("model.safetensors"))
+        let (metadata, _) = crate::tensor_file::read_header(&dir.join("model.safetensors"))
             .map_err(|err| bad(format!("model.safetensors: {err}")))?;
         let (_, info) = table(&metadata)
             .ok_or_else(|| bad("model.safetensors holds no embedding table".into()))?;
@@ -139,7 +138,7 @@ impl QueryRows {
     /// `Ok(None)` for a file with more than a plain f32 or f16 table.
     fn open(dir: &Path, dim: usize) -> Result<Option<QueryRows>, String> {
         let path = dir.join("model.safetensors");
-        let (metadata, data_start) = read_header(&path)?;
+        let (metadata, data_start) = crate::tensor_file::read_header(&path)?;
         let tensors = metadata.tensors();
         let Some((_, info)) = table(&metadata) else { return Ok(None) };
         if tensors.len() != 1 || !matches!(info.dtype, Dtype::F32 | Dtype::F16) {
@@ -153,8 +152,12 @@ impl QueryRows {
         if cols != dim || to - from != size || data_start + to as u64 > len {
             return Err(format!("the table's {rows}×{cols} does not fit the file"));
         }
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+        let json = std::fs::read_to_string(dir.join("tokenizer.json"))
             .map_err(|err| format!("tokenizer.json: {err}"))?;
+        let mut tokenizer = match crate::wordpiece::for_static(&json) {
+            Some(tokenizer) => tokenizer,
+            None => json.parse::<Tokenizer>().map_err(|err| format!("tokenizer.json: {err}"))?,
+        };
         tokenizer.with_truncation(None).map_err(|err| format!("tokenizer.json: {err}"))?;
         tokenizer.with_padding(None);
         let mut lengths: Vec<usize> = tokenizer.get_vocab(false).keys().map(String::len).collect();
@@ -197,8 +200,12 @@ impl QueryRows {
             if Some(id) == self.unk || id as usize >= self.rows {
                 continue;
             }
-            read_at(&self.file, &mut row, self.start + id as u64 * width as u64)
-                .map_err(|err| err.to_string())?;
+            crate::tensor_file::read_at(
+                &self.file,
+                &mut row,
+                self.start + id as u64 * width as u64,
+            )
+            .map_err(|err| err.to_string())?;
             match self.dtype {
                 Dtype::F16 => {
                     for (s, b) in sum.iter_mut().zip(row.chunks_exact(2)) {
@@ -219,42 +226,6 @@ impl QueryRows {
         sum.iter_mut().for_each(|x| *x /= norm);
         Ok(sum)
     }
-}
-
-/// Fills `buf` from `file` at `at`, without moving a cursor other threads share.
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        match std::os::windows::fs::FileExt::seek_read(file, buf, at)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                at += n as u64;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The header of the safetensors file at `path`, and where its data starts.
-fn read_header(path: &Path) -> Result<(Metadata, u64), String> {
-    let mut file = File::open(path).map_err(|err| err.to_string())?;
-    let mut len = [0u8; 8];
-    file.read_exact(&mut len).map_err(|err| err.to_string())?;
-    let len = u64::from_le_bytes(len);
-    // The format's own bound on a header.
-    if len > 100_000_000 {
-        return Err(format!("a header of {len} bytes"));
-    }
-    let mut header = vec![0u8; len as usize];
-    file.read_exact(&mut header).map_err(|err| err.to_string())?;
-    let metadata = serde_json::from_slice(&header).map_err(|err| err.to_string())?;
-    Ok((metadata, 8 + len))
 }
 
 /// The embedding table among the file's tensors, under the first name model2vec looks for.
