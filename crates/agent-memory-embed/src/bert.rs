@@ -272,7 +272,7 @@ impl Encoder {
             source,
         })?;
         let mut tokenizer = match crate::wordpiece::for_bert(&json) {
-            Some(tokenizer) => tokenizer,
+            Some((tokenizer, _)) => tokenizer,
             None => {
                 json.parse::<Tokenizer>().map_err(|err| bad(format!("tokenizer.json: {err}")))?
             }

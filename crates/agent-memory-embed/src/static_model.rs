@@ -154,15 +154,17 @@ impl QueryRows {
         }
         let json = std::fs::read_to_string(dir.join("tokenizer.json"))
             .map_err(|err| format!("tokenizer.json: {err}"))?;
-        let mut tokenizer = match crate::wordpiece::for_static(&json) {
-            Some(tokenizer) => tokenizer,
-            None => json.parse::<Tokenizer>().map_err(|err| format!("tokenizer.json: {err}"))?,
+        let (mut tokenizer, median_token_length) = match crate::wordpiece::for_static(&json) {
+            Some(read) => read,
+            None => {
+                let tokenizer =
+                    json.parse::<Tokenizer>().map_err(|err| format!("tokenizer.json: {err}"))?;
+                let median = crate::wordpiece::median_length(tokenizer.get_vocab(false).keys());
+                (tokenizer, median)
+            }
         };
         tokenizer.with_truncation(None).map_err(|err| format!("tokenizer.json: {err}"))?;
         tokenizer.with_padding(None);
-        let mut lengths: Vec<usize> = tokenizer.get_vocab(false).keys().map(String::len).collect();
-        lengths.sort_unstable();
-        let median_token_length = lengths.get(lengths.len() / 2).copied().unwrap_or(1);
         let unk = match tokenizer.get_model() {
             ModelWrapper::WordPiece(model) => tokenizer.token_to_id(&model.unk_token),
             ModelWrapper::WordLevel(model) => tokenizer.token_to_id(&model.unk_token),

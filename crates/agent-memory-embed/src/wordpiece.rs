@@ -36,15 +36,50 @@ struct Model {
     unk_token: String,
     continuing_subword_prefix: String,
     max_input_chars_per_word: usize,
+    #[serde(deserialize_with = "vocab")]
     vocab: ahash::AHashMap<String, u32>,
+}
+
+/// Reads the vocabulary into a map sized for a BERT vocabulary from the start: grown from
+/// empty, it was rehashed a dozen times on the way to 30,000 words.
+fn vocab<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<ahash::AHashMap<String, u32>, D::Error> {
+    struct Words;
+    impl<'de> serde::de::Visitor<'de> for Words {
+        type Value = ahash::AHashMap<String, u32>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of words to ids")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut words = ahash::AHashMap::with_capacity(map.size_hint().unwrap_or(32_768));
+            while let Some((word, id)) = map.next_entry::<String, u32>()? {
+                words.insert(word, id);
+            }
+            Ok(words)
+        }
+    }
+    deserializer.deserialize_map(Words)
+}
+
+/// The median byte length of `words` (1 for none), which model2vec cuts long texts by.
+pub(crate) fn median_length<'a>(words: impl Iterator<Item = &'a String>) -> usize {
+    let mut lengths: Vec<usize> = words.map(String::len).collect();
+    lengths.sort_unstable();
+    lengths.get(lengths.len() / 2).copied().unwrap_or(1)
 }
 
 macro_rules! wordpiece_reader {
     // `$add` hands the added tokens to the tokenizer: the two versions take them differently.
     ($name:ident, $tk:ident, $add:expr) => {
         /// The tokenizer in `json` when it is a WordPiece one, built as `Tokenizer::from_file`
-        /// builds it; `None` otherwise.
-        pub(crate) fn $name(json: &str) -> Option<$tk::Tokenizer> {
+        /// builds it, with the median byte length of its vocabulary's words; `None` otherwise.
+        pub(crate) fn $name(json: &str) -> Option<($tk::Tokenizer, usize)> {
             #[derive(serde::Deserialize)]
             struct File {
                 normalizer: Option<$tk::normalizers::NormalizerWrapper>,
@@ -58,6 +93,7 @@ macro_rules! wordpiece_reader {
             if file.model.kind != "WordPiece" {
                 return None;
             }
+            let median = median_length(file.model.vocab.keys());
             let model = $tk::models::wordpiece::WordPiece::builder()
                 .vocab(file.model.vocab)
                 .unk_token(file.model.unk_token)
@@ -83,7 +119,7 @@ macro_rules! wordpiece_reader {
                 })
                 .collect();
             let add: fn(&mut $tk::Tokenizer, Vec<$tk::AddedToken>) -> bool = $add;
-            add(&mut tokenizer, added).then_some(tokenizer)
+            add(&mut tokenizer, added).then_some((tokenizer, median))
         }
     };
 }
@@ -151,7 +187,7 @@ mod tests {
     #[test]
     fn the_bert_reader_tokenizes_as_the_crates_own_reader_does() {
         let json = bert_json();
-        let fast = super::for_bert(&json).expect("a WordPiece file");
+        let (fast, _) = super::for_bert(&json).expect("a WordPiece file");
         let slow: tokenizers::Tokenizer = json.parse().expect("parses");
         for text in TEXTS {
             for special in [false, true] {
@@ -169,8 +205,9 @@ mod tests {
     #[test]
     fn the_static_reader_tokenizes_as_the_crates_own_reader_does() {
         let json = bert_json();
-        let fast = super::for_static(&json).expect("a WordPiece file");
+        let (fast, median) = super::for_static(&json).expect("a WordPiece file");
         let slow: model2vec_tokenizers::Tokenizer = json.parse().expect("parses");
+        assert_eq!(median, super::median_length(slow.get_vocab(false).keys()));
         for text in TEXTS {
             let (a, b) = (
                 fast.encode(text, false).expect("encodes"),
