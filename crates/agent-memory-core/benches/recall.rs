@@ -89,6 +89,21 @@ fn main() {
     loads.sort();
     let index = index.expect("loaded");
     rows.push(Row::time(format!("load vector index, {}", count(index.len())), &loads, ""));
+    // What a new process (a CLI search) reads instead: the vector file beside the store.
+    store.refresh_vector_file(MODEL, DIM).expect("vector file");
+    let mut file_loads = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let from_file = store.load_vector_index(MODEL, DIM).expect("vector index");
+        file_loads.push(t.elapsed());
+        assert_eq!(from_file.len(), index.len());
+    }
+    file_loads.sort();
+    rows.push(Row::time(
+        format!("load vector index from its file, {}", count(index.len())),
+        &file_loads,
+        "",
+    ));
     let query_vectors: Vec<Vec<f32>> =
         (0..queries.len()).map(|i| rng.unit(DIM, Some(&centers[i * 7 % CLUSTERS]), 0.6)).collect();
     let scan = measure(query_vectors.len(), |i| {

@@ -1,6 +1,7 @@
 //! Vectors in the store: which observations and summaries still need one for a model, saving
-//! them, and the in-memory matrix search scans (DESIGN.md §7: brute force over f32 rows beats
-//! an ANN index below a few hundred thousand items).
+//! them, and the in-memory matrix search scans (DESIGN.md §7: brute force beats an ANN index
+//! below a few hundred thousand items; the rows are scanned as bytes, a quarter of f32's), kept
+//! for a new process in a file beside the store (`file`).
 //!
 //! Vectors are stored per model, so switching models never compares vectors of two models;
 //! a summary rewritten later loses its vector (a trigger) and is embedded again.
@@ -196,7 +197,7 @@ impl Store {
                 grown.extend(newer);
                 (Arc::new(grown), read_at)
             }
-            _ => (Arc::new(self.current_vector_index(model, dim, false)?), Instant::now()),
+            _ => (Arc::new(self.load_vector_index(model, dim)?), Instant::now()),
         };
         if let Ok(mut shared) = SHARED_INDEXES.lock() {
             shared.insert(key, (Arc::clone(&index), read_at));
@@ -280,6 +281,15 @@ impl Store {
             tracing::debug!(path = %path.display(), %err, "cannot write the vector file");
         }
         Ok(index)
+    }
+
+    /// Every vector of `model` as a process without a matrix of its own reads them: from the
+    /// vector file when it is current, else from the rows (writing the file).
+    pub fn load_vector_index(&self, model: &str, dim: usize) -> Result<VectorIndex> {
+        if self.path == Path::new(":memory:") {
+            return self.vector_index(model, dim);
+        }
+        self.current_vector_index(model, dim, false)
     }
 
     /// Brings `model`'s vector file up to date with the store, so that the next process to
@@ -522,9 +532,9 @@ pub fn embed_pending(
             Ok(store.save_vectors(embedder.model(), &rows)?)
         },
     )?;
-    if pass.embedded > 0 {
-        store.refresh_vector_file(embedder.model(), embedder.dimensions())?;
-    }
+    // Also when nothing was embedded: a file left behind by a forget is written again without
+    // the forgotten items' vectors, and the cost of a current file is reading it.
+    store.refresh_vector_file(embedder.model(), embedder.dimensions())?;
     Ok(pass)
 }
 

@@ -78,6 +78,21 @@ fn a_static_model_finds_what_the_words_miss() {
     let found = hits(&home.json(&["search", "database migration schema"]));
     assert!(found.iter().any(|h| h["title"].as_str().is_some_and(|t| t.contains("sqlite"))));
 
+    // The work pass left the matrix in a file beside the store for the next process; a file
+    // that is no longer whole is read around and written again.
+    let vectors = home.db_path().with_file_name("vectors");
+    let file = std::fs::read_dir(&vectors)
+        .expect("vectors folder")
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tiny-")))
+        .expect("the tiny model's vector file");
+    let whole = std::fs::metadata(&file).expect("file").len();
+    agent_memory_core::fsutil::write_atomic(&file, b"AMVEC001 torn").expect("torn");
+    let found = hits(&home.json(&["search", "database migration schema"]));
+    assert!(found.iter().any(|h| h["title"].as_str().is_some_and(|t| t.contains("sqlite"))));
+    assert_eq!(std::fs::metadata(&file).expect("file").len(), whole, "written again");
+
     // Vectors off: full text only, and nothing is loaded.
     let off = home
         .cmd()

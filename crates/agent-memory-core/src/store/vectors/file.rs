@@ -6,7 +6,9 @@
 //! at; [`super::Store`] trusts it only while no row was removed or rewritten since, and reads the
 //! rows added since from the store. Any process that has the whole matrix in hand may write it
 //! (a search that had to read the rows, the work pass after embedding). A file that is short,
-//! of another format or another dimension is ignored and written again.
+//! of another format or another dimension is ignored and written again. The vectors of items
+//! forgotten since it was written stay in it until then: the next search or work pass, whichever
+//! comes first, finds the count of removed rows moved and writes it again without them.
 //!
 //! Layout, little-endian: the 8-byte magic, `dim` and `rows` (u32), the changes `added` and
 //! `removed` (i64), then `rows` item ids (i64, a summary's negated), `rows` scales (f32) and
