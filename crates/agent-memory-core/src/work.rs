@@ -173,6 +173,13 @@ impl PassReport {
             || self.promoted.as_ref().is_some_and(|p| self.auto_promoted && p.candidates > 0)
     }
 
+    /// Whether the pass stored vectors of either kind.
+    pub fn wrote_vectors(&self) -> bool {
+        [&self.embedded, &self.sparse_encoded]
+            .iter()
+            .any(|pass| pass.is_some_and(|p| p.embedded > 0))
+    }
+
     /// The pass in one line, for logs and `serve`'s health page.
     pub fn summary(&self) -> String {
         let mut line = format!(
@@ -269,6 +276,11 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
     if report.added_memory() {
         refresh_briefs(store, pass, &mut report);
         settle(store, &mut report);
+    } else if report.wrote_vectors() {
+        // Vectors alone leave the full-text indexes as they were, but grow the log as much: a
+        // backlog embedded pass after pass grew it to hundreds of megabytes, which every new
+        // process then read to open the store.
+        checkpoint(store);
     }
     // When the last pass ran, for `status`; a file that cannot be written costs only that line.
     let _ = fsutil::write_atomic(&last_pass_path(pass.home), pass.now_ms.to_string().as_bytes());
@@ -349,7 +361,12 @@ fn settle(store: &mut Store, report: &mut PassReport) {
     if let Err(err) = store.optimize_recall_indexes() {
         report.problem(Step::Checkpoint, format!("recall indexes not merged: {err}"));
     }
-    // A busy store is no failure: the next writer empties the log.
+    checkpoint(store);
+}
+
+/// Empties the write-ahead log once it has grown. A busy store is no failure: the next writer
+/// empties it.
+fn checkpoint(store: &Store) {
     if let Err(err) = store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_secs(2)) {
         tracing::debug!(%err, "checkpoint skipped");
     }

@@ -59,6 +59,19 @@ fn a_static_model_finds_what_the_words_miss() {
     assert!(reindexed.contains("embedded 2 items with tiny"), "{reindexed}");
     let short = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert!(short <= agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log: {short}");
+    // So does a work pass that only embeds, as passes over a backlog do.
+    let mut store =
+        agent_memory_core::store::Store::open(&home.db_path(), std::time::Duration::from_secs(5))
+            .expect("store");
+    store.drop_vectors("padding").expect("drop");
+    store.save_vectors("padding", &rows).expect("save");
+    store.drop_vectors("tiny").expect("drop");
+    drop(store);
+    assert!(std::fs::metadata(&wal).map_or(0, |m| m.len()) > short, "the log grew again");
+    let work = home.ok(&["work"]);
+    assert!(work.contains("embedded 2 items with tiny"), "{work}");
+    let settled = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(settled <= agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log: {settled}");
 
     let results = home.json(&["search", "callback invoice"]);
     assert_eq!(results["semantic"], true, "{results}");
