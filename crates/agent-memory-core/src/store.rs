@@ -1354,6 +1354,11 @@ mod tests {
         store.save_vectors("m", &one).expect("save");
         let first = store.shared_vector_index("m", 2).expect("index");
         assert_eq!(first.len(), 2);
+        // The first search read the rows and wrote the vector file; a process starting now
+        // scans that file, and takes its codes into memory on its second search.
+        let fresh = Store::open(&path, Duration::from_secs(1)).expect("open");
+        let from_file = fresh.load_vector_index("m", 2).expect("from the file");
+        assert_eq!(from_file.top(&[0.0, 1.0], 1), first.top(&[0.0, 1.0], 1));
         let again = store.shared_vector_index("m", 2).expect("index");
         assert!(Arc::ptr_eq(&first, &again), "nothing new: the same matrix, not read again");
 

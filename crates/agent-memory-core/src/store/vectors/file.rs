@@ -15,8 +15,9 @@
 //! `rows × dim` codes (i8).
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::{Changes, VectorIndex};
 
@@ -85,10 +86,8 @@ pub(super) fn read(
     }
     let mut ids = vec![0u8; rows * 8];
     let mut scales = vec![0u8; rows * 4];
-    let mut codes = vec![0u8; rows * dim];
     file.read_exact(&mut ids)?;
     file.read_exact(&mut scales)?;
-    file.read_exact(&mut codes)?;
     let keys = ids
         .chunks_exact(8)
         .map(|b| {
@@ -98,15 +97,58 @@ pub(super) fn read(
         .collect();
     let scales =
         scales.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-    let index = VectorIndex { model: model.to_owned(), dim, keys, scales, codes };
+    let codes = Codes { file: Mutex::new(file), at: (HEADER + rows * 12) as u64, rows };
+    let index = VectorIndex {
+        model: model.to_owned(),
+        dim,
+        keys,
+        scales,
+        in_file: Some(Arc::new(codes)),
+        codes: Vec::new(),
+    };
     Ok(Some((index, changes)))
 }
 
-/// Writes `index` to `path` as of `changes`: a sibling temp file renamed over it, so a reader
+/// How many bytes of codes a scan reads at a time: small enough to stay in the cache.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// The codes of a vector file's rows, left in the file and read as a search scans them. The
+/// file stays open, so a newer file renamed over it changes nothing for this reader.
+#[derive(Debug)]
+pub(super) struct Codes {
+    file: Mutex<File>,
+    /// Where the first row's codes start.
+    at: u64,
+    rows: usize,
+}
+
+impl Codes {
+    /// Hands `each` the codes of every row in order, whole rows, many at a time.
+    pub(super) fn each_chunk(&self, dim: usize, mut each: impl FnMut(&[u8])) -> io::Result<()> {
+        let mut file =
+            self.file.lock().map_err(|_| io::Error::other("the vector file's lock is poisoned"))?;
+        file.seek(SeekFrom::Start(self.at))?;
+        let per_chunk = (CHUNK_BYTES / dim.max(1)).max(1);
+        let mut buf = vec![0u8; per_chunk.min(self.rows) * dim];
+        let mut left = self.rows;
+        while left > 0 {
+            let rows = left.min(per_chunk);
+            file.read_exact(&mut buf[..rows * dim])?;
+            each(&buf[..rows * dim]);
+            left -= rows;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `index`, every code of it in memory, to `path` as of `changes`: a sibling temp file renamed over it, so a reader
 /// sees a whole file, old or new. Not synced to disk: after a crash the file is short or gone,
 /// and is ignored and written again.
 pub(super) fn write(path: &Path, index: &VectorIndex, changes: Changes) -> io::Result<()> {
     let Some(dir) = path.parent() else { return Ok(()) };
+    if index.in_file.is_some() {
+        return Err(io::Error::other("the index's codes are not all in memory"));
+    }
     crate::fsutil::ensure_private_dir(dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
