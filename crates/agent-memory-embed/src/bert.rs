@@ -550,7 +550,7 @@ fn load_leaving_words(
         // not ask for.
         let Some(other_dtype) = candle_dtype(other_info.dtype) else { continue };
         let (from, to) = other_info.data_offsets;
-        if to < from || data + to as u64 > len {
+        if to < from || data.checked_add(to as u64).is_none_or(|end| end > len) {
             return Err(format!("{other} lies past the end of the file"));
         }
         let mut bytes = vec![0u8; to - from];
@@ -561,8 +561,11 @@ fn load_leaving_words(
         tensors.insert(other, tensor);
     }
     let (from, to) = info.data_offsets;
-    if to - from != config.vocab_size * config.hidden_size * dtype.size_in_bytes()
-        || data + to as u64 > len
+    let size = (config.hidden_size.checked_mul(dtype.size_in_bytes()))
+        .and_then(|width| width.checked_mul(config.vocab_size));
+    if size.is_none()
+        || to.checked_sub(from) != size
+        || data.checked_add(to as u64).is_none_or(|end| end > len)
     {
         return Err(format!("{name} does not fit the file"));
     }

@@ -147,9 +147,14 @@ impl QueryRows {
         let [rows, cols] = info.shape[..] else { return Ok(None) };
         let file = File::open(&path).map_err(|err| err.to_string())?;
         let len = file.metadata().map_err(|err| err.to_string())?.len();
-        let size = rows * cols * info.dtype.bitsize() / 8;
+        let size = rows.checked_mul(cols).and_then(|n| n.checked_mul(info.dtype.bitsize() / 8));
         let (from, to) = info.data_offsets;
-        if cols != dim || to - from != size || data_start + to as u64 > len {
+        let end = data_start.checked_add(to as u64);
+        if cols != dim
+            || size.is_none()
+            || to.checked_sub(from) != size
+            || end.is_none_or(|e| e > len)
+        {
             return Err(format!("the table's {rows}×{cols} does not fit the file"));
         }
         let json = std::fs::read_to_string(dir.join("tokenizer.json"))
