@@ -94,7 +94,10 @@ pub fn try_lock_file(path: &Path) -> io::Result<Option<File>> {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    // Two threads may write the same file at once: each writes a temp file of its own.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
     let result = (|| {
         let mut file = private_file_options().create(true).write(true).truncate(true).open(&tmp)?;
         file.write_all(bytes)?;

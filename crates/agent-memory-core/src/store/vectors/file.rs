@@ -17,6 +17,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Changes, VectorIndex};
@@ -151,7 +152,10 @@ pub(super) fn write(path: &Path, index: &VectorIndex, changes: Changes) -> io::R
     }
     crate::fsutil::ensure_private_dir(dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    // Two threads of a server may write at once: each writes a temp file of its own.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
     let result = (|| {
         let file = crate::fsutil::private_file_options()
             .create(true)
