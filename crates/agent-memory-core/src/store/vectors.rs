@@ -149,8 +149,12 @@ fn quantize(row: &[f32], codes: &mut Vec<u8>) -> f32 {
     let largest = row.iter().fold(0.0f32, |m, x| if x.abs() > m { x.abs() } else { m });
     let scale = if largest.is_finite() && largest > 0.0 { largest / 127.0 } else { 0.0 };
     let inverse = if scale > 0.0 { 1.0 / scale } else { 0.0 };
-    // `as i8` saturates, and takes NaN to 0.
-    codes.extend(row.iter().map(|x| (x * inverse).round() as i8 as u8));
+    // Rounded half away from zero by hand: `f32::round` is a library call per component, and
+    // made reading 100,000 rows of 384 twice as slow. `as i8` saturates, and takes NaN to 0.
+    codes.extend(row.iter().map(|x| {
+        let v = x * inverse;
+        (v + 0.5f32.copysign(v)) as i8 as u8
+    }));
     scale
 }
 
