@@ -11,7 +11,6 @@
 //! truncated to the model's maximum sequence length).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -20,6 +19,8 @@ use agent_memory_core::embed::{EmbedError, Embedder, normalize};
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{LayerNorm, Linear, VarBuilder};
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
+
+use crate::tensor_file::TensorFile;
 
 /// Texts run through the encoder together. Texts are sorted by length before they are cut
 /// into batches, so a batch pads little; larger batches gain nothing on a CPU.
@@ -134,7 +135,7 @@ pub(crate) enum WordTable {
 /// and of its candidates' words, read by position; the whole table (15.6 MB for
 /// splade-tiny, most of the file) is read only when a text is scored against every word.
 pub(crate) struct FileWords {
-    file: File,
+    source: TensorFile,
     /// Where row 0 starts in the file.
     start: u64,
     rows: usize,
@@ -158,7 +159,8 @@ impl FileWords {
             if id as usize >= self.rows {
                 candle_core::bail!("token id {id} is past the word table");
             }
-            crate::tensor_file::read_at(&self.file, row, self.start + u64::from(id) * width as u64)
+            self.source
+                .read_at(row, self.start + u64::from(id) * width as u64)
                 .map_err(|err| candle_core::Error::Msg(format!("reading the word table: {err}")))?;
         }
         Tensor::from_raw_buffer(&bytes, self.dtype, &[ids.len(), self.hidden], device)?
@@ -168,7 +170,8 @@ impl FileWords {
     fn whole(&self, device: &Device) -> candle_core::Result<Tensor> {
         let whole = self.whole.get_or_init(|| {
             let mut bytes = vec![0u8; self.rows * self.hidden * self.dtype.size_in_bytes()];
-            crate::tensor_file::read_at(&self.file, &mut bytes, self.start)
+            self.source
+                .read_at(&mut bytes, self.start)
                 .map_err(|err| format!("reading the word table: {err}"))?;
             Tensor::from_raw_buffer(&bytes, self.dtype, &[self.rows, self.hidden], device)
                 .and_then(|t| t.to_dtype(DType::F32))
@@ -529,9 +532,9 @@ fn load_leaving_words(
     config: &Config,
     device: &Device,
 ) -> Result<Option<(VarBuilder<'static>, Arc<FileWords>)>, String> {
-    let (metadata, data) = crate::tensor_file::read_header(path)?;
+    let source = TensorFile::open(path)?;
     let Some((name, info)) =
-        WORD_TABLES.iter().find_map(|&name| metadata.info(name).map(|info| (name, info)))
+        WORD_TABLES.iter().find_map(|&name| source.metadata.info(name).map(|info| (name, info)))
     else {
         return Ok(None);
     };
@@ -539,39 +542,30 @@ fn load_leaving_words(
     if info.shape[..] != [config.vocab_size, config.hidden_size] {
         return Ok(None);
     }
-    let file = File::open(path).map_err(|err| err.to_string())?;
-    let len = file.metadata().map_err(|err| err.to_string())?.len();
     let mut tensors = HashMap::new();
-    for (other, other_info) in metadata.tensors() {
+    for (other, other_info) in source.metadata.tensors() {
         if other == name {
             continue;
         }
         // A tensor of a type candle does not read (none of BERT's) is one the encoder does
         // not ask for.
         let Some(other_dtype) = candle_dtype(other_info.dtype) else { continue };
-        let (from, to) = other_info.data_offsets;
-        if to < from || data.checked_add(to as u64).is_none_or(|end| end > len) {
-            return Err(format!("{other} lies past the end of the file"));
-        }
-        let mut bytes = vec![0u8; to - from];
-        crate::tensor_file::read_at(&file, &mut bytes, data + from as u64)
-            .map_err(|err| err.to_string())?;
+        let (at, size) = source.extent(&other, other_info)?;
+        let mut bytes = vec![0u8; size];
+        source.read_at(&mut bytes, at).map_err(|err| err.to_string())?;
         let tensor = Tensor::from_raw_buffer(&bytes, other_dtype, &other_info.shape, device)
             .map_err(|err| format!("{other}: {err}"))?;
         tensors.insert(other, tensor);
     }
-    let (from, to) = info.data_offsets;
-    let size = (config.hidden_size.checked_mul(dtype.size_in_bytes()))
+    let (start, size) = source.extent(name, info)?;
+    let expected = (config.hidden_size.checked_mul(dtype.size_in_bytes()))
         .and_then(|width| width.checked_mul(config.vocab_size));
-    if size.is_none()
-        || to.checked_sub(from) != size
-        || data.checked_add(to as u64).is_none_or(|end| end > len)
-    {
+    if expected != Some(size) {
         return Err(format!("{name} does not fit the file"));
     }
     let words = FileWords {
-        file,
-        start: data + from as u64,
+        source,
+        start,
         rows: config.vocab_size,
         hidden: config.hidden_size,
         dtype,

@@ -10,9 +10,8 @@
 //! Must not: reach a model hub. `model2vec-rs` is built without its download feature, and is
 //! only ever given the model directory.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use agent_memory_core::embed::{EmbedError, Embedder};
 use model2vec_rs::model::StaticModel;
@@ -20,6 +19,8 @@ use model2vec_tokenizers::Tokenizer;
 use model2vec_tokenizers::models::ModelWrapper;
 use safetensors::Dtype;
 use safetensors::tensor::Metadata;
+
+use crate::tensor_file::TensorFile;
 
 /// Tokens per text that count; model2vec's own default.
 const MAX_TOKENS: usize = 512;
@@ -32,6 +33,8 @@ pub(crate) struct StaticEmbedder {
     name: String,
     dir: PathBuf,
     dim: usize,
+    /// `model.safetensors`, open, its header read.
+    source: Arc<TensorFile>,
     /// The whole model, for stored texts.
     model: OnceLock<Result<StaticModel, String>>,
     /// The tokenizer and the table's place in the file, for queries; `None` when the file
@@ -44,9 +47,9 @@ impl StaticEmbedder {
     /// Reads the header of `model.safetensors` in `dir`; the weights wait for a text.
     pub(crate) fn load(dir: &Path, name: &str) -> Result<StaticEmbedder, EmbedError> {
         let bad = |reason: String| EmbedError::BadModel { dir: dir.to_owned(), reason };
-        let (metadata, _) = crate::tensor_file::read_header(&dir.join("model.safetensors"))
+        let source = TensorFile::open(&dir.join("model.safetensors"))
             .map_err(|err| bad(format!("model.safetensors: {err}")))?;
-        let (_, info) = table(&metadata)
+        let (_, info) = table(&source.metadata)
             .ok_or_else(|| bad("model.safetensors holds no embedding table".into()))?;
         let [_, dim] = info.shape[..] else {
             return Err(bad(format!("the embedding table has shape {:?}", info.shape)));
@@ -58,6 +61,7 @@ impl StaticEmbedder {
             name: name.to_owned(),
             dir: dir.to_owned(),
             dim,
+            source: Arc::new(source),
             model: OnceLock::new(),
             rows: OnceLock::new(),
         })
@@ -78,7 +82,7 @@ impl StaticEmbedder {
 
     fn rows(&self) -> Option<&QueryRows> {
         self.rows
-            .get_or_init(|| match QueryRows::open(&self.dir, self.dim) {
+            .get_or_init(|| match QueryRows::open(&self.dir, &self.source, self.dim) {
                 Ok(rows) => rows,
                 Err(reason) => {
                     tracing::debug!(dir = %self.dir.display(), %reason, "queries use the whole model");
@@ -126,7 +130,7 @@ struct QueryRows {
     /// model2vec does.
     median_token_length: usize,
     unk: Option<u32>,
-    file: File,
+    source: Arc<TensorFile>,
     /// Where the table's first row starts in the file.
     start: u64,
     rows: usize,
@@ -136,25 +140,15 @@ struct QueryRows {
 
 impl QueryRows {
     /// `Ok(None)` for a file with more than a plain f32 or f16 table.
-    fn open(dir: &Path, dim: usize) -> Result<Option<QueryRows>, String> {
-        let path = dir.join("model.safetensors");
-        let (metadata, data_start) = crate::tensor_file::read_header(&path)?;
-        let tensors = metadata.tensors();
-        let Some((_, info)) = table(&metadata) else { return Ok(None) };
-        if tensors.len() != 1 || !matches!(info.dtype, Dtype::F32 | Dtype::F16) {
+    fn open(dir: &Path, source: &Arc<TensorFile>, dim: usize) -> Result<Option<QueryRows>, String> {
+        let Some((name, info)) = table(&source.metadata) else { return Ok(None) };
+        if source.metadata.tensors().len() != 1 || !matches!(info.dtype, Dtype::F32 | Dtype::F16) {
             return Ok(None);
         }
         let [rows, cols] = info.shape[..] else { return Ok(None) };
-        let file = File::open(&path).map_err(|err| err.to_string())?;
-        let len = file.metadata().map_err(|err| err.to_string())?.len();
-        let size = rows.checked_mul(cols).and_then(|n| n.checked_mul(info.dtype.bitsize() / 8));
-        let (from, to) = info.data_offsets;
-        let end = data_start.checked_add(to as u64);
-        if cols != dim
-            || size.is_none()
-            || to.checked_sub(from) != size
-            || end.is_none_or(|e| e > len)
-        {
+        let (start, size) = source.extent(name, info)?;
+        let expected = rows.checked_mul(cols).and_then(|n| n.checked_mul(info.dtype.bitsize() / 8));
+        if cols != dim || expected != Some(size) {
             return Err(format!("the table's {rows}×{cols} does not fit the file"));
         }
         let json = std::fs::read_to_string(dir.join("tokenizer.json"))
@@ -183,8 +177,8 @@ impl QueryRows {
             tokenizer,
             median_token_length,
             unk,
-            file,
-            start: data_start + from as u64,
+            source: Arc::clone(source),
+            start,
             rows,
             dim,
             dtype: info.dtype,
@@ -207,12 +201,9 @@ impl QueryRows {
             if Some(id) == self.unk || id as usize >= self.rows {
                 continue;
             }
-            crate::tensor_file::read_at(
-                &self.file,
-                &mut row,
-                self.start + id as u64 * width as u64,
-            )
-            .map_err(|err| err.to_string())?;
+            self.source
+                .read_at(&mut row, self.start + id as u64 * width as u64)
+                .map_err(|err| err.to_string())?;
             match self.dtype {
                 Dtype::F16 => {
                     for (s, b) in sum.iter_mut().zip(row.chunks_exact(2)) {
