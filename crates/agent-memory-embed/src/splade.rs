@@ -147,13 +147,9 @@ impl SparseEncoder for SpladeEncoder {
         let tokens = read.pop().flatten().ok_or_else(|| {
             EmbedError::Failed("the encoder returned nothing for the query".into())
         })?;
-        let words = self
-            .words
-            .plain()
-            .ok_or_else(|| EmbedError::Failed("a sparse model needs a plain word table".into()))?;
         Ok(Box::new(ReadQuery {
             tokens,
-            words,
+            words: self.words.clone(),
             bias: self.bias.clone(),
             vocabulary: self.vocabulary(),
             hidden: self.encoder.config.hidden_size,
