@@ -108,7 +108,7 @@ pub(crate) struct BertEmbedder {
 /// A loaded BERT encoder: tokens in, one hidden state per token out. The sentence encoder
 /// pools them; `crate::splade` runs its masked-word head over them.
 pub(crate) struct Encoder {
-    tokenizer: Tokenizer,
+    tokenizer: Tokens,
     pub(crate) config: Config,
     word_embeddings: WordTable,
     position_embeddings: Tensor,
@@ -238,6 +238,37 @@ impl BertEmbedder {
     }
 }
 
+/// An encoder's tokenizer: a WordPiece file through the quick reader of `crate::wordpiece`,
+/// any other (e5's Unigram) through `tokenizers`' own.
+enum Tokens {
+    WordPiece(Box<crate::wordpiece::bert::Tokenizer>),
+    Other(Box<Tokenizer>),
+}
+
+impl Tokens {
+    /// Cuts every text at `max_tokens` and pads none.
+    fn cut_at(&mut self, max_tokens: usize) -> tokenizers::Result<()> {
+        let cut = Some(TruncationParams { max_length: max_tokens, ..Default::default() });
+        match self {
+            Tokens::WordPiece(t) => {
+                t.with_truncation(cut)?.with_padding(None);
+            }
+            Tokens::Other(t) => {
+                t.with_truncation(cut)?.with_padding(None);
+            }
+        }
+        Ok(())
+    }
+
+    /// Each text's tokens, with the special tokens around them.
+    fn encode_batch(&self, texts: &[&str]) -> tokenizers::Result<Vec<Encoding>> {
+        match self {
+            Tokens::WordPiece(t) => t.encode_batch(texts.to_vec(), true),
+            Tokens::Other(t) => t.encode_batch(texts.to_vec(), true),
+        }
+    }
+}
+
 impl Encoder {
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`; also returns
     /// the weights file's root, where a task head's tensors are.
@@ -262,21 +293,15 @@ impl Encoder {
         .min(config.max_position_embeddings);
 
         let json = read_text(dir, "tokenizer.json")?;
-        let mut tokenizer = match crate::wordpiece::for_bert(&json) {
-            Some((tokenizer, _)) => tokenizer,
-            None => {
-                json.parse::<Tokenizer>().map_err(|err| bad(format!("tokenizer.json: {err}")))?
-            }
+        let mut tokenizer = match crate::wordpiece::bert::read(&json) {
+            Some(tokenizer) => Tokens::WordPiece(Box::new(tokenizer)),
+            None => Tokens::Other(Box::new(
+                json.parse::<Tokenizer>().map_err(|err| bad(format!("tokenizer.json: {err}")))?,
+            )),
         };
         // The tokenizer file of all-MiniLM-L6-v2 pads every text to 128 tokens and truncates
         // there; the model's own limit is 256, and this module pads per batch itself.
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                ..Default::default()
-            }))
-            .map_err(|err| bad(format!("tokenizer.json: {err}")))?;
-        tokenizer.with_padding(None);
+        tokenizer.cut_at(max_tokens).map_err(|err| bad(format!("tokenizer.json: {err}")))?;
 
         let device = Device::Cpu;
         let path = dir.join("model.safetensors");
@@ -327,7 +352,7 @@ impl Encoder {
     ) -> Result<Vec<T>, EmbedError> {
         let encodings = self
             .tokenizer
-            .encode_batch(texts.to_vec(), true)
+            .encode_batch(texts)
             .map_err(|err| EmbedError::Failed(format!("tokenizing failed: {err}")))?;
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());

@@ -125,7 +125,7 @@ impl Embedder for StaticEmbedder {
 
 /// What embedding a query needs: the tokenizer, and where each row of the table is.
 struct QueryRows {
-    tokenizer: Tokenizer,
+    tokenizer: QueryTokens,
     /// Texts are cut to `MAX_TOKENS` of these many characters before tokenizing, as
     /// model2vec does.
     median_token_length: usize,
@@ -136,6 +136,13 @@ struct QueryRows {
     rows: usize,
     dim: usize,
     dtype: Dtype,
+}
+
+/// A query's tokenizer: a WordPiece file through the quick reader of `crate::wordpiece`, any
+/// other through `tokenizers`' own.
+enum QueryTokens {
+    WordPiece(Box<crate::wordpiece::static_model::Tokenizer>),
+    Other(Box<Tokenizer>),
 }
 
 impl QueryRows {
@@ -153,26 +160,38 @@ impl QueryRows {
         }
         let json = std::fs::read_to_string(dir.join("tokenizer.json"))
             .map_err(|err| format!("tokenizer.json: {err}"))?;
-        let (mut tokenizer, median_token_length) = match crate::wordpiece::for_static(&json) {
-            Some(read) => read,
-            None => {
-                let tokenizer =
-                    json.parse::<Tokenizer>().map_err(|err| format!("tokenizer.json: {err}"))?;
-                let median = crate::wordpiece::median_length(tokenizer.get_vocab(false).keys());
-                (tokenizer, median)
-            }
-        };
-        tokenizer.with_truncation(None).map_err(|err| format!("tokenizer.json: {err}"))?;
-        tokenizer.with_padding(None);
-        let unk = match tokenizer.get_model() {
-            ModelWrapper::WordPiece(model) => tokenizer.token_to_id(&model.unk_token),
-            ModelWrapper::WordLevel(model) => tokenizer.token_to_id(&model.unk_token),
-            ModelWrapper::BPE(model) => {
-                model.unk_token.as_deref().and_then(|unk| tokenizer.token_to_id(unk))
-            }
-            // Unigram keeps its unknown token private; only the whole model knows it.
-            ModelWrapper::Unigram(_) => return Ok(None),
-        };
+        let (tokenizer, median_token_length, unk) =
+            match crate::wordpiece::static_model::read(&json) {
+                Some(mut tokenizer) => {
+                    tokenizer
+                        .with_truncation(None)
+                        .map_err(|err| format!("tokenizer.json: {err}"))?;
+                    tokenizer.with_padding(None);
+                    let vocab = &tokenizer.get_model().0;
+                    let (median, unk) = (vocab.median_length(), vocab.unk_id());
+                    (QueryTokens::WordPiece(Box::new(tokenizer)), median, unk)
+                }
+                None => {
+                    let mut tokenizer = json
+                        .parse::<Tokenizer>()
+                        .map_err(|err| format!("tokenizer.json: {err}"))?;
+                    tokenizer
+                        .with_truncation(None)
+                        .map_err(|err| format!("tokenizer.json: {err}"))?;
+                    tokenizer.with_padding(None);
+                    let median = crate::wordpiece::median_length(tokenizer.get_vocab(false).keys());
+                    let unk = match tokenizer.get_model() {
+                        ModelWrapper::WordPiece(model) => tokenizer.token_to_id(&model.unk_token),
+                        ModelWrapper::WordLevel(model) => tokenizer.token_to_id(&model.unk_token),
+                        ModelWrapper::BPE(model) => {
+                            model.unk_token.as_deref().and_then(|unk| tokenizer.token_to_id(unk))
+                        }
+                        // Unigram keeps its unknown token private; only the whole model knows it.
+                        ModelWrapper::Unigram(_) => return Ok(None),
+                    };
+                    (QueryTokens::Other(Box::new(tokenizer)), median, unk)
+                }
+            };
         Ok(Some(QueryRows {
             tokenizer,
             median_token_length,
@@ -191,7 +210,11 @@ impl QueryRows {
             .char_indices()
             .nth(MAX_TOKENS.saturating_mul(self.median_token_length))
             .map_or(text, |(at, _)| &text[..at]);
-        let encoding = self.tokenizer.encode_fast(cut, false).map_err(|err| err.to_string())?;
+        let encoding = match &self.tokenizer {
+            QueryTokens::WordPiece(t) => t.encode_fast(cut, false),
+            QueryTokens::Other(t) => t.encode_fast(cut, false),
+        }
+        .map_err(|err| err.to_string())?;
         let ids = encoding.get_ids();
         let width = self.dim * self.dtype.bitsize() / 8;
         let mut row = vec![0u8; width];

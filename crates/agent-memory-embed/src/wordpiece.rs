@@ -1,12 +1,17 @@
-//! Reading a WordPiece `tokenizer.json` (BERT's, and potion-base-8M's) in a fraction of the
-//! time `tokenizers` takes: its own reader buffers the whole file through untyped values to
-//! find out which model it holds, and took 15–20 ms of a CLI search for 30,000 words. Here the
-//! vocabulary is read straight into the model's map, and only the small parts (normalizer,
-//! pre-tokenizer, post-processor) go through `tokenizers`' own readers, so the tokenizer is
-//! the one `Tokenizer::from_file` builds.
+//! WordPiece tokenizers (BERT's, and potion-base-8M's) that start in a fraction of the time
+//! `tokenizers` takes. Its own reader buffers the whole `tokenizer.json` through untyped values,
+//! then builds a map of 30,000 owned words and the reverse map: 10–15 ms per model, which was
+//! most of a CLI search. Here the vocabulary is read straight into one buffer of words and an
+//! open-addressed table of their positions ([`Vocab`]), and the greedy longest-match of
+//! WordPiece runs over it. Everything else (added tokens, the normalizer, the pre-tokenizer,
+//! the post-processor, truncation) is `tokenizers`' own `TokenizerImpl` with `tokenizers`' own
+//! parts, read from the same file, so an encoding is the one `Tokenizer::from_file` gives.
 //!
-//! A file of any other model gives `None`, and the caller reads it the usual way. Written as a
-//! macro because the static model and candle link two versions of `tokenizers`.
+//! A file of any other model gives `None`, and the caller reads it the usual way. The model
+//! is written as a macro because the static model and candle link two versions of
+//! `tokenizers`.
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
 /// One entry of `added_tokens`.
 #[derive(serde::Deserialize)]
@@ -36,101 +41,481 @@ struct Model {
     unk_token: String,
     continuing_subword_prefix: String,
     max_input_chars_per_word: usize,
-    #[serde(deserialize_with = "vocab")]
-    vocab: ahash::AHashMap<String, u32>,
+    vocab: Words,
 }
 
-/// Reads the vocabulary into a map sized for a BERT vocabulary from the start: grown from
-/// empty, it was rehashed a dozen times on the way to 30,000 words.
-fn vocab<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<ahash::AHashMap<String, u32>, D::Error> {
-    struct Words;
-    impl<'de> serde::de::Visitor<'de> for Words {
-        type Value = ahash::AHashMap<String, u32>;
+/// The words of a vocabulary as the file lists them: one buffer, and each word's place in it
+/// with its id.
+struct Words {
+    text: String,
+    entries: Vec<Entry>,
+}
 
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a map of words to ids")
+#[derive(Clone, Copy)]
+struct Entry {
+    start: u32,
+    end: u32,
+    id: u32,
+}
+
+impl<'de> serde::Deserialize<'de> for Words {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Words, D::Error> {
+        deserializer.deserialize_map(WordsVisitor)
+    }
+}
+
+struct WordsVisitor;
+
+impl<'de> Visitor<'de> for WordsVisitor {
+    type Value = Words;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a map of words to ids")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Words, A::Error> {
+        let hint = map.size_hint().unwrap_or(32_768);
+        let mut words = Words { text: String::with_capacity(hint * 8), entries: Vec::new() };
+        words.entries.reserve(hint);
+        while let Some((start, end)) = map.next_key_seed(Append(&mut words.text))? {
+            let id = map.next_value::<u32>()?;
+            words.entries.push(Entry { start, end, id });
         }
+        Ok(words)
+    }
+}
 
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut words = ahash::AHashMap::with_capacity(map.size_hint().unwrap_or(32_768));
-            while let Some((word, id)) = map.next_entry::<String, u32>()? {
-                words.insert(word, id);
-            }
-            Ok(words)
+/// Reads one word onto the end of the buffer, giving its place: no allocation per word.
+struct Append<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Append<'_> {
+    type Value = (u32, u32);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(u32, u32), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Append<'_> {
+    type Value = (u32, u32);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a word")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, word: &str) -> Result<(u32, u32), E> {
+        let start = self.0.len();
+        self.0.push_str(word);
+        match (u32::try_from(start), u32::try_from(self.0.len())) {
+            (Ok(start), Ok(end)) => Ok((start, end)),
+            _ => Err(E::custom("the vocabulary is larger than 4 GiB")),
         }
     }
-    deserializer.deserialize_map(Words)
 }
 
-/// The median byte length of `words` (1 for none), which model2vec cuts long texts by.
+/// A WordPiece vocabulary and its settings: what `tokenizers`' WordPiece model holds, without
+/// a map of owned words each way.
+pub(crate) struct Vocab {
+    words: Words,
+    /// Open addressing: each slot is 0 (empty) or 1 + an index into `words.entries`.
+    slots: Vec<u32>,
+    hasher: ahash::RandomState,
+    /// Distinct words: the size `tokenizers` reports.
+    distinct: usize,
+    unk_token: String,
+    prefix: String,
+    max_input_chars_per_word: usize,
+}
+
+/// One piece of a word: its id, its text (with the continuation prefix when it continues a
+/// word) and its byte offsets in the word.
+pub(crate) struct Piece {
+    id: u32,
+    text: String,
+    offsets: (usize, usize),
+}
+
+/// What a word fails with when the vocabulary lacks its unknown token.
+#[derive(Debug, thiserror::Error)]
+#[error("the vocabulary has no unknown token {0:?}")]
+pub(crate) struct MissingUnk(String);
+
+impl Vocab {
+    fn new(model: Model) -> Vocab {
+        let Model { unk_token, continuing_subword_prefix, max_input_chars_per_word, .. } = model;
+        let count = model.vocab.entries.len();
+        let mut vocab = Vocab {
+            words: model.vocab,
+            // At most half full, so a probe ends after a slot or two.
+            slots: vec![0; (count * 2).next_power_of_two().max(16)],
+            hasher: ahash::RandomState::with_seeds(0x5eed, 0xa11ce, 0xb0b, 0xc0de),
+            distinct: 0,
+            unk_token,
+            prefix: continuing_subword_prefix,
+            max_input_chars_per_word,
+        };
+        for index in 0..count {
+            let word = vocab.word(index);
+            match vocab.find(word) {
+                // A word listed twice keeps its last id, as a map read from the file does.
+                Ok(slot) => vocab.slots[slot] = index as u32 + 1,
+                Err(slot) => {
+                    vocab.slots[slot] = index as u32 + 1;
+                    vocab.distinct += 1;
+                }
+            }
+        }
+        vocab
+    }
+
+    fn word(&self, index: usize) -> &str {
+        let entry = self.words.entries[index];
+        &self.words.text[entry.start as usize..entry.end as usize]
+    }
+
+    /// `Ok(slot)` of `word`, or `Err(slot)` of the empty slot it would take.
+    fn find(&self, word: &str) -> Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut slot = self.hasher.hash_one(word) as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return Err(slot),
+                index if self.word(index as usize - 1) == word => return Ok(slot),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    pub(crate) fn id(&self, word: &str) -> Option<u32> {
+        let slot = self.find(word).ok()?;
+        Some(self.words.entries[self.slots[slot] as usize - 1].id)
+    }
+
+    fn token(&self, id: u32) -> Option<String> {
+        let index = self.words.entries.iter().rposition(|entry| entry.id == id)?;
+        // Only the last entry of a word listed twice is the word's.
+        (self.id(self.word(index)) == Some(id)).then(|| self.word(index).to_owned())
+    }
+
+    fn map(&self) -> std::collections::HashMap<String, u32> {
+        (0..self.words.entries.len())
+            .filter_map(|index| Some((self.word(index).to_owned(), self.id(self.word(index))?)))
+            .collect()
+    }
+
+    fn len(&self) -> usize {
+        self.distinct
+    }
+
+    /// The median byte length of the words (1 for none), which model2vec cuts long texts by.
+    pub(crate) fn median_length(&self) -> usize {
+        let mut lengths: Vec<usize> =
+            self.words.entries.iter().map(|e| (e.end - e.start) as usize).collect();
+        lengths.sort_unstable();
+        lengths.get(lengths.len() / 2).copied().unwrap_or(1)
+    }
+
+    /// The id of the unknown token, when the vocabulary has it.
+    pub(crate) fn unk_id(&self) -> Option<u32> {
+        self.id(&self.unk_token)
+    }
+
+    /// The pieces of one pre-tokenized word, as `tokenizers`' WordPiece cuts it: the longest
+    /// known prefix, then the longest known continuation, and so on; the unknown token for a
+    /// word that cannot be cut so or is longer than the limit.
+    pub(crate) fn pieces(&self, word: &str) -> Result<Vec<Piece>, MissingUnk> {
+        let unknown = || {
+            let id = self.unk_id().ok_or_else(|| MissingUnk(self.unk_token.clone()))?;
+            Ok(vec![Piece { id, text: self.unk_token.clone(), offsets: (0, word.len()) }])
+        };
+        if word.chars().count() > self.max_input_chars_per_word {
+            return unknown();
+        }
+        let mut pieces = Vec::new();
+        let mut candidate = String::with_capacity(self.prefix.len() + word.len());
+        let mut start = 0;
+        while start < word.len() {
+            let mut end = word.len();
+            let mut found = None;
+            while start < end {
+                candidate.clear();
+                if start > 0 {
+                    candidate.push_str(&self.prefix);
+                }
+                candidate.push_str(&word[start..end]);
+                if let Some(id) = self.id(&candidate) {
+                    found = Some(id);
+                    break;
+                }
+                end -= candidate.chars().next_back().map_or(1, char::len_utf8);
+            }
+            let Some(id) = found else { return unknown() };
+            pieces.push(Piece { id, text: candidate.clone(), offsets: (start, end) });
+            start = end;
+        }
+        Ok(pieces)
+    }
+}
+
+macro_rules! wordpiece_tokenizer {
+    // `$add` hands the added tokens to the tokenizer: the two versions take them differently.
+    ($module:ident, $tk:ident, $add:expr) => {
+        /// The WordPiece tokenizer over a [`Vocab`](super::Vocab), for one version of
+        /// `tokenizers`.
+        pub(crate) mod $module {
+            use std::collections::HashMap;
+            use std::path::{Path, PathBuf};
+
+            use super::Vocab;
+
+            /// `tokenizers`' model trait over the vocabulary.
+            pub(crate) struct Model(pub(crate) Vocab);
+
+            /// A vocabulary read from a file is never trained; `tokenizers` asks every model
+            /// for a trainer type.
+            pub(crate) struct Untrainable;
+
+            pub(crate) type Tokenizer = $tk::TokenizerImpl<
+                Model,
+                $tk::NormalizerWrapper,
+                $tk::PreTokenizerWrapper,
+                $tk::PostProcessorWrapper,
+                $tk::DecoderWrapper,
+            >;
+
+            impl $tk::Model for Model {
+                type Trainer = Untrainable;
+
+                fn tokenize(&self, sequence: &str) -> $tk::Result<Vec<$tk::Token>> {
+                    Ok(self
+                        .0
+                        .pieces(sequence)?
+                        .into_iter()
+                        .map(|piece| $tk::Token::new(piece.id, piece.text, piece.offsets))
+                        .collect())
+                }
+
+                fn token_to_id(&self, token: &str) -> Option<u32> {
+                    self.0.id(token)
+                }
+
+                fn id_to_token(&self, id: u32) -> Option<String> {
+                    self.0.token(id)
+                }
+
+                fn get_vocab(&self) -> HashMap<String, u32> {
+                    self.0.map()
+                }
+
+                fn get_vocab_size(&self) -> usize {
+                    self.0.len()
+                }
+
+                fn save(&self, _: &Path, _: Option<&str>) -> $tk::Result<Vec<PathBuf>> {
+                    Err("a vocabulary read for tokenizing is not saved".into())
+                }
+
+                fn get_trainer(&self) -> Untrainable {
+                    Untrainable
+                }
+            }
+
+            impl $tk::Trainer for Untrainable {
+                type Model = Model;
+
+                fn should_show_progress(&self) -> bool {
+                    false
+                }
+
+                fn train(&self, _: &mut Model) -> $tk::Result<Vec<$tk::AddedToken>> {
+                    Err("a vocabulary read for tokenizing is not trained".into())
+                }
+
+                fn feed<I, S, F>(&mut self, _: I, _: F) -> $tk::Result<()>
+                where
+                    I: Iterator<Item = S> + Send,
+                    S: AsRef<str> + Send,
+                    F: Fn(&str) -> $tk::Result<Vec<String>> + Sync,
+                {
+                    Err("a vocabulary read for tokenizing is not trained".into())
+                }
+            }
+
+            /// The tokenizer in `json` when it is a WordPiece one, built as
+            /// `Tokenizer::from_file` builds it; `None` otherwise.
+            pub(crate) fn read(json: &str) -> Option<Tokenizer> {
+                #[derive(serde::Deserialize)]
+                struct File {
+                    normalizer: Option<$tk::NormalizerWrapper>,
+                    pre_tokenizer: Option<$tk::PreTokenizerWrapper>,
+                    post_processor: Option<$tk::PostProcessorWrapper>,
+                    #[serde(default)]
+                    added_tokens: Vec<super::Added>,
+                    model: super::Model,
+                }
+                let file: File = serde_json::from_str(json).ok()?;
+                if file.model.kind != "WordPiece" {
+                    return None;
+                }
+                let mut tokenizer = Tokenizer::new(Model(Vocab::new(file.model)));
+                // Newer versions return a Result for re-normalizing the added tokens; there
+                // are none yet, so there is nothing to fail.
+                let _ = tokenizer.with_normalizer(file.normalizer);
+                tokenizer.with_pre_tokenizer(file.pre_tokenizer);
+                tokenizer.with_post_processor(file.post_processor);
+                let added: Vec<$tk::AddedToken> = file
+                    .added_tokens
+                    .into_iter()
+                    .map(|t| {
+                        $tk::AddedToken::from(t.content, t.special)
+                            .single_word(t.single_word)
+                            .lstrip(t.lstrip)
+                            .rstrip(t.rstrip)
+                            .normalized(t.normalized)
+                    })
+                    .collect();
+                let add: fn(&mut Tokenizer, Vec<$tk::AddedToken>) -> bool = $add;
+                add(&mut tokenizer, added).then_some(tokenizer)
+            }
+        }
+    };
+}
+
+#[cfg(feature = "bert")]
+wordpiece_tokenizer!(bert, tokenizers, |tokenizer, added| tokenizer.add_tokens(added).is_ok());
+#[cfg(feature = "static")]
+wordpiece_tokenizer!(static_model, model2vec_tokenizers, |tokenizer, added| {
+    tokenizer.add_tokens(&added);
+    true
+});
+
+/// The median byte length of `words` (1 for none), as [`Vocab::median_length`] for a
+/// tokenizer read the usual way.
 pub(crate) fn median_length<'a>(words: impl Iterator<Item = &'a String>) -> usize {
     let mut lengths: Vec<usize> = words.map(String::len).collect();
     lengths.sort_unstable();
     lengths.get(lengths.len() / 2).copied().unwrap_or(1)
 }
 
-macro_rules! wordpiece_reader {
-    // `$add` hands the added tokens to the tokenizer: the two versions take them differently.
-    ($name:ident, $tk:ident, $add:expr) => {
-        /// The tokenizer in `json` when it is a WordPiece one, built as `Tokenizer::from_file`
-        /// builds it, with the median byte length of its vocabulary's words; `None` otherwise.
-        pub(crate) fn $name(json: &str) -> Option<($tk::Tokenizer, usize)> {
-            #[derive(serde::Deserialize)]
-            struct File {
-                normalizer: Option<$tk::normalizers::NormalizerWrapper>,
-                pre_tokenizer: Option<$tk::pre_tokenizers::PreTokenizerWrapper>,
-                post_processor: Option<$tk::processors::PostProcessorWrapper>,
-                #[serde(default)]
-                added_tokens: Vec<Added>,
-                model: Model,
+/// How the quick readers' encodings of `texts` differ from those of `tokenizers`' own readers
+/// of `json`, one line per difference (none when they agree); `None` when `json` is not a
+/// WordPiece file. Each text is encoded with and without special tokens, whole and cut at 16
+/// tokens.
+pub(crate) fn differences(json: &str, texts: &[&str]) -> Option<Vec<String>> {
+    let mut found = Vec::new();
+    macro_rules! compare {
+        ($read:path, $tk:ident, $label:literal) => {{
+            let mut fast = $read(json)?;
+            let mut slow: $tk::Tokenizer = json.parse().ok()?;
+            for cut in [None, Some(16)] {
+                let cut = cut.map(|max_length| $tk::TruncationParams {
+                    max_length,
+                    ..Default::default()
+                });
+                if fast.with_truncation(cut.clone()).is_err()
+                    || slow.with_truncation(cut.clone()).is_err()
+                {
+                    found.push(format!("{}: truncation refused", $label));
+                    continue;
+                }
+                fast.with_padding(None);
+                slow.with_padding(None);
+                for text in texts {
+                    for special in [false, true] {
+                        let (a, b) = (fast.encode(*text, special), slow.encode(*text, special));
+                        let same = match (&a, &b) {
+                            (Ok(a), Ok(b)) => {
+                                a.get_ids() == b.get_ids()
+                                    && a.get_tokens() == b.get_tokens()
+                                    && a.get_offsets() == b.get_offsets()
+                                    && a.get_type_ids() == b.get_type_ids()
+                                    && a.get_attention_mask() == b.get_attention_mask()
+                                    && a.get_special_tokens_mask() == b.get_special_tokens_mask()
+                            }
+                            (Err(_), Err(_)) => true,
+                            _ => false,
+                        };
+                        if !same {
+                            found.push(format!(
+                                "{}, special tokens {special}, cut {:?}: {text:?}: {:?} against {:?}",
+                                $label,
+                                cut.as_ref().map(|c| c.max_length),
+                                a.map(|e| e.get_ids().to_vec()),
+                                b.map(|e| e.get_ids().to_vec()),
+                            ));
+                        }
+                    }
+                }
             }
-            let file: File = serde_json::from_str(json).ok()?;
-            if file.model.kind != "WordPiece" {
-                return None;
+            let vocab = &fast.get_model().0;
+            if vocab.len() != slow.get_vocab_size(false) {
+                found.push(format!(
+                    "{}: {} words against {}",
+                    $label,
+                    vocab.len(),
+                    slow.get_vocab_size(false)
+                ));
             }
-            let median = median_length(file.model.vocab.keys());
-            let model = $tk::models::wordpiece::WordPiece::builder()
-                .vocab(file.model.vocab)
-                .unk_token(file.model.unk_token)
-                .continuing_subword_prefix(file.model.continuing_subword_prefix)
-                .max_input_chars_per_word(file.model.max_input_chars_per_word)
-                .build()
-                .ok()?;
-            let mut tokenizer = $tk::Tokenizer::new(model);
-            // Newer versions return a Result for re-normalizing the added tokens; there are
-            // none yet, so there is nothing to fail.
-            let _ = tokenizer.with_normalizer(file.normalizer);
-            tokenizer.with_pre_tokenizer(file.pre_tokenizer);
-            tokenizer.with_post_processor(file.post_processor);
-            let added: Vec<$tk::AddedToken> = file
-                .added_tokens
-                .into_iter()
-                .map(|t| {
-                    $tk::AddedToken::from(t.content, t.special)
-                        .single_word(t.single_word)
-                        .lstrip(t.lstrip)
-                        .rstrip(t.rstrip)
-                        .normalized(t.normalized)
-                })
-                .collect();
-            let add: fn(&mut $tk::Tokenizer, Vec<$tk::AddedToken>) -> bool = $add;
-            add(&mut tokenizer, added).then_some((tokenizer, median))
-        }
-    };
+            if vocab.median_length() != median_length(slow.get_vocab(false).keys()) {
+                found.push(format!("{}: another median word length", $label));
+            }
+        }};
+    }
+    #[cfg(feature = "bert")]
+    compare!(bert::read, tokenizers, "tokenizers 0.23");
+    #[cfg(feature = "static")]
+    compare!(static_model::read, model2vec_tokenizers, "tokenizers 0.21");
+    Some(found)
 }
 
-#[cfg(feature = "bert")]
-wordpiece_reader!(for_bert, tokenizers, |tokenizer, added| tokenizer.add_tokens(added).is_ok());
-#[cfg(feature = "static")]
-wordpiece_reader!(for_static, model2vec_tokenizers, |tokenizer, added| {
-    tokenizer.add_tokens(&added);
-    true
-});
+/// Texts a tokenizer can stumble on: every script and mark the readers treat specially, words
+/// past the length limit, added tokens inside text, and a few hundred generated strings drawn
+/// from the same characters.
+pub(crate) fn awkward_texts() -> Vec<String> {
+    let mut texts: Vec<String> = [
+        "The payment callback fails signature verification!",
+        "Café NAÏVE Résumé façade Ångström ÉCOLE",
+        "支付回调签名校验失败 とうきょう 東京 서울 한국어",
+        "fn main() { println!(\"{x:?}\"); } // src/lib.rs:42 -> Result<(), E>",
+        "\u{0}\u{7f} control\tand\r\nlines \u{fffd} \u{200b}zero\u{200d}width \u{feff}",
+        "🦀🦀 🥲 🫠 👩‍👩‍👧 emoji ✓ ∑ ≠ ∞",
+        "",
+        "   ",
+        "paymentpaymentpaymentpaymentpaymentpaymentpaymentpaymentpaymentpaymentpaymentpayment\
+         paymentpaymentpaymentpayment",
+        "[CLS] [SEP] [MASK][PAD]x[UNK] [cls] [ MASK ]",
+        "e\u{301}cole a\u{308} n\u{303} combining marks",
+        "ＦＵＬＬＷＩＤＴＨ ｔｅｘｔ １２３ ｶﾀｶﾅ",
+        "العربية עברית हिन्दी ไทย Ελληνικά Кириллица",
+        "snake_case camelCase kebab-case SCREAMING_CASE dot.separated path/to/file.rs",
+        "0x1F600 3.14159 1e-10 -42 +7 1,000,000 12:30:45 2026-12-05",
+        "don't won't it's O'Reilly \"quoted\" «guillemets» „low“",
+        // At the limit of 100 characters a word, and past it.
+        "x".repeat(100).as_str(),
+        "x".repeat(101).as_str(),
+        format!("fail{}", "s".repeat(96)).as_str(),
+        format!("fail{}", "s".repeat(97)).as_str(),
+        "ab".repeat(60).as_str(),
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    let pool: Vec<char> = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:!?'\"-_/\\()[]{}<>#@$%^&*+=~`|\t\n\r\u{0}\u{7f}\u{85}\u{a0}\u{ad}éÉñüßøåçÀÖ\u{301}\u{308}支付回调東京서울한とアカ🦀🥲👍\u{200b}\u{200d}\u{fe0f}\u{2028}\u{3000}ＡＢ１ـعبر"
+        .chars()
+        .collect();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..400 {
+        let len = (next() % 40) as usize;
+        texts.push((0..len).map(|_| pool[(next() % pool.len() as u64) as usize]).collect());
+    }
+    texts
+}
 
 #[cfg(test)]
 mod tests {
@@ -187,7 +572,7 @@ mod tests {
     #[test]
     fn the_bert_reader_tokenizes_as_the_crates_own_reader_does() {
         let json = bert_json();
-        let (fast, _) = super::for_bert(&json).expect("a WordPiece file");
+        let fast = super::bert::read(&json).expect("a WordPiece file");
         let slow: tokenizers::Tokenizer = json.parse().expect("parses");
         for text in TEXTS {
             for special in [false, true] {
@@ -205,15 +590,43 @@ mod tests {
     #[test]
     fn the_static_reader_tokenizes_as_the_crates_own_reader_does() {
         let json = bert_json();
-        let (fast, median) = super::for_static(&json).expect("a WordPiece file");
+        let fast = super::static_model::read(&json).expect("a WordPiece file");
         let slow: model2vec_tokenizers::Tokenizer = json.parse().expect("parses");
-        assert_eq!(median, super::median_length(slow.get_vocab(false).keys()));
+        assert_eq!(
+            fast.get_model().0.median_length(),
+            super::median_length(slow.get_vocab(false).keys())
+        );
         for text in TEXTS {
             let (a, b) = (
                 fast.encode(text, false).expect("encodes"),
                 slow.encode(text, false).expect("encodes"),
             );
             assert_eq!(a.get_ids(), b.get_ids(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn both_readers_agree_with_the_crates_own_on_awkward_text() {
+        let texts = super::awkward_texts();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let found = super::differences(&bert_json(), &texts).expect("a WordPiece file");
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn a_word_listed_twice_keeps_its_last_id_and_a_missing_unknown_token_fails_alike() {
+        // "fail" twice; no "[UNK]", so a word that cannot be cut fails to tokenize.
+        let json = bert_json()
+            .replace("\"[UNK]\":1,", "")
+            .replace("\"fail\":10,", "\"fail\":10,\"fail\":12,");
+        assert!(json.contains("\"fail\":12"), "the fixture changed shape");
+        let found = super::differences(&json, &["fail", "fails zzz", "pay"]).expect("WordPiece");
+        assert!(found.is_empty(), "{found:#?}");
+        #[cfg(feature = "bert")]
+        {
+            let fast = super::bert::read(&json).expect("a WordPiece file");
+            assert_eq!(fast.token_to_id("fail"), Some(12));
+            assert!(fast.encode("zzz", false).is_err());
         }
     }
 
@@ -225,10 +638,11 @@ mod tests {
         );
         assert!(json.contains("WordLevel"));
         #[cfg(feature = "bert")]
-        assert!(super::for_bert(&json).is_none());
+        assert!(super::bert::read(&json).is_none());
         #[cfg(feature = "static")]
-        assert!(super::for_static(&json).is_none());
+        assert!(super::static_model::read(&json).is_none());
         #[cfg(feature = "bert")]
-        assert!(super::for_bert("not json").is_none());
+        assert!(super::bert::read("not json").is_none());
+        assert!(super::differences(&json, &["x"]).is_none());
     }
 }
