@@ -133,30 +133,31 @@ pub fn sparse_from_blob(blob: &[u8]) -> SparseVector {
 
 const SPARSE_SCALE: f32 = 4096.0;
 
-/// The vector of a search's `text` and the store's vectors of `embedder`'s model to compare it
-/// with; `None`, with a warning, when nothing is embedded with that model yet or embedding
-/// fails, so that search keeps to full text rather than fail.
-pub fn query_vector(
-    store: &Store,
-    embedder: &dyn Embedder,
-    text: &str,
-) -> Option<(Arc<VectorIndex>, Vec<f32>)> {
-    let index = match store.shared_vector_index(embedder.model(), embedder.dimensions()) {
-        Ok(index) if !index.is_empty() => index,
+/// The store's vectors of `embedder`'s model, to compare a search's query vector with; `None`,
+/// with a warning, when nothing is embedded with that model yet or they cannot be read, so
+/// that search keeps to full text rather than fail.
+pub fn stored_vectors(store: &Store, embedder: &dyn Embedder) -> Option<Arc<VectorIndex>> {
+    match store.shared_vector_index(embedder.model(), embedder.dimensions()) {
+        Ok(index) if !index.is_empty() => Some(index),
         Ok(_) => {
             tracing::warn!(
                 "nothing is embedded with {} yet; run `agent-memory reindex`",
                 embedder.model()
             );
-            return None;
+            None
         }
         Err(err) => {
             tracing::warn!(%err, "cannot read the stored vectors");
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// The vector of a search's `text`; `None`, with a warning, when embedding fails. Needs no
+/// store, so that it can run beside the store's own work.
+pub fn query_vector(embedder: &dyn Embedder, text: &str) -> Option<Vec<f32>> {
     match embedder.embed_queries(&[text]) {
-        Ok(mut vectors) => vectors.pop().map(|v| (index, v)),
+        Ok(mut vectors) => vectors.pop(),
         Err(err) => {
             tracing::warn!("searching by full text only: {err}");
             None
@@ -164,20 +165,26 @@ pub fn query_vector(
     }
 }
 
-/// The sparse vector of a search's `text`, when something is stored with `encoder`'s model;
-/// `None`, with a warning when encoding fails, so that search goes on without it.
-pub fn sparse_query(store: &Store, encoder: &dyn SparseEncoder, text: &str) -> Option<SparseQuery> {
+/// Whether anything is stored with `encoder`'s model, so that a search's sparse query has
+/// something to match.
+pub fn sparse_stored(store: &Store, encoder: &dyn SparseEncoder) -> bool {
     match store.has_vectors(encoder.model()) {
-        Ok(true) => {}
-        Ok(false) => {
-            tracing::debug!("nothing is encoded with {} yet", encoder.model());
-            return None;
+        Ok(stored) => {
+            if !stored {
+                tracing::debug!("nothing is encoded with {} yet", encoder.model());
+            }
+            stored
         }
         Err(err) => {
             tracing::warn!(%err, "cannot read the stored sparse vectors");
-            return None;
+            false
         }
     }
+}
+
+/// The sparse vector of a search's `text`; `None`, with a warning, when encoding fails, so
+/// that search goes on without it. Needs no store, as [`query_vector`].
+pub fn sparse_query(encoder: &dyn SparseEncoder, text: &str) -> Option<SparseQuery> {
     match encoder.read_query(text) {
         Ok(weights) => {
             Some(SparseQuery { model: encoder.model().to_owned(), weights: weights.into() })

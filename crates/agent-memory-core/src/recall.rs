@@ -216,28 +216,59 @@ pub struct Reader<'a> {
     pub settings: &'a Settings,
 }
 
+/// What a model's thread gave; `None`, with a warning, when it panicked, so that search goes
+/// on without that channel.
+fn joined<T>(job: std::thread::ScopedJoinHandle<'_, Option<T>>) -> Option<T> {
+    job.join().unwrap_or_else(|_| {
+        tracing::warn!("a model failed while reading the query; searching without it");
+        None
+    })
+}
+
 impl Reader<'_> {
     /// Checks `request` and runs it: full text, and vectors when a model is loaded. The query
     /// it ran is returned with the results; the caller counts the hits ([`Reader::record_hits`])
     /// once it has handed them out.
+    ///
+    /// The models' work (loading on first use, then encoding the query, and the scan of the
+    /// stored vectors) needs no store, so it runs on threads of its own while this one runs
+    /// the full-text channels: a one-shot search pays the longest of them, not their sum.
     pub fn search(
         &self,
         request: SearchRequest,
     ) -> Result<(SearchQuery, SearchResults), RecallError> {
         let mut query = self.check(request)?;
-        query.sparse = self
-            .settings
-            .sparse
-            .as_deref()
-            .and_then(|encoder| crate::embed::sparse_query(self.store, encoder, &query.text));
-        let semantic = self
-            .settings
-            .embedder
-            .as_deref()
-            .and_then(|embedder| crate::embed::query_vector(self.store, embedder, &query.text));
-        let vector = semantic.as_ref().map(|(index, vector)| VectorQuery { index, vector });
-        let results = self.store.search_hybrid(&query, vector)?;
-        Ok((query, results))
+        let store = self.store;
+        let encoder =
+            self.settings.sparse.as_deref().filter(|e| crate::embed::sparse_stored(store, *e));
+        let dense = self.settings.embedder.as_deref().and_then(|embedder| {
+            crate::embed::stored_vectors(store, embedder).map(|index| (embedder, index))
+        });
+        let sparse_coming = encoder.is_some();
+        let (results, sparse) = std::thread::scope(|scope| {
+            let (text, asked) = (query.text.as_str(), &query);
+            let sparse_job = encoder
+                .map(|encoder| scope.spawn(move || crate::embed::sparse_query(encoder, text)));
+            let nearest_job = dense.as_ref().map(|(embedder, index)| {
+                scope.spawn(move || {
+                    let vector = crate::embed::query_vector(*embedder, text)?;
+                    Some(VectorQuery { index, vector: &vector }.nearest(asked, sparse_coming))
+                })
+            });
+            let mut sparse = None;
+            let results = store.search_meanwhile(
+                asked,
+                sparse_coming,
+                || nearest_job.and_then(joined),
+                || {
+                    sparse = sparse_job.and_then(joined);
+                    sparse.clone()
+                },
+            );
+            (results, sparse)
+        });
+        query.sparse = sparse;
+        Ok((query, results?))
     }
 
     /// Counts search hits for ranking. A failure costs only the count, so it is logged, not

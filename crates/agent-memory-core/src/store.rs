@@ -1344,6 +1344,128 @@ mod tests {
         assert_eq!(store.search_hybrid(&q, Some(vector)).expect("hybrid").hits.len(), 1);
     }
 
+    /// A model for [`a_search_with_models_on_threads_answers_as_the_search_given_their_output`]:
+    /// a fixed query vector, or a failure, or a panic.
+    struct Model {
+        name: &'static str,
+        vector: Option<Vec<f32>>,
+        sparse: Option<crate::embed::SparseVector>,
+        panics: bool,
+    }
+
+    impl Model {
+        fn answer<T: Clone>(&self, value: &Option<T>) -> Result<T, crate::embed::EmbedError> {
+            assert!(!self.panics, "the model broke");
+            value.clone().ok_or_else(|| crate::embed::EmbedError::Failed("no answer".into()))
+        }
+    }
+
+    impl crate::embed::Embedder for Model {
+        fn model(&self) -> &str {
+            self.name
+        }
+        fn dimensions(&self) -> usize {
+            3
+        }
+        fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
+            Ok(vec![self.answer(&self.vector)?])
+        }
+    }
+
+    impl crate::embed::SparseEncoder for Model {
+        fn model(&self) -> &str {
+            self.name
+        }
+        fn encode(
+            &self,
+            _: &[&str],
+        ) -> Result<Vec<crate::embed::SparseVector>, crate::embed::EmbedError> {
+            Ok(vec![self.answer(&self.sparse)?])
+        }
+        fn encode_queries(
+            &self,
+            texts: &[&str],
+        ) -> Result<Vec<crate::embed::SparseVector>, crate::embed::EmbedError> {
+            self.encode(texts)
+        }
+    }
+
+    #[test]
+    fn a_search_with_models_on_threads_answers_as_the_search_given_their_output() {
+        const DAY: i64 = 86_400_000;
+        let mut store = observed(&[
+            ("bugfix", "payment callback signature check fixed", 10 * DAY),
+            ("change", "webhook verification rewritten", 10 * DAY),
+            ("discovery", "sourdough needs a long rise", 10 * DAY),
+            ("bugfix", "payment retries back off", 10 * DAY),
+        ]);
+        let ids = observation_ids(&store);
+        let vectors: Vec<_> = [[1.0, 0.2, 0.0], [0.9, 0.35, 0.0], [0.0, 0.1, 1.0], [0.7, 0.0, 0.3]]
+            .iter()
+            .zip(&ids)
+            .map(|(v, &id)| ("observation", id, unit(v)))
+            .collect();
+        store.save_vectors("dense", &vectors).expect("vectors");
+        let sparse: Vec<_> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| {
+                ("observation", id, vec![(1, 0.5 + i as f32), (7, 2.0 - i as f32 / 2.0)])
+            })
+            .collect();
+        store.save_sparse("sparse", &sparse).expect("sparse");
+        let query_vector = unit(&[1.0, 0.25, 0.0]);
+        let query_sparse: crate::embed::SparseVector = vec![(1, 1.0), (7, 0.3)];
+        let model = |name, works: bool, panics: bool| Model {
+            name,
+            vector: works.then(|| query_vector.clone()),
+            sparse: works.then(|| query_sparse.clone()),
+            panics,
+        };
+        let ranking = search::Ranking { now_ms: Some(10 * DAY), ..search::Ranking::default() };
+        let settings = |dense: Model, sparse: Model| crate::recall::Settings {
+            search: crate::config::SearchConfig::default(),
+            ranking: ranking.clone(),
+            embedder: Some(Box::new(dense)),
+            sparse: Some(Box::new(sparse)),
+            mode_types: Vec::new(),
+        };
+        let request = || crate::recall::SearchRequest {
+            query: "payment signature".into(),
+            ..Default::default()
+        };
+        let ranked = |results: &search::SearchResults| -> Vec<(i64, String)> {
+            results.hits.iter().map(|h| (h.id, format!("{:.9} {:?}", h.score, h.parts))).collect()
+        };
+        let index = store.vector_index("dense", 3).expect("index");
+
+        // Both models answer: the same as the search handed their answers up front.
+        let both = settings(model("dense", true, false), model("sparse", true, false));
+        let (asked, found) = both.reader(&store).search(request()).expect("search");
+        assert!(asked.sparse.is_some() && found.semantic);
+        assert!(found.hits.iter().any(|h| h.parts.sparse.is_some()), "{found:?}");
+        let vector = search::VectorQuery { index: &index, vector: &query_vector };
+        let expected = store.search_hybrid(&asked, Some(vector)).expect("hybrid");
+        assert_eq!(ranked(&found), ranked(&expected));
+
+        // The sparse model fails, or panics: the answer of a search without it.
+        let without_sparse = SearchQuery { sparse: None, ..asked.clone() };
+        let expected = store.search_hybrid(&without_sparse, Some(vector)).expect("hybrid");
+        for broken in [model("sparse", false, false), model("sparse", true, true)] {
+            let settings = settings(model("dense", true, false), broken);
+            let (asked, found) = settings.reader(&store).search(request()).expect("search");
+            assert!(asked.sparse.is_none() && found.semantic);
+            assert_eq!(ranked(&found), ranked(&expected));
+        }
+
+        // The embedder panics: full text and the sparse model alone.
+        let settings = settings(model("dense", true, true), model("sparse", true, false));
+        let (asked, found) = settings.reader(&store).search(request()).expect("search");
+        assert!(!found.semantic);
+        let expected = store.search_hybrid(&asked, None).expect("hybrid");
+        assert_eq!(ranked(&found), ranked(&expected));
+    }
+
     #[test]
     fn a_process_keeps_the_vectors_it_read_and_adds_what_was_embedded_since() {
         use std::sync::Arc;

@@ -157,6 +157,52 @@ pub struct VectorQuery<'a> {
     pub vector: &'a [f32],
 }
 
+impl VectorQuery<'_> {
+    /// The stored rows nearest the query vector, as many as a search of `query` reads:
+    /// widened as for a sparse query when `sparse_coming`. Reads no store, so that it can run
+    /// beside a search's full-text channels ([`Store::search_meanwhile`]).
+    pub fn nearest(&self, query: &SearchQuery, sparse_coming: bool) -> Nearest {
+        let query = widened(query, sparse_coming);
+        Nearest { rows: self.index.top(self.vector, vector_cut(&query)) }
+    }
+}
+
+/// The stored rows nearest a query vector, best first: the kind of item, its id, and its
+/// similarity.
+#[derive(Debug, Clone, Default)]
+pub struct Nearest {
+    rows: Vec<(&'static str, i64, f32)>,
+}
+
+/// `query` with the wider candidate pool a sparse query orders, when one is coming and takes
+/// part.
+fn widened(query: &SearchQuery, sparse_coming: bool) -> std::borrow::Cow<'_, SearchQuery> {
+    let r = &query.ranking;
+    if sparse_coming && r.sparse_share > 0.0 && r.sparse_candidates > r.candidates {
+        let ranking = Ranking { candidates: r.sparse_candidates, ..r.clone() };
+        std::borrow::Cow::Owned(SearchQuery { ranking, ..query.clone() })
+    } else {
+        std::borrow::Cow::Borrowed(query)
+    }
+}
+
+/// The candidates each channel brings for `query`.
+fn channel_candidates(query: &SearchQuery) -> usize {
+    query.ranking.candidates.max(query.limit).max(1)
+}
+
+/// How many of the nearest rows the vector channel reads: its candidates, or eight times as
+/// many when filters, which run after the scan, may drop some.
+fn vector_cut(query: &SearchQuery) -> usize {
+    let filtered = query.agent.is_some()
+        || query.project.is_some()
+        || query.since_ms.is_some()
+        || query.until_ms.is_some()
+        || !query.types.is_empty();
+    let candidates = channel_candidates(query);
+    if filtered { candidates * 8 } else { candidates }
+}
+
 /// Every term of a hit's score.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Parts {
@@ -423,23 +469,63 @@ impl Store {
         query: &SearchQuery,
         vector: Option<VectorQuery<'_>>,
     ) -> Result<SearchResults> {
-        let widened;
-        let r = &query.ranking;
-        let query =
-            if query.sparse.is_some() && r.sparse_share > 0.0 && r.sparse_candidates > r.candidates
-            {
-                let ranking = Ranking { candidates: r.sparse_candidates, ..r.clone() };
-                widened = SearchQuery { ranking, ..query.clone() };
-                &widened
-            } else {
-                query
-            };
+        let sparse_coming = query.sparse.is_some();
+        let nearest =
+            vector.filter(|v| !v.index.is_empty()).map(|v| v.nearest(query, sparse_coming));
+        self.search_meanwhile(query, sparse_coming, || nearest, || query.sparse.clone())
+    }
+
+    /// [`Store::search_hybrid`] for a caller whose query vector and sparse query may still be
+    /// at work on other threads while the full-text channels run: `nearest` is called once
+    /// the vector channel is needed (its rows taken as for `sparse_coming`), `sparse` once the
+    /// candidates are ordered again, which is after the context has been read. `sparse_coming`
+    /// says whether a sparse query is expected, which widens the channels from the start; when
+    /// it then does not come (its model failed), the search runs again as one without it, so
+    /// the answer is the one a search without it gives.
+    pub fn search_meanwhile(
+        &self,
+        query: &SearchQuery,
+        sparse_coming: bool,
+        nearest: impl FnOnce() -> Option<Nearest>,
+        sparse: impl FnOnce() -> Option<SparseQuery>,
+    ) -> Result<SearchResults> {
+        let mut nearest = Some(nearest);
+        let mut found_nearest = None;
+        let mut take_nearest = || {
+            if let Some(call) = nearest.take() {
+                found_nearest = call();
+            }
+            found_nearest.clone()
+        };
+        let first = self.search_with(query, sparse_coming, &mut take_nearest, sparse)?;
+        match first {
+            Ok(results) => Ok(results),
+            Err(()) => {
+                tracing::debug!("the sparse query did not come; searching again without it");
+                let query = SearchQuery { sparse: None, ..query.clone() };
+                let results = self.search_with(&query, false, &mut take_nearest, || None)?;
+                Ok(results.unwrap_or_default())
+            }
+        }
+    }
+
+    /// One pass of [`Store::search_meanwhile`]; `Err(())` inside when the sparse query it
+    /// widened for did not come.
+    fn search_with(
+        &self,
+        query: &SearchQuery,
+        sparse_coming: bool,
+        nearest: &mut dyn FnMut() -> Option<Nearest>,
+        sparse: impl FnOnce() -> Option<SparseQuery>,
+    ) -> Result<std::result::Result<SearchResults, ()>> {
+        let query = widened(query, sparse_coming);
+        let query = query.as_ref();
         let sources: Vec<&Source> = SOURCES
             .iter()
             .filter(|s| query.kinds.is_empty() || query.kinds.iter().any(|k| k == s.kind))
             .filter(|s| query.tiers.is_empty() || s.kind == "memory")
             .collect();
-        let candidates = query.ranking.candidates.max(query.limit).max(1);
+        let candidates = channel_candidates(query);
         let mut found: Vec<(SearchHit, Option<f64>, Option<f32>)> = Vec::new();
         let terms: Vec<Term> = fts::search_terms(&query.text)
             .into_iter()
@@ -467,7 +553,7 @@ impl Store {
                     Err(err) => {
                         tracing::warn!(%err, "full-text query failed; falling back to LIKE");
                         let hits = self.search_like(query)?;
-                        return Ok(SearchResults { hits, fallback: true, semantic: false });
+                        return Ok(Ok(SearchResults { hits, fallback: true, semantic: false }));
                     }
                 }
             }
@@ -475,9 +561,10 @@ impl Store {
                 break;
             }
         }
-        let semantic = vector.is_some_and(|v| !v.index.is_empty());
-        if let Some(vector) = vector.filter(|_| semantic) {
-            for (hit, sim) in self.search_vectors(&sources, vector, query, candidates)? {
+        let nearest = nearest();
+        let semantic = nearest.is_some();
+        if let Some(nearest) = nearest {
+            for (hit, sim) in self.search_vectors(&sources, &nearest, query, candidates)? {
                 match found.iter_mut().find(|(h, _, _)| h.kind == hit.kind && h.id == hit.id) {
                     Some(existing) => existing.2 = Some(sim),
                     None if sim >= query.ranking.similarity_floor => {
@@ -543,7 +630,11 @@ impl Store {
         }
         let r = &query.ranking;
         let top = scored.iter().map(|s| s.total(r)).fold(0.0_f64, f64::max);
-        let sparse = self.sparse_reorder(query, &scored, top)?;
+        let sparse_query = sparse();
+        if sparse_coming && sparse_query.is_none() {
+            return Ok(Err(()));
+        }
+        let sparse = self.sparse_reorder(query, sparse_query.as_ref(), &scored, top)?;
         let hit_counts = self.hit_counts(scored.iter().map(|s| (s.hit.kind, s.hit.id)))?;
         let now = query.ranking.now_ms.unwrap_or_else(crate::time::now_ms);
         let mut hits: Vec<SearchHit> = scored
@@ -585,7 +676,7 @@ impl Store {
         // Stable on ties: newer first.
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.at_ms.cmp(&a.at_ms)));
         hits.truncate(query.limit.max(1));
-        Ok(SearchResults { hits, fallback: false, semantic })
+        Ok(Ok(SearchResults { hits, fallback: false, semantic }))
     }
 
     /// The best candidates by relevance (as many as `candidates`, widened for a sparse query
@@ -597,11 +688,12 @@ impl Store {
     fn sparse_reorder(
         &self,
         query: &SearchQuery,
+        sparse: Option<&SparseQuery>,
         scored: &[Scored],
         top: f64,
     ) -> Result<HashMap<ItemKey, (Option<f32>, f64)>> {
         let r = &query.ranking;
-        let Some(sparse) = query.sparse.as_ref() else {
+        let Some(sparse) = sparse else {
             return Ok(HashMap::new());
         };
         if r.sparse_share <= 0.0 || scored.len() < 2 || top <= 0.0 {
@@ -1237,18 +1329,12 @@ impl Store {
     fn search_vectors(
         &self,
         sources: &[&Source],
-        vector: VectorQuery<'_>,
+        nearest: &Nearest,
         query: &SearchQuery,
         limit: usize,
     ) -> Result<Vec<(SearchHit, f32)>> {
         // Filters run in SQL after the scan, so the scan takes a wider cut to leave enough.
-        let filtered = query.agent.is_some()
-            || query.project.is_some()
-            || query.since_ms.is_some()
-            || query.until_ms.is_some()
-            || !query.types.is_empty();
-        let wide = if filtered { limit * 8 } else { limit };
-        let top = vector.index.top(vector.vector, wide);
+        let top = &nearest.rows[..nearest.rows.len().min(vector_cut(query))];
         let mut out = Vec::new();
         for source in sources.iter().filter(|s| !matches!(s.kind, "event" | "memory")) {
             let sims: HashMap<i64, f32> = top
