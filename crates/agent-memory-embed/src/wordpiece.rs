@@ -209,10 +209,7 @@ impl Vocab {
 
     /// The median byte length of the words (1 for none), which model2vec cuts long texts by.
     pub(crate) fn median_length(&self) -> usize {
-        let mut lengths: Vec<usize> =
-            self.words.entries.iter().map(|e| (e.end - e.start) as usize).collect();
-        lengths.sort_unstable();
-        lengths.get(lengths.len() / 2).copied().unwrap_or(1)
+        middle(self.words.entries.iter().map(|e| (e.end - e.start) as usize).collect())
     }
 
     /// The id of the unknown token, when the vocabulary has it.
@@ -392,9 +389,16 @@ wordpiece_tokenizer!(static_model, model2vec_tokenizers, |tokenizer, added| {
 /// The median byte length of `words` (1 for none), as [`Vocab::median_length`] for a
 /// tokenizer read the usual way.
 pub(crate) fn median_length<'a>(words: impl Iterator<Item = &'a String>) -> usize {
-    let mut lengths: Vec<usize> = words.map(String::len).collect();
-    lengths.sort_unstable();
-    lengths.get(lengths.len() / 2).copied().unwrap_or(1)
+    middle(words.map(String::len).collect())
+}
+
+/// The element a sort would put in the middle of `lengths` (the upper of two), or 1 for none.
+fn middle(mut lengths: Vec<usize>) -> usize {
+    let half = lengths.len() / 2;
+    if lengths.is_empty() {
+        return 1;
+    }
+    *lengths.select_nth_unstable(half).1
 }
 
 /// How the quick readers' encodings of `texts` differ from those of `tokenizers`' own readers

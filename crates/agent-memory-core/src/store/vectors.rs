@@ -120,10 +120,13 @@ impl VectorIndex {
         // A bounded min-heap would save a sort, but k is small and selection is cheaper still.
         let mut scored: Vec<(usize, f32)> = Vec::with_capacity(self.len());
         let score = |scored: &mut Vec<(usize, f32)>, codes: &[u8]| {
-            for row in codes.chunks_exact(self.dim) {
-                let i = scored.len();
-                scored.push((i, self.scales[i] * query_scale * dot_codes(&coded, row) as f32));
-            }
+            pulp::Arch::new().dispatch(Scan {
+                index: self,
+                query: &coded,
+                query_scale,
+                codes,
+                scored,
+            })
         };
         if let Some(in_file) = &self.in_file
             && let Err(err) = in_file.each_chunk(self.dim, |chunk| score(&mut scored, chunk))
@@ -158,7 +161,34 @@ fn quantize(row: &[f32], codes: &mut Vec<u8>) -> f32 {
     scale
 }
 
-/// The dot product of two rows of codes (each byte an `i8`).
+/// Scores `codes`, whole rows of `index` that follow those already in `scored`, against the
+/// coded query. Run through `pulp`, which picks at run time the widest vector instructions the
+/// processor has (AVX2 where there is one, twice the integer products per instruction of the
+/// baseline the binary is built for) and compiles the loop for them.
+struct Scan<'a> {
+    index: &'a VectorIndex,
+    query: &'a [u8],
+    query_scale: f32,
+    codes: &'a [u8],
+    scored: &'a mut Vec<(usize, f32)>,
+}
+
+impl pulp::WithSimd for Scan<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Scan { index, query, query_scale, codes, scored } = self;
+        for row in codes.chunks_exact(index.dim) {
+            let i = scored.len();
+            scored.push((i, index.scales[i] * query_scale * dot_codes(query, row) as f32));
+        }
+    }
+}
+
+/// The dot product of two rows of codes (each byte an `i8`). Inlined into [`Scan`], so that
+/// it is compiled for the instructions the scan runs with.
+#[inline(always)]
 fn dot_codes(a: &[u8], b: &[u8]) -> i32 {
     // Independent sums keep vector registers busy, as in `embed::dot`; the search scan runs
     // this once per stored row. Products of two bytes, summed over any model's dimensions,
