@@ -1459,9 +1459,17 @@ mod tests {
         }
 
         // The embedder panics: full text and the sparse model alone.
-        let settings = settings(model("dense", true, true), model("sparse", true, false));
+        let settings_of = settings;
+        let settings = settings_of(model("dense", true, true), model("sparse", true, false));
         let (asked, found) = settings.reader(&store).search(request()).expect("search");
         assert!(!found.semantic);
+        let expected = store.search_hybrid(&asked, None).expect("hybrid");
+        assert_eq!(ranked(&found), ranked(&expected));
+
+        // Models with nothing stored to match: their answers are left out.
+        let settings = settings_of(model("other", true, false), model("another", true, false));
+        let (asked, found) = settings.reader(&store).search(request()).expect("search");
+        assert!(asked.sparse.is_none() && !found.semantic);
         let expected = store.search_hybrid(&asked, None).expect("hybrid");
         assert_eq!(ranked(&found), ranked(&expected));
     }
