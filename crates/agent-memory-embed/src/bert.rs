@@ -20,6 +20,8 @@ use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{LayerNorm, Linear, VarBuilder};
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
+use crate::wordpiece::bert::Loaded;
+
 use crate::tensor_file::TensorFile;
 
 /// Texts run through the encoder together. Texts are sorted by length before they are cut
@@ -292,10 +294,13 @@ impl Encoder {
         }
         .min(config.max_position_embeddings);
 
-        let json = read_text(dir, "tokenizer.json")?;
-        let mut tokenizer = match crate::wordpiece::bert::read(&json) {
-            Some(tokenizer) => Tokens::WordPiece(Box::new(tokenizer)),
-            None => Tokens::Other(Box::new(
+        let loaded = crate::wordpiece::bert::load(dir).map_err(|source| EmbedError::Io {
+            context: format!("cannot read {}", dir.join("tokenizer.json").display()),
+            source,
+        })?;
+        let mut tokenizer = match loaded {
+            Loaded::WordPiece(tokenizer) => Tokens::WordPiece(tokenizer),
+            Loaded::Other(json) => Tokens::Other(Box::new(
                 json.parse::<Tokenizer>().map_err(|err| bad(format!("tokenizer.json: {err}")))?,
             )),
         };

@@ -21,6 +21,7 @@ use safetensors::Dtype;
 use safetensors::tensor::Metadata;
 
 use crate::tensor_file::TensorFile;
+use crate::wordpiece::static_model::Loaded;
 
 /// Tokens per text that count; model2vec's own default.
 const MAX_TOKENS: usize = 512;
@@ -158,40 +159,34 @@ impl QueryRows {
         if cols != dim || expected != Some(size) {
             return Err(format!("the table's {rows}×{cols} does not fit the file"));
         }
-        let json = std::fs::read_to_string(dir.join("tokenizer.json"))
+        let loaded = crate::wordpiece::static_model::load(dir)
             .map_err(|err| format!("tokenizer.json: {err}"))?;
-        let (tokenizer, median_token_length, unk) =
-            match crate::wordpiece::static_model::read(&json) {
-                Some(mut tokenizer) => {
-                    tokenizer
-                        .with_truncation(None)
-                        .map_err(|err| format!("tokenizer.json: {err}"))?;
-                    tokenizer.with_padding(None);
-                    let vocab = &tokenizer.get_model().0;
-                    let (median, unk) = (vocab.median_length(), vocab.unk_id());
-                    (QueryTokens::WordPiece(Box::new(tokenizer)), median, unk)
-                }
-                None => {
-                    let mut tokenizer = json
-                        .parse::<Tokenizer>()
-                        .map_err(|err| format!("tokenizer.json: {err}"))?;
-                    tokenizer
-                        .with_truncation(None)
-                        .map_err(|err| format!("tokenizer.json: {err}"))?;
-                    tokenizer.with_padding(None);
-                    let median = crate::wordpiece::median_length(tokenizer.get_vocab(false).keys());
-                    let unk = match tokenizer.get_model() {
-                        ModelWrapper::WordPiece(model) => tokenizer.token_to_id(&model.unk_token),
-                        ModelWrapper::WordLevel(model) => tokenizer.token_to_id(&model.unk_token),
-                        ModelWrapper::BPE(model) => {
-                            model.unk_token.as_deref().and_then(|unk| tokenizer.token_to_id(unk))
-                        }
-                        // Unigram keeps its unknown token private; only the whole model knows it.
-                        ModelWrapper::Unigram(_) => return Ok(None),
-                    };
-                    (QueryTokens::Other(Box::new(tokenizer)), median, unk)
-                }
-            };
+        let (tokenizer, median_token_length, unk) = match loaded {
+            Loaded::WordPiece(mut tokenizer) => {
+                tokenizer.with_truncation(None).map_err(|err| format!("tokenizer.json: {err}"))?;
+                tokenizer.with_padding(None);
+                let vocab = &tokenizer.get_model().0;
+                let (median, unk) = (vocab.median_length(), vocab.unk_id());
+                (QueryTokens::WordPiece(tokenizer), median, unk)
+            }
+            Loaded::Other(json) => {
+                let mut tokenizer =
+                    json.parse::<Tokenizer>().map_err(|err| format!("tokenizer.json: {err}"))?;
+                tokenizer.with_truncation(None).map_err(|err| format!("tokenizer.json: {err}"))?;
+                tokenizer.with_padding(None);
+                let median = crate::wordpiece::median_length(tokenizer.get_vocab(false).keys());
+                let unk = match tokenizer.get_model() {
+                    ModelWrapper::WordPiece(model) => tokenizer.token_to_id(&model.unk_token),
+                    ModelWrapper::WordLevel(model) => tokenizer.token_to_id(&model.unk_token),
+                    ModelWrapper::BPE(model) => {
+                        model.unk_token.as_deref().and_then(|unk| tokenizer.token_to_id(unk))
+                    }
+                    // Unigram keeps its unknown token private; only the whole model knows it.
+                    ModelWrapper::Unigram(_) => return Ok(None),
+                };
+                (QueryTokens::Other(Box::new(tokenizer)), median, unk)
+            }
+        };
         Ok(Some(QueryRows {
             tokenizer,
             median_token_length,

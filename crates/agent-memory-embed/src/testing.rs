@@ -198,13 +198,14 @@ pub fn require_wheel(wheel: &TestWheel, test: &str) -> Option<PathBuf> {
     None
 }
 
-/// How this crate's quick WordPiece readers tokenize the texts of a hard set, plus `extra`,
-/// otherwise than `tokenizers`' own readers of the same `tokenizer.json`: one line per
-/// difference, none when they agree; `None` when `json` is not a WordPiece file.
-pub fn wordpiece_differences(json: &str, extra: &[&str]) -> Option<Vec<String>> {
+/// How this crate's quick WordPiece tokenizers tokenize the texts of a hard set, plus `extra`,
+/// otherwise than `tokenizers`' own reader of `dir/tokenizer.json`: read from the file, loaded
+/// from `dir` (which writes their prepared form there) and loaded again (which reads it). One
+/// line per difference, none when they agree; `None` when it is not a WordPiece file.
+pub fn wordpiece_differences(dir: &Path, extra: &[&str]) -> Option<Vec<String>> {
     let hard = crate::wordpiece::awkward_texts();
     let texts: Vec<&str> = hard.iter().map(String::as_str).chain(extra.iter().copied()).collect();
-    crate::wordpiece::differences(json, &texts)
+    crate::wordpiece::differences(dir, &texts)
 }
 
 fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {

