@@ -20,6 +20,7 @@
 //! written to only means it is not kept.
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 
 /// One entry of `added_tokens`.
 #[derive(serde::Deserialize)]
@@ -54,7 +55,7 @@ struct Model {
 
 /// The words of a vocabulary as the file lists them: one buffer, and each word's place in it
 /// with its id.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Words {
     text: String,
     entries: Vec<Entry>,
@@ -150,18 +151,13 @@ pub(crate) struct Piece {
 pub(crate) struct MissingUnk(String);
 
 impl Vocab {
-    fn new(model: Model) -> Vocab {
-        let Model { unk_token, continuing_subword_prefix, max_input_chars_per_word, .. } = model;
-        let count = model.vocab.entries.len();
+    /// The vocabulary of `words`, with the settings of `model` (whose own words are taken).
+    fn new(words: Words, model: &Model) -> Vocab {
+        let count = words.entries.len();
         let mut vocab = Vocab {
-            words: model.vocab,
             // At most half full, so a probe ends after a slot or two.
             slots: vec![0; (count * 2).next_power_of_two().max(16)],
-            hasher: hasher(),
-            distinct: 0,
-            unk_token,
-            prefix: continuing_subword_prefix,
-            max_input_chars_per_word,
+            ..Vocab::with_table(model, words, Vec::new(), 0)
         };
         for index in 0..count {
             let word = vocab.word(index);
@@ -300,13 +296,58 @@ fn checksum(bytes: &[u8]) -> u64 {
     ahash::RandomState::with_seeds(0xc4ec, 0x5a11, 0x7ab1e, 0xf11e).hash_one(bytes)
 }
 
-/// `tokenizer.json` without its vocabulary (an empty one in its place), for the prepared form:
-/// the parts `tokenizers` reads, as the file has them.
-fn rest_of(json: &str) -> Option<String> {
-    let mut file: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
-    let model = file.get_mut("model")?.as_object_mut()?;
-    model.insert("vocab".into(), serde_json::Value::Object(serde_json::Map::new()));
-    serde_json::to_string(&file).ok()
+/// A tokenizer file as a tokenizer is built from it: the model read, and the other parts kept
+/// as the file's own text, for each version of `tokenizers` to read with its own types. One
+/// pass over the file gives both the tokenizer and its prepared form's rest.
+#[derive(serde::Deserialize)]
+struct Parts<'a> {
+    #[serde(borrow, default)]
+    normalizer: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pre_tokenizer: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    post_processor: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    added_tokens: Option<&'a RawValue>,
+    model: Model,
+}
+
+impl Parts<'_> {
+    /// The file without its vocabulary (an empty one in its place): the prepared form's rest.
+    fn rest(&self) -> Option<String> {
+        #[derive(serde::Serialize)]
+        struct Settings<'a> {
+            #[serde(rename = "type")]
+            kind: &'a str,
+            unk_token: &'a str,
+            continuing_subword_prefix: &'a str,
+            max_input_chars_per_word: usize,
+            vocab: serde_json::Map<String, serde_json::Value>,
+        }
+        #[derive(serde::Serialize)]
+        struct Rest<'a> {
+            normalizer: Option<&'a RawValue>,
+            pre_tokenizer: Option<&'a RawValue>,
+            post_processor: Option<&'a RawValue>,
+            added_tokens: Option<&'a RawValue>,
+            model: Settings<'a>,
+        }
+        let model = &self.model;
+        serde_json::to_string(&Rest {
+            normalizer: self.normalizer,
+            pre_tokenizer: self.pre_tokenizer,
+            post_processor: self.post_processor,
+            added_tokens: self.added_tokens,
+            model: Settings {
+                kind: &model.kind,
+                unk_token: &model.unk_token,
+                continuing_subword_prefix: &model.continuing_subword_prefix,
+                max_input_chars_per_word: model.max_input_chars_per_word,
+                vocab: serde_json::Map::new(),
+            },
+        })
+        .ok()
+    }
 }
 
 impl Vocab {
@@ -408,15 +449,15 @@ impl Vocab {
     }
 
     /// A vocabulary of `words` found through `slots`, with the settings of `model` (whose own
-    /// vocabulary is empty).
-    fn with_table(model: Model, words: Words, slots: Vec<u32>, distinct: usize) -> Vocab {
+    /// words are not read).
+    fn with_table(model: &Model, words: Words, slots: Vec<u32>, distinct: usize) -> Vocab {
         Vocab {
             words,
             slots,
             hasher: hasher(),
             distinct,
-            unk_token: model.unk_token,
-            prefix: model.continuing_subword_prefix,
+            unk_token: model.unk_token.clone(),
+            prefix: model.continuing_subword_prefix.clone(),
             max_input_chars_per_word: model.max_input_chars_per_word,
         }
     }
@@ -511,29 +552,22 @@ macro_rules! wordpiece_tokenizer {
                 }
             }
 
-            #[derive(serde::Deserialize)]
-            struct File {
-                normalizer: Option<$tk::NormalizerWrapper>,
-                pre_tokenizer: Option<$tk::PreTokenizerWrapper>,
-                post_processor: Option<$tk::PostProcessorWrapper>,
-                #[serde(default)]
-                added_tokens: Vec<super::Added>,
-                model: super::Model,
-            }
-
             /// The tokenizer in `json` when it is a WordPiece one, built as
             /// `Tokenizer::from_file` builds it; `None` otherwise.
             pub(crate) fn read(json: &str) -> Option<Tokenizer> {
-                let mut file: File = serde_json::from_str(json).ok()?;
-                if file.model.kind != "WordPiece" {
+                read_parts(json).map(|(tokenizer, _)| tokenizer)
+            }
+
+            /// The tokenizer in `json` when it is a WordPiece one, and its prepared form's rest.
+            fn read_parts(json: &str) -> Option<(Tokenizer, Option<String>)> {
+                let mut parts: super::Parts<'_> = serde_json::from_str(json).ok()?;
+                if parts.model.kind != "WordPiece" {
                     return None;
                 }
-                let words = std::mem::replace(
-                    &mut file.model.vocab,
-                    super::Words { text: String::new(), entries: Vec::new() },
-                );
-                let vocab = Vocab::new(super::Model { vocab: words, ..file.model.clone() });
-                build(file, vocab)
+                let rest = parts.rest();
+                let words = std::mem::take(&mut parts.model.vocab);
+                let vocab = Vocab::new(words, &parts.model);
+                Some((build(&parts, vocab)?, rest))
             }
 
             /// What [`load`] found in a model directory.
@@ -554,19 +588,20 @@ macro_rules! wordpiece_tokenizer {
                     && let Ok(bytes) = std::fs::read(&prepared)
                     && let Some((rest, words, slots, distinct)) =
                         Vocab::from_prepared(&bytes, stamp)
-                    && let Ok(file) = serde_json::from_str::<File>(&rest)
-                    && file.model.kind == "WordPiece"
+                    && let Ok(parts) = serde_json::from_str::<super::Parts<'_>>(&rest)
+                    && parts.model.kind == "WordPiece"
                 {
-                    let vocab = Vocab::with_table(file.model.clone(), words, slots, distinct);
-                    if let Some(tokenizer) = build(file, vocab) {
+                    let vocab = Vocab::with_table(&parts.model, words, slots, distinct);
+                    if let Some(tokenizer) = build(&parts, vocab) {
                         return Ok(Loaded::WordPiece(Box::new(tokenizer)));
                     }
                 }
                 let json = std::fs::read_to_string(&path)?;
-                let Some(tokenizer) = read(&json) else { return Ok(Loaded::Other(json)) };
+                let Some((tokenizer, rest)) = read_parts(&json) else {
+                    return Ok(Loaded::Other(json));
+                };
                 if let Some(stamp) = stamp {
-                    let bytes = super::rest_of(&json)
-                        .and_then(|rest| tokenizer.get_model().0.prepared(&rest, stamp));
+                    let bytes = rest.and_then(|rest| tokenizer.get_model().0.prepared(&rest, stamp));
                     let written = match bytes {
                         Some(bytes) => agent_memory_core::fsutil::write_atomic(&prepared, &bytes),
                         None => Err(std::io::Error::other("the vocabulary cannot be prepared")),
@@ -578,16 +613,26 @@ macro_rules! wordpiece_tokenizer {
                 Ok(Loaded::WordPiece(Box::new(tokenizer)))
             }
 
-            /// The tokenizer of `file`'s parts over `vocab`.
-            fn build(file: File, vocab: Vocab) -> Option<Tokenizer> {
+            /// The tokenizer of `parts` over `vocab`; `None` when a part does not read as this
+            /// version of `tokenizers` reads it.
+            fn build(parts: &super::Parts<'_>, vocab: Vocab) -> Option<Tokenizer> {
+                fn part<T: serde::de::DeserializeOwned>(
+                    raw: Option<&serde_json::value::RawValue>,
+                ) -> Option<Option<T>> {
+                    match raw {
+                        Some(raw) => serde_json::from_str::<Option<T>>(raw.get()).ok(),
+                        None => Some(None),
+                    }
+                }
                 let mut tokenizer = Tokenizer::new(Model(vocab));
                 // Newer versions return a Result for re-normalizing the added tokens; there
                 // are none yet, so there is nothing to fail.
-                let _ = tokenizer.with_normalizer(file.normalizer);
-                tokenizer.with_pre_tokenizer(file.pre_tokenizer);
-                tokenizer.with_post_processor(file.post_processor);
-                let added: Vec<$tk::AddedToken> = file
-                    .added_tokens
+                let _ = tokenizer.with_normalizer(part::<$tk::NormalizerWrapper>(parts.normalizer)?);
+                tokenizer.with_pre_tokenizer(part::<$tk::PreTokenizerWrapper>(parts.pre_tokenizer)?);
+                tokenizer
+                    .with_post_processor(part::<$tk::PostProcessorWrapper>(parts.post_processor)?);
+                let added: Vec<$tk::AddedToken> = part::<Vec<super::Added>>(parts.added_tokens)?
+                    .unwrap_or_default()
                     .into_iter()
                     .map(|t| {
                         $tk::AddedToken::from(t.content, t.special)
