@@ -47,7 +47,9 @@ pub struct EmbedCursor {
 pub struct VectorIndex {
     pub model: String,
     pub dim: usize,
-    keys: Vec<(&'static str, i64)>,
+    /// Each row's item: an observation's id, a summary's negated (as the vector file keeps
+    /// them, so that reading the file is a copy; a search names only its top rows).
+    items: Vec<i64>,
     scales: Vec<f32>,
     /// The codes of the first rows, when they were left in the vector file: a process that
     /// searches once reads them through a small buffer as it scans, instead of faulting in
@@ -66,18 +68,18 @@ impl VectorIndex {
     /// The last observation and summary with a row, so that a later read can take only what
     /// came after.
     fn last_ids(&self) -> (i64, i64) {
-        self.keys.iter().fold((0, 0), |(o, s), &(kind, id)| match kind {
-            "summary" => (o, s.max(id)),
-            _ => (o.max(id), s),
+        self.items.iter().fold((0, 0), |(o, s), &item| match key(item) {
+            ("summary", id) => (o, s.max(id)),
+            (_, id) => (o.max(id), s),
         })
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.items.is_empty()
     }
 
     /// Adds the row of `kind` `id`; a vector of another dimension is left out.
@@ -86,14 +88,14 @@ impl VectorIndex {
             return;
         }
         let scale = quantize(row, &mut self.codes);
-        self.keys.push((kind, id));
+        self.items.push(if kind == "summary" { -id } else { id });
         self.scales.push(scale);
     }
 
     /// Appends every row of `other`, which has the same dimension and all its codes in memory.
     fn extend(&mut self, other: VectorIndex) {
         debug_assert!(other.in_file.is_none());
-        self.keys.extend(other.keys);
+        self.items.extend(other.items);
         self.scales.extend(other.scales);
         self.codes.extend(other.codes);
     }
@@ -101,7 +103,7 @@ impl VectorIndex {
     /// The same rows with every code in memory, for a process that searches again and again.
     fn in_memory(&self) -> std::io::Result<VectorIndex> {
         let Some(in_file) = &self.in_file else { return Ok(self.clone()) };
-        let mut codes = Vec::with_capacity(self.keys.len() * self.dim);
+        let mut codes = Vec::with_capacity(self.items.len() * self.dim);
         in_file.each_chunk(self.dim, |chunk| codes.extend_from_slice(chunk))?;
         codes.extend_from_slice(&self.codes);
         Ok(VectorIndex { in_file: None, codes, ..self.clone() })
@@ -142,7 +144,13 @@ impl VectorIndex {
             scored.truncate(k);
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-        scored.into_iter().map(|(i, sim)| (self.keys[i].0, self.keys[i].1, sim)).collect()
+        scored
+            .into_iter()
+            .map(|(i, sim)| {
+                let (kind, id) = key(self.items[i]);
+                (kind, id, sim)
+            })
+            .collect()
     }
 }
 
@@ -218,6 +226,11 @@ fn dot_codes(a: &[u8], b: &[u8]) -> i32 {
 struct Changes {
     added: i64,
     removed: i64,
+}
+
+/// The kind and id of a row's item, as [`VectorIndex::items`] keeps it.
+fn key(item: i64) -> (&'static str, i64) {
+    if item < 0 { ("summary", item.saturating_neg()) } else { ("observation", item) }
 }
 
 fn kind_name(kind: &str) -> &'static str {
@@ -724,7 +737,7 @@ mod tests {
     }
 
     fn has(index: &VectorIndex, kind: &str, id: i64) -> bool {
-        index.keys.iter().any(|&(k, i)| k == kind && i == id)
+        index.items.iter().any(|&item| key(item) == (kind, id))
     }
 
     #[test]
@@ -745,7 +758,7 @@ mod tests {
         assert_eq!(first.len(), 3);
         let (from_file, at) = file::read(&path, "m", 2).expect("read").expect("a file");
         let from_file = from_file.in_memory().expect("codes");
-        assert_eq!((&from_file.keys, &from_file.codes), (&first.keys, &first.codes));
+        assert_eq!((&from_file.items, &from_file.codes), (&first.items, &first.codes));
         assert_eq!(at, store.vector_changes("m").expect("changes"));
         assert!(file::read(&path, "m", 3).expect("read").is_none(), "another size is not it");
 
@@ -769,7 +782,7 @@ mod tests {
         store.refresh_vector_file("m", 2).expect("refresh");
         store.save_vectors("m", &[("observation", 5, angle(0.4))]).expect("save");
         let late = store.current_vector_index("m", 2, false).expect("index");
-        assert!(late.len() == 6 && has(&late, "observation", 5), "{:?}", late.keys);
+        assert!(late.len() == 6 && has(&late, "observation", 5), "{:?}", late.items);
 
         // A removed row (its observation forgotten) and a rewritten one: the file is not
         // trusted, and is written again from the rows.

@@ -89,12 +89,9 @@ pub(super) fn read(
     let mut scales = vec![0u8; rows * 4];
     file.read_exact(&mut ids)?;
     file.read_exact(&mut scales)?;
-    let keys = ids
+    let items = ids
         .chunks_exact(8)
-        .map(|b| {
-            let id = i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-            if id < 0 { ("summary", id.saturating_neg()) } else { ("observation", id) }
-        })
+        .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
         .collect();
     let scales =
         scales.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
@@ -102,7 +99,7 @@ pub(super) fn read(
     let index = VectorIndex {
         model: model.to_owned(),
         dim,
-        keys,
+        items,
         scales,
         in_file: Some(Arc::new(codes)),
         codes: Vec::new(),
@@ -165,12 +162,11 @@ pub(super) fn write(path: &Path, index: &VectorIndex, changes: Changes) -> io::R
         let mut out = BufWriter::with_capacity(1 << 16, file);
         out.write_all(MAGIC)?;
         out.write_all(&(index.dim as u32).to_le_bytes())?;
-        out.write_all(&(index.keys.len() as u32).to_le_bytes())?;
+        out.write_all(&(index.items.len() as u32).to_le_bytes())?;
         out.write_all(&changes.added.to_le_bytes())?;
         out.write_all(&changes.removed.to_le_bytes())?;
-        for &(kind, id) in &index.keys {
-            let id = if kind == "summary" { -id } else { id };
-            out.write_all(&id.to_le_bytes())?;
+        for item in &index.items {
+            out.write_all(&item.to_le_bytes())?;
         }
         for scale in &index.scales {
             out.write_all(&scale.to_le_bytes())?;
