@@ -198,6 +198,125 @@ pub fn lowercase(text: Cow<'_, str>) -> String {
     }
 }
 
+/// The lowercased words of one text after another, as [`words`] splits the [`lowercase`]d
+/// [`shadow_text`], into one buffer kept from text to text. Search reads the words of up to
+/// thousands of rows for a query of common words; lowercasing and copying each row whole
+/// before splitting it was most of that work.
+#[derive(Debug, Default)]
+pub struct RowWords {
+    text: String,
+    words: Vec<(usize, usize)>,
+}
+
+impl RowWords {
+    /// Reads the words of `text`, in place of the last text's.
+    pub fn read(&mut self, text: &str) {
+        self.text.clear();
+        self.words.clear();
+        if text.is_ascii() {
+            // Runs of ASCII letters and digits, each copied lowercased.
+            let bytes = text.as_bytes();
+            let mut at = 0;
+            while at < bytes.len() {
+                if !bytes[at].is_ascii_alphanumeric() {
+                    at += 1;
+                    continue;
+                }
+                let start = at;
+                while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+                    at += 1;
+                }
+                self.push(&text[start..at]);
+            }
+        } else if text.contains('\u{3a3}') {
+            // Σ lowercases by what surrounds it (final ς), which only the whole text shows.
+            let lowered = lowercase(shadow_text(text));
+            for word in words(&lowered) {
+                self.push(word);
+            }
+        } else {
+            // Every other lowercase form depends on its character alone, so each word is
+            // lowercased on its own: the words, in order, of the shadow text without writing it.
+            let mut word = None;
+            // The CJK run so far: its last character, and whether it has more than one.
+            let mut run: Option<(char, bool)> = None;
+            for (at, c) in text.char_indices() {
+                if is_cjk(c) {
+                    if let Some(start) = word.take() {
+                        self.push_lowercased(&text[start..at]);
+                    }
+                    run = Some(match run {
+                        Some((last, _)) => {
+                            self.push_pair(last, c);
+                            (c, true)
+                        }
+                        None => (c, false),
+                    });
+                    continue;
+                }
+                if let Some((last, false)) = run.take() {
+                    self.push_pair(last, ' ');
+                }
+                if c.is_alphanumeric() {
+                    word.get_or_insert(at);
+                } else if let Some(start) = word.take() {
+                    self.push_lowercased(&text[start..at]);
+                }
+            }
+            if let Some(start) = word {
+                self.push_lowercased(&text[start..]);
+            }
+            if let Some((last, false)) = run {
+                self.push_pair(last, ' ');
+            }
+        }
+    }
+
+    /// Appends the words of a non-CJK word lowercased: one, but for a lowercase form holding a
+    /// mark that is no letter (İ becomes i and a combining dot), where the lowercased text
+    /// splits again.
+    fn push_lowercased(&mut self, word: &str) {
+        if word.is_ascii() {
+            return self.push(word);
+        }
+        for part in word.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
+            if !part.is_empty() {
+                self.push(part);
+            }
+        }
+    }
+
+    /// Appends the words of a CJK bigram (or of a lone character, `b` a space): the pair when
+    /// both are letters, else the one that is. These scripts have no case.
+    fn push_pair(&mut self, a: char, b: char) {
+        let start = self.text.len();
+        for c in [a, b] {
+            if c.is_alphanumeric() {
+                self.text.push(c);
+            } else if self.text.len() > start {
+                // `a` was a letter and `b` is not.
+                break;
+            }
+        }
+        if self.text.len() > start {
+            self.words.push((start, self.text.len()));
+        }
+    }
+
+    /// Appends `word`, lowercasing ASCII letters (any other letter is lowercased already).
+    fn push(&mut self, word: &str) {
+        let start = self.text.len();
+        self.text.push_str(word);
+        self.text[start..].make_ascii_lowercase();
+        self.words.push((start, self.text.len()));
+    }
+
+    /// The words of the last text read, in order.
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        self.words.iter().map(|&(start, end)| &self.text[start..end])
+    }
+}
+
 /// The words of a [`shadow_text`] as the index splits them, as written: lowercase the text
 /// first to compare them with [`index_tokens`].
 pub fn words(shadow: &str) -> impl Iterator<Item = &str> {
@@ -210,6 +329,51 @@ pub fn words(shadow: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn row_words_are_the_words_of_the_lowercased_shadow_text() {
+        let whole = |text: &str| {
+            let lowered = lowercase(shadow_text(text));
+            words(&lowered).map(str::to_owned).collect::<Vec<_>>()
+        };
+        let mut row = RowWords::default();
+        let mut check = |text: &str| {
+            row.read(text);
+            assert_eq!(row.words().collect::<Vec<_>>(), whole(text), "{text:?}");
+        };
+        for text in [
+            "",
+            "Plain ASCII, with CamelCase_words and 42 numbers!",
+            "修复API bug的回调 and ÀÉÎ café",
+            "ΟΔΟΣ. ΑΣ'Β σοφοΣ",
+            "İstanbul İİ x\u{130}y",
+            "\u{212a}elvin and \u{212b}ngstrom",
+            "カタカナ・ひらがな ー 한국어 \u{30fb}\u{30fb}",
+            "Ⓐⓑ Ⅻ ǅ ß ẞ ﬁ",
+            "emoji 🦀 and\u{0}control\u{7f}chars\ttabs",
+            "x\u{301}\u{345}y ΑΙ\u{345}",
+            "\u{20000}\u{2fa1d}a",
+        ] {
+            check(text);
+        }
+        // Generated texts over an alphabet of the awkward cases, so every pairing is met.
+        let alphabet: Vec<char> =
+            "aZ9 _.'-ÀßΣσςİıK\u{212a}Ⅻ\u{301}\u{345}修复回调カ・ー한😀\u{30fb}\u{ff21}ǅ\t"
+                .chars()
+                .collect();
+        let mut seed = 0x853c_49e6_748f_ea9b_u64;
+        for _ in 0..4_000 {
+            let text: String = (0..seed % 24)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            check(&text);
+        }
+    }
 
     #[test]
     fn shadow_text_splits_cjk_runs_into_bigrams() {

@@ -1286,6 +1286,7 @@ impl Store {
         // Stemming every word of every row was most of a search's CPU; a word is stemmed only
         // when it could have a term's stem, and once per search.
         let mut stems = Stems::default();
+        let mut words = fts::RowWords::default();
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
             let Some(&n) = unread.get(&id) else { continue };
@@ -1293,8 +1294,8 @@ impl Store {
                 rusqlite::types::ValueRef::Text(text) => std::str::from_utf8(text).unwrap_or(""),
                 _ => "",
             };
-            let lowered = fts::lowercase(fts::shadow_text(text));
-            let tokens = fts::words(&lowered).collect::<Vec<_>>();
+            words.read(text);
+            let tokens = words.words().collect::<Vec<_>>();
             scored[n].1 += terms
                 .iter()
                 .filter(|t| t.known_in(id).is_none())
