@@ -214,19 +214,9 @@ impl RowWords {
         self.text.clear();
         self.words.clear();
         if text.is_ascii() {
-            // Runs of ASCII letters and digits, each copied lowercased.
-            let bytes = text.as_bytes();
-            let mut at = 0;
-            while at < bytes.len() {
-                if !bytes[at].is_ascii_alphanumeric() {
-                    at += 1;
-                    continue;
-                }
-                let start = at;
-                while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
-                    at += 1;
-                }
-                self.push(&text[start..at]);
+            // Its own shadow text; each word is copied lowercased.
+            for word in words(text) {
+                self.push(word);
             }
         } else if text.contains('\u{3a3}') {
             // Σ lowercases by what surrounds it (final ς), which only the whole text shows.
