@@ -43,7 +43,7 @@ fn yes() -> bool {
 }
 
 /// The model of a WordPiece tokenizer file.
-#[derive(Clone, serde::Deserialize)]
+#[derive(serde::Deserialize)]
 struct Model {
     #[serde(rename = "type")]
     kind: String,
@@ -55,7 +55,7 @@ struct Model {
 
 /// The words of a vocabulary as the file lists them: one buffer, and each word's place in it
 /// with its id.
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Words {
     text: String,
     entries: Vec<Entry>,
