@@ -562,6 +562,10 @@ fn load_leaving_words(
         return Ok(None);
     }
     let mut tensors = HashMap::new();
+    // One buffer for every tensor's bytes, and f32 tensors built on their own vector: a fresh
+    // buffer per tensor, copied again into the tensor, made a CLI search fault in 4 MB of
+    // memory for 2 MB of weights.
+    let mut bytes = Vec::new();
     for (other, other_info) in source.metadata.tensors() {
         if other == name {
             continue;
@@ -570,10 +574,19 @@ fn load_leaving_words(
         // not ask for.
         let Some(other_dtype) = candle_dtype(other_info.dtype) else { continue };
         let (at, size) = source.extent(&other, other_info)?;
-        let mut bytes = vec![0u8; size];
+        bytes.clear();
+        bytes.resize(size, 0u8);
         source.read_at(&mut bytes, at).map_err(|err| err.to_string())?;
-        let tensor = Tensor::from_raw_buffer(&bytes, other_dtype, &other_info.shape, device)
-            .map_err(|err| format!("{other}: {err}"))?;
+        let tensor = if other_dtype == DType::F32 {
+            let floats: Vec<f32> = bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            Tensor::from_vec(floats, other_info.shape.as_slice(), device)
+        } else {
+            Tensor::from_raw_buffer(&bytes, other_dtype, &other_info.shape, device)
+        }
+        .map_err(|err| format!("{other}: {err}"))?;
         tensors.insert(other, tensor);
     }
     let (start, size) = source.extent(name, info)?;

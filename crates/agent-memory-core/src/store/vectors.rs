@@ -119,16 +119,17 @@ impl VectorIndex {
         // float ones, and its own rounding moves a score by less than the rows' does.
         let mut coded = Vec::with_capacity(self.dim);
         let query_scale = quantize(query, &mut coded);
+        // Widened once here, for the AVX2 scan's 16-bit products.
+        let wide: Vec<i16> = coded.iter().map(|&c| i16::from(c as i8)).collect();
         // A bounded min-heap would save a sort, but k is small and selection is cheaper still.
         let mut scored: Vec<(usize, f32)> = Vec::with_capacity(self.len());
         let score = |scored: &mut Vec<(usize, f32)>, codes: &[u8]| {
-            pulp::Arch::new().dispatch(Scan {
-                index: self,
-                query: &coded,
-                query_scale,
-                codes,
-                scored,
-            })
+            let scan = Scan { index: self, query: &coded, wide: &wide, query_scale, codes, scored };
+            #[cfg(target_arch = "x86_64")]
+            if let Some(simd) = pulp::x86::V3::try_new() {
+                return simd.vectorize(ScanAvx2 { simd, scan });
+            }
+            pulp::Arch::new().dispatch(scan)
         };
         if let Some(in_file) = &self.in_file
             && let Err(err) = in_file.each_chunk(self.dim, |chunk| score(&mut scored, chunk))
@@ -171,14 +172,26 @@ fn quantize(row: &[f32], codes: &mut Vec<u8>) -> f32 {
 
 /// Scores `codes`, whole rows of `index` that follow those already in `scored`, against the
 /// coded query. Run through `pulp`, which picks at run time the widest vector instructions the
-/// processor has (AVX2 where there is one, twice the integer products per instruction of the
-/// baseline the binary is built for) and compiles the loop for them.
+/// processor has and compiles the loop for them; on x86-64 with AVX2, [`ScanAvx2`] instead.
 struct Scan<'a> {
     index: &'a VectorIndex,
     query: &'a [u8],
+    /// The query's codes as `i16`.
+    wide: &'a [i16],
     query_scale: f32,
     codes: &'a [u8],
     scored: &'a mut Vec<(usize, f32)>,
+}
+
+impl Scan<'_> {
+    #[inline(always)]
+    fn each_row(self, dot: impl Fn(&[u8]) -> i32) {
+        let Scan { index, query_scale, codes, scored, .. } = self;
+        for row in codes.chunks_exact(index.dim) {
+            let i = scored.len();
+            scored.push((i, index.scales[i] * query_scale * dot(row) as f32));
+        }
+    }
 }
 
 impl pulp::WithSimd for Scan<'_> {
@@ -186,12 +199,61 @@ impl pulp::WithSimd for Scan<'_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        let Scan { index, query, query_scale, codes, scored } = self;
-        for row in codes.chunks_exact(index.dim) {
-            let i = scored.len();
-            scored.push((i, index.scales[i] * query_scale * dot_codes(query, row) as f32));
-        }
+        let query = self.query;
+        self.each_row(|row| dot_codes(query, row));
     }
+}
+
+/// The scan with AVX2's multiply-add of 16-bit pairs (`vpmaddwd`): sixteen products and their
+/// pairwise sums an instruction. The compiler vectorizes [`dot_codes`] with 32-bit multiplies
+/// (`vpmulld`, eight a time and slow), and this took the scan of 60,000 rows of 256 from 2.0
+/// to 1.2 ms. The sums are exact, so the scores are the same.
+#[cfg(target_arch = "x86_64")]
+struct ScanAvx2<'a> {
+    simd: pulp::x86::V3,
+    scan: Scan<'a>,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl pulp::NullaryFnOnce for ScanAvx2<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn call(self) {
+        let ScanAvx2 { simd, scan } = self;
+        let wide = scan.wide;
+        scan.each_row(|row| dot_codes_avx2(simd, wide, row));
+    }
+}
+
+/// [`dot_codes`] of the query widened to `i16` and a row of codes, sixteen components a step.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn dot_codes_avx2(simd: pulp::x86::V3, query: &[i16], row: &[u8]) -> i32 {
+    use pulp::{bytemuck, i8x16, i16x16};
+    const STEP: usize = 16;
+    let n = query.len().min(row.len());
+    let (query, row) = (&query[..n], &row[..n]);
+    let (q_chunks, r_chunks) = (query.chunks_exact(STEP), row.chunks_exact(STEP));
+    let tail: i32 = q_chunks
+        .remainder()
+        .iter()
+        .zip(r_chunks.remainder())
+        .map(|(&q, &r)| i32::from(q) * i32::from(r as i8))
+        .sum();
+    let mut sum = simd.splat_i32x8(0);
+    for (q, r) in q_chunks.zip(r_chunks) {
+        // `chunks_exact` gives slices of exactly STEP, so these never fail; the copies are
+        // plain loads once compiled.
+        let (Ok(q), Ok(r)) = (<[i16; STEP]>::try_from(q), <[u8; STEP]>::try_from(r)) else {
+            continue;
+        };
+        let r = simd.convert_i8x16_to_i16x16(bytemuck::cast::<_, i8x16>(r));
+        let products =
+            simd.multiply_wrapping_add_adjacent_i16x16(bytemuck::cast::<_, i16x16>(q), r);
+        sum = simd.wrapping_add_i32x8(sum, products);
+    }
+    bytemuck::cast::<_, [i32; 8]>(sum).iter().sum::<i32>() + tail
 }
 
 /// The dot product of two rows of codes (each byte an `i8`). Inlined into [`Scan`], so that
@@ -827,6 +889,35 @@ mod tests {
         let again = store.shared_vector_index("m", 2).expect("index");
         assert!(again.in_file.is_none() && again.len() == 30);
         assert_eq!(again.top(&angle(3.0), 3), best);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_products_are_the_plain_ones() {
+        let Some(simd) = pulp::x86::V3::try_new() else { return };
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut byte = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 56) as u8
+        };
+        // Dimensions with and without a tail past the last step of sixteen, and the extremes
+        // of a byte, whose products are the largest.
+        for dim in [1, 7, 16, 31, 64, 100, 256, 384, 1024] {
+            let mut rows: Vec<Vec<u8>> =
+                (0..40).map(|_| (0..dim).map(|_| byte()).collect()).collect();
+            rows.push(vec![0x80; dim]);
+            rows.push(vec![0x7f; dim]);
+            rows.push((0..dim).map(|i| if i % 2 == 0 { 0x80 } else { 0x7f }).collect());
+            for query in &rows {
+                let wide: Vec<i16> = query.iter().map(|&c| i16::from(c as i8)).collect();
+                for row in &rows {
+                    let avx2 = simd.vectorize(|| dot_codes_avx2(simd, &wide, row));
+                    assert_eq!(avx2, dot_codes(query, row), "dimension {dim}");
+                }
+            }
+        }
     }
 
     #[test]
