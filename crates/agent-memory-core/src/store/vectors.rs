@@ -119,15 +119,17 @@ impl VectorIndex {
         // float ones, and its own rounding moves a score by less than the rows' does.
         let mut coded = Vec::with_capacity(self.dim);
         let query_scale = quantize(query, &mut coded);
-        // Widened once here, for the AVX2 scan's 16-bit products.
-        let wide: Vec<i16> = coded.iter().map(|&c| i16::from(c as i8)).collect();
+        // With AVX2, the query is widened once for its 16-bit products.
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = pulp::x86::V3::try_new()
+            .map(|simd| (simd, coded.iter().map(|&c| i16::from(c as i8)).collect::<Vec<_>>()));
         // A bounded min-heap would save a sort, but k is small and selection is cheaper still.
         let mut scored: Vec<(usize, f32)> = Vec::with_capacity(self.len());
         let score = |scored: &mut Vec<(usize, f32)>, codes: &[u8]| {
-            let scan = Scan { index: self, query: &coded, wide: &wide, query_scale, codes, scored };
+            let scan = Scan { index: self, query: &coded, query_scale, codes, scored };
             #[cfg(target_arch = "x86_64")]
-            if let Some(simd) = pulp::x86::V3::try_new() {
-                return simd.vectorize(ScanAvx2 { simd, scan });
+            if let Some((simd, wide)) = &avx2 {
+                return simd.vectorize(ScanAvx2 { simd: *simd, wide, scan });
             }
             pulp::Arch::new().dispatch(scan)
         };
@@ -176,8 +178,6 @@ fn quantize(row: &[f32], codes: &mut Vec<u8>) -> f32 {
 struct Scan<'a> {
     index: &'a VectorIndex,
     query: &'a [u8],
-    /// The query's codes as `i16`.
-    wide: &'a [i16],
     query_scale: f32,
     codes: &'a [u8],
     scored: &'a mut Vec<(usize, f32)>,
@@ -211,6 +211,8 @@ impl pulp::WithSimd for Scan<'_> {
 #[cfg(target_arch = "x86_64")]
 struct ScanAvx2<'a> {
     simd: pulp::x86::V3,
+    /// The query's codes as `i16`.
+    wide: &'a [i16],
     scan: Scan<'a>,
 }
 
@@ -220,8 +222,7 @@ impl pulp::NullaryFnOnce for ScanAvx2<'_> {
 
     #[inline(always)]
     fn call(self) {
-        let ScanAvx2 { simd, scan } = self;
-        let wide = scan.wide;
+        let ScanAvx2 { simd, wide, scan } = self;
         scan.each_row(|row| dot_codes_avx2(simd, wide, row));
     }
 }
