@@ -284,7 +284,12 @@ fn session_start(store: &Store, home: &Home) -> Vec<Duration> {
     let times = measure(runs, |i| {
         let (project, _) = PROJECTS[i % PROJECTS.len()];
         let key = format!("path:/bench/{project}");
-        let asking = Asking { project_key: &key, agent: AGENTS[i % AGENTS.len()], session: "new" };
+        let asking = Asking {
+            project_key: &key,
+            agent: AGENTS[i % AGENTS.len()],
+            session: "new",
+            across_projects: false,
+        };
         let text = inject::briefing_markdown(store, home, &config, &key, Some(&asking))
             .expect("briefing")
             .expect("a briefing");

@@ -307,6 +307,9 @@ pub struct PromoteConfig {
     pub merge_similarity: f64,
     /// Share of subject terms at which a newer decision replaces an older one.
     pub supersede_overlap: f64,
+    /// What agents remember or forget through their memory tools counts as the person's own
+    /// (otherwise it waits for review, and an agent forgets only what it wrote).
+    pub trust_agents: bool,
 }
 
 impl Default for PromoteConfig {
@@ -320,6 +323,7 @@ impl Default for PromoteConfig {
             merge_overlap: 0.6,
             merge_similarity: 0.9,
             supersede_overlap: 0.5,
+            trust_agents: false,
         }
     }
 }

@@ -71,8 +71,16 @@ impl Responder<'_> {
         project: &ProjectIdentity,
     ) -> Option<String> {
         let (_, slot) = slot(&event.agent, &event.source_event)?;
-        let asking =
-            Asking { project_key: &project.key, agent: &event.agent, session: &event.session };
+        let across_projects = slot == Slot::Prompt
+            && crate::project::is_outside_projects(&project.key, &project.root, || {
+                store.registered_roots().is_ok_and(|roots| roots.contains(&project.root))
+            });
+        let asking = Asking {
+            project_key: &project.key,
+            agent: &event.agent,
+            session: &event.session,
+            across_projects,
+        };
         let context = match slot {
             Slot::SessionStart if event.kind == EventKind::SessionStart => {
                 self.briefing(store, &asking)
@@ -120,8 +128,12 @@ impl Responder<'_> {
         if !self.answers_pending(tool) {
             return None;
         }
-        let asking =
-            Asking { project_key: &project.key, agent: &tool.agent, session: &tool.session };
+        let asking = Asking {
+            project_key: &project.key,
+            agent: &tool.agent,
+            session: &tool.session,
+            across_projects: false,
+        };
         let context =
             self.file_context(store, &asking, tool.files.first()?, tool.cwd.as_deref(), project)?;
         answer(&tool.agent, &tool.source_event, &context)
@@ -187,6 +199,7 @@ impl Responder<'_> {
             max_tokens: settings.prompt_recall_max_tokens,
             language: self.config.distil.language.clone(),
             time_zone: crate::time::local_zone(),
+            name_projects: asking.across_projects,
         };
         let recalled = prompt::recall(&terms, candidates, &options)?;
         if let Err(err) = store.record_hits(

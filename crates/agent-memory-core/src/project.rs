@@ -69,6 +69,20 @@ pub fn resolve(cwd: &Path, registered_roots: &[PathBuf]) -> ProjectIdentity {
     find_repo(&path).map_or_else(|| ProjectIdentity::plain(path), repo_identity)
 }
 
+/// Whether a project stands for no project at all: no folder (`agent:` keys), or a folder that
+/// is neither in a repository (a repository's project root is its top level, which holds
+/// `.git`) nor a registered root, such as a general assistant's workspace or a home directory.
+/// `registered` says whether the root is a registered one; it is asked only when it matters.
+pub fn is_outside_projects(key: &str, root: &Path, registered: impl FnOnce() -> bool) -> bool {
+    if key.starts_with("git:") {
+        return false;
+    }
+    if key.starts_with("agent:") || root.as_os_str().is_empty() {
+        return true;
+    }
+    !root.join(".git").exists() && !registered()
+}
+
 /// Whether `root` contains `path` on a path boundary: `/w/app` contains `/w/app` and
 /// `/w/app/src` but not `/w/app-b`. Compares lexically normalized components; it does not touch
 /// the disk, so callers wanting symlinks resolved pass realpaths.

@@ -88,6 +88,9 @@ pub struct Statement {
     pub importance: u8,
     pub sources: Vec<String>,
     pub origin: String,
+    /// What the statement says is no longer used (`Redis`): the active memory that names it as
+    /// its choice is the one it replaces.
+    pub replaces: Vec<String>,
 }
 
 /// What [`place`] did with a statement.
@@ -114,6 +117,9 @@ pub struct PromoteReport {
     /// Of the new ones, how many would supersede (or, with auto-promotion, superseded) an
     /// older decision.
     pub successors: usize,
+    /// What people told their agents that became memory at once: a request to remember, a
+    /// standing rule, or a change of a memory they had kept.
+    pub stated: usize,
 }
 
 /// Screens every item not screened yet and places what it is worth.
@@ -137,6 +143,7 @@ pub fn screen_new(
                 importance: draft.importance,
                 sources: vec![draft.source],
                 origin: "distilled".into(),
+                replaces: Vec::new(),
             };
             let tier = if settings.auto { Tier::L2 } else { Tier::L1 };
             match place_with(
@@ -160,6 +167,98 @@ pub fn screen_new(
         report.screened += 1;
     }
     Ok(report)
+}
+
+/// Prompts and agents' memory entries read per pass, so a long history is taken in steps.
+const SAID_PER_PASS: usize = 50_000;
+
+/// Reads what people told their agents since the last pass and places each statement
+/// ([`crate::stated`]): a request to remember in the person's own prompt is their approval, so
+/// it becomes memory at once (stated by them, `forget` undoes it), and so does a change of mind
+/// about a memory they kept, which retires it; a preference about the person, and what an agent
+/// wrote into its own memory, is a candidate. Other decisions and rules are left to the
+/// distiller's decision observations, screened like everything distilled. What is about the
+/// person, or said where no project is, is everyone's (L3); the rest the project's.
+pub fn statements_new(
+    store: &mut Store,
+    settings: &Settings,
+    now_ms: i64,
+    report: &mut PromoteReport,
+) -> Result<(), MemoryError> {
+    let (said, last) = memories::said_since(store, SAID_PER_PASS)?;
+    let mut cache = PlaceCache::default();
+    for event in said {
+        let statements = match event.agent_memory.as_deref() {
+            None => crate::stated::read(&event.text),
+            // A rule file holds one rule a line (`- Always run make gen first`).
+            // The change's text may come with its lines joined by `⏎`.
+            Some(memories::AGENT_RULES) => event
+                .text
+                .split(['\n', '⏎'])
+                .map(|line| line.trim().trim_start_matches(['-', '*', '#', '>', ' ']).trim())
+                .filter(|line| line.split_whitespace().count() >= 3 || line.chars().count() >= 8)
+                .flat_map(|line| crate::stated::read_entry(line, false))
+                .collect(),
+            Some(target) => crate::stated::read_entry(&event.text, target == "user"),
+        };
+        for stated in statements {
+            let everyone = stated.personal || event.outside_projects;
+            let kind = match stated.kind {
+                crate::stated::StatedKind::Preference => Kind::Preference,
+                crate::stated::StatedKind::Convention => Kind::Convention,
+                crate::stated::StatedKind::Decision => Kind::Decision,
+                crate::stated::StatedKind::Fact => Kind::Fact,
+            };
+            let kind = if everyone && kind == Kind::Fact { Kind::Preference } else { kind };
+            let by_person = event.agent_memory.is_none();
+            let statement = Statement {
+                kind,
+                text: stated.text,
+                importance: if stated.explicit { 8 } else { 6 },
+                sources: vec![format!("e{}", event.event_id)],
+                origin: if by_person {
+                    format!("stated:{}", event.agent)
+                } else {
+                    event.agent.clone()
+                },
+                replaces: stated.replaces,
+            };
+            let scope = if everyone { None } else { event.project_id };
+            // A change of mind about kept memory is the person's own approval of the change.
+            let reverses = by_person && {
+                cache.load(store, scope, settings.model.as_deref())?;
+                let terms = similar::terms(&statement.text);
+                cache.scopes.get(&scope).and_then(|own| replaced(own, &statement, &terms)).is_some()
+            };
+            // Any other decision or rule the person stated is the distiller's decision
+            // observation, screened into a candidate of its project like everything distilled:
+            // placing it here too would offer it twice.
+            if by_person && !stated.explicit && !reverses && !stated.personal {
+                continue;
+            }
+            let tier = match (by_person && (stated.explicit || reverses), everyone) {
+                (true, true) => Tier::L3,
+                (true, false) => Tier::L2,
+                (false, _) => Tier::L1,
+            };
+            // A candidate for everyone waits without a project; approving it makes it global.
+            let placed = place_with(store, &statement, scope, tier, settings, now_ms, &mut cache)?;
+            if let Placed::New { supersedes, .. } = placed {
+                if tier == Tier::L1 {
+                    report.candidates += 1;
+                } else {
+                    report.stated += 1;
+                }
+                report.successors += usize::from(supersedes.is_some());
+            } else if let Placed::Merged { .. } = placed {
+                report.merged += 1;
+            }
+        }
+    }
+    if let Some(last) = last {
+        memories::mark_said_read(store, last)?;
+    }
+    Ok(())
 }
 
 /// Places one statement in `tier` for the project `project_id` (ignored for L3): merged into
@@ -360,6 +459,12 @@ fn place_with(
                 newer,
                 now_ms,
             )?;
+            // Said again by someone who may approve it, a waiting candidate is approved.
+            let merged = if tier != Tier::L1 && merged.status == Status::Candidate {
+                memories::approve(store, into, tier == Tier::L3, now_ms)?.memory
+            } else {
+                merged
+            };
             cache.merged(merged, store, settings.model.as_deref())?;
             Ok(Placed::Merged { into })
         }
@@ -410,6 +515,10 @@ fn decide(
         shared.extend(cache.shared(None, &terms));
     }
     let PlaceCache { scopes, terms: known_terms, .. } = cache;
+    // A change of mind names what it replaces: the active memory of its own scope that chose it.
+    if let Some(old) = scopes.get(&project_id).and_then(|own| replaced(own, statement, &terms)) {
+        return Ok(Action::Insert { supersedes: Some(old) });
+    }
     let global = if project_id.is_some() { scopes.get(&None) } else { None };
     let existing: Vec<&memories::Memory> =
         scopes.get(&project_id).into_iter().chain(global).flatten().collect();
@@ -486,6 +595,57 @@ fn decide(
     Ok(Action::Insert { supersedes: predecessor })
 }
 
+/// The active memory among `memories` that a statement saying it no longer uses something
+/// replaces: one of a kind that newer statements replace, that names the thing (as a word, any
+/// case), and, unless the thing is a name (`Redis`, `pytest`, `消息队列`), shares another word
+/// with the statement. The newest such memory.
+pub fn replaced(
+    memories: &[memories::Memory],
+    statement: &Statement,
+    terms: &BTreeSet<String>,
+) -> Option<i64> {
+    if statement.replaces.is_empty() {
+        return None;
+    }
+    memories
+        .iter()
+        .filter(|m| m.status == Status::Active && m.kind.supersedes_older())
+        .filter(|m| {
+            statement.replaces.iter().any(|object| {
+                let Some(words) = names_word(&m.text, object) else { return false };
+                let theirs = similar::subject_terms(&m.text);
+                let other =
+                    terms.iter().filter(|t| !words.contains(*t)).any(|t| theirs.contains(t));
+                is_name(object) || !object.contains(' ') || other
+            })
+        })
+        .max_by_key(|m| m.id)
+        .map(|m| m.id)
+}
+
+/// The terms of `object` when `text` names it as a word (case aside), else `None`.
+fn names_word(text: &str, object: &str) -> Option<BTreeSet<String>> {
+    let hay = text.to_lowercase();
+    let needle = object.to_lowercase();
+    let found = hay.match_indices(&needle).any(|(at, _)| {
+        let before = hay[..at].chars().next_back();
+        let after = hay[at + needle.len()..].chars().next();
+        let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+        boundary(before) && boundary(after)
+    });
+    found.then(|| similar::terms(object))
+}
+
+/// Whether `object` reads as a name rather than a common word: capitals, digits or marks
+/// inside (`Redis`, `NATS`, `S3`, `node-cron`), or Chinese of two characters or more.
+fn is_name(object: &str) -> bool {
+    let first_word = object.split_whitespace().next().unwrap_or(object);
+    first_word.chars().skip(1).any(|c| c.is_ascii_uppercase())
+        || first_word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        || first_word.chars().any(|c| c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
+        || object.chars().filter(|c| crate::store::fts::is_cjk(*c)).count() >= 2
+}
+
 fn insert(
     store: &mut Store,
     statement: &Statement,
@@ -516,6 +676,7 @@ mod tests {
 
     fn said(kind: Kind, text: &str, source: &str) -> Statement {
         Statement {
+            replaces: Vec::new(),
             kind,
             text: text.into(),
             importance: 6,

@@ -291,7 +291,18 @@ impl Store {
         let mut outcome = None;
         if let Some((window, is_dup)) = dedupe {
             let recent = recent_events(&tx, session_id, window)?;
-            if let Some(hit) = recent.iter().find(|r| is_dup(r)) {
+            // A tool run repeats only the session's last tool run: a run after an edit, or
+            // after anything else the agent did, is new evidence even when it reads the same.
+            let tool = event.kind == EventKind::ToolUse;
+            let mut tools_seen = 0;
+            let comparable = recent.iter().take_while(|r| {
+                tools_seen += usize::from(r.kind == EventKind::ToolUse.as_str());
+                !tool || tools_seen <= 1
+            });
+            if let Some(hit) = comparable
+                .filter(|r| !tool || r.kind == EventKind::ToolUse.as_str())
+                .find(|r| is_dup(r))
+            {
                 outcome = Some(WriteOutcome::NearDuplicate { of: hit.id });
             }
         }
@@ -495,7 +506,7 @@ pub(crate) fn event_from_row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::R
 
 /// The key an event's [`crate::event::ToolFacts`] are kept under in its stored payload: they
 /// live in the JSON the payload column already holds, so no column was added for them.
-const FACTS_KEY: &str = "facts";
+pub(crate) const FACTS_KEY: &str = "facts";
 
 /// The payload column's text: the payload with the event's facts, when it has any.
 fn stored_payload(event: &Event) -> String {

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::capture::sanitize_text;
+use crate::memory::{Actor, Writer};
 use crate::store::Store;
 use crate::store::memories::{self, Edit, Filter, Kind, Memory, MemoryError, Status, Tier};
 use crate::{fsutil, time};
@@ -171,7 +172,7 @@ pub fn sync(store: &mut Store, root: &Path, state_path: &Path, now_ms: i64) -> R
                     report.conflicts.push(root.join(&written.path));
                     Some(written)
                 } else {
-                    memories::forget(store, memory.id, now_ms)?;
+                    person(store, now_ms).forget(&Actor::Person, memory.id)?;
                     report.forgotten += 1;
                     None
                 }
@@ -235,7 +236,7 @@ fn inbox(store: &mut Store, root: &Path, now_ms: i64, report: &mut SyncReport) -
             for id in ticked(&text) {
                 match memories::get(store, id)? {
                     Some(m) if m.status == Status::Candidate => {
-                        memories::approve(store, id, m.kind == Kind::Preference, now_ms)?;
+                        person(store, now_ms).approve(id, m.kind == Kind::Preference)?;
                         report.approved += 1;
                     }
                     _ => {}
@@ -544,7 +545,7 @@ fn from_note(
         memory.updated_at
     } else {
         report.updated_from_vault += 1;
-        memories::edit(store, memory.id, &edit, now_ms)?.updated_at
+        person(store, now_ms).edit(memory.id, edit)?.updated_at
     };
     Ok(Linked { path: note.rel.clone(), hash: hash(&note.bytes), updated_at })
 }
@@ -622,6 +623,8 @@ fn create_from_note(
         .and_then(|i| i.parse::<i64>().ok())
         .and_then(|i| memories::check_importance(i).ok())
         .unwrap_or(5);
+    // A new note is inserted as it is, not placed among similar memories: it is the person's
+    // own, and its note must stay linked to exactly this memory.
     let id = memories::insert(
         store,
         &memories::NewMemory {
@@ -658,6 +661,11 @@ fn save_state(path: &Path, state: &State) -> Result<()> {
         fsutil::ensure_private_dir(dir).map_err(io(dir))?;
     }
     fsutil::write_atomic(path, &bytes).map_err(io(path))
+}
+
+/// Changes the person makes in the vault go through the one write path.
+fn person(store: &mut Store, now_ms: i64) -> Writer<'_> {
+    Writer::new(store, crate::promote::Settings::default(), false, now_ms)
 }
 
 #[cfg(test)]

@@ -170,7 +170,10 @@ impl PassReport {
     /// Whether the pass added anything a reader of the store would see.
     pub fn added_memory(&self) -> bool {
         self.distil.observations + self.distil.summaries > 0
-            || self.promoted.as_ref().is_some_and(|p| self.auto_promoted && p.candidates > 0)
+            || self
+                .promoted
+                .as_ref()
+                .is_some_and(|p| p.stated > 0 || self.auto_promoted && p.candidates > 0)
     }
 
     /// Whether the pass stored vectors of either kind.
@@ -244,8 +247,22 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
     // What was distilled, now or by an earlier pass, is screened for long-term memory.
     let settings = promote::Settings::from_config(&config.promote, config.search.embedding_model());
     report.auto_promoted = settings.auto;
+    // What people told their agents first, so that a distilled item saying the same joins the
+    // memory it became rather than waiting as a candidate of its own.
+    let mut promoted = PromoteReport::default();
+    if let Err(err) = promote::statements_new(store, &settings, pass.now_ms, &mut promoted) {
+        report.problem(Step::Promote, err);
+    }
     match promote::screen_new(store, &settings, pass.now_ms) {
-        Ok(promoted) => report.promoted = Some(promoted),
+        Ok(screened) => {
+            report.promoted = Some(PromoteReport {
+                screened: screened.screened,
+                candidates: screened.candidates + promoted.candidates,
+                merged: screened.merged + promoted.merged,
+                successors: screened.successors + promoted.successors,
+                stated: promoted.stated,
+            })
+        }
         Err(err) => report.problem(Step::Promote, err),
     }
 

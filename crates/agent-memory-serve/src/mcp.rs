@@ -26,7 +26,7 @@ use agent_memory_core::paths::Home;
 use agent_memory_core::recall::{self, ItemId, RecallError, SearchRequest, text};
 use agent_memory_core::store::memories;
 use agent_memory_core::store::{Store, StoreError};
-use agent_memory_core::{inject, project, promote, time};
+use agent_memory_core::{inject, memory, project, promote, time};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -311,31 +311,29 @@ impl MemoryServer {
 
     #[tool(description = "Remember one statement for every later session of every agent: a fact \
         about the project, a decision with its reason, a convention, a problem and its fix, or \
-        (with `global`) the user's own preference. Use it when the user asks you to remember \
-        something, or states a rule for the future. It is kept as reviewed memory and shown at \
-        the start of later sessions; saying the same thing again merges, and a newer decision \
-        on the same subject replaces the older one.")]
+        (with `global`) the user's own preference. Use it for what you learned that the user \
+        did not say themselves: what the user tells you in their own words (\"remember that…\", \
+        \"from now on…\") is kept without this tool. It is proposed for the user's review and \
+        shown at the start of later sessions once approved; saying the same thing again merges.")]
     fn remember(
         &self,
         peer: Peer<RoleServer>,
         Parameters(args): Parameters<Checked<RememberArgs>>,
     ) -> CallToolResult {
-        // The memory's origin is the client that asked, as it introduced itself.
-        let origin = peer
-            .peer_info()
-            .map(|info| info.client_info.name.trim().to_owned())
-            .filter(|name| !name.is_empty())
-            .unwrap_or_else(|| "remembered".to_owned());
+        let origin = client_name(&peer);
         answer(args.0.and_then(|args| self.run_remember(args, &origin)))
     }
 
-    #[tool(
-        description = "Forget a long-term memory by its id (m12, from `search`): it is no longer \
-        searched or shown at session start. Use it when the user says a memory is wrong or \
-        outdated. The user can bring it back with `agent-memory forget m12 --undo`."
-    )]
-    fn forget(&self, Parameters(args): Parameters<Checked<ForgetArgs>>) -> CallToolResult {
-        answer(args.0.and_then(|args| self.run_forget(args)))
+    #[tool(description = "Forget a long-term memory you remembered earlier, by its id (m12, from \
+        `search`): it is no longer searched or shown at session start. Memories the user kept are \
+        theirs to forget (`agent-memory forget m12`). Undo: `agent-memory forget m12 --undo`.")]
+    fn forget(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(args): Parameters<Checked<ForgetArgs>>,
+    ) -> CallToolResult {
+        let origin = client_name(&peer);
+        answer(args.0.and_then(|args| self.run_forget(args, &origin)))
     }
 }
 
@@ -476,20 +474,15 @@ impl MemoryServer {
 impl MemoryServer {
     fn run_remember(&self, args: RememberArgs, origin: &str) -> Result<String, String> {
         let s = &self.settings;
-        let kind = args.kind.map(MemoryKindArg::kind).unwrap_or(if args.global {
-            memories::Kind::Preference
-        } else {
-            memories::Kind::Fact
-        });
         let importance = match args.importance {
-            None => 7,
-            Some(n @ 1..=10) => n as u8,
+            None => None,
+            Some(n @ 1..=10) => Some(n as u8),
             Some(n) => return Err(format!("`importance` is {n}; pass a number from 1 to 10")),
         };
         let text = memories::check_text(&args.text).map_err(|err| format!("`text`: {err}"))?;
         let mut store = self.store()?;
-        let (tier, project_id, scope) = if args.global {
-            (memories::Tier::L3, None, "global memory (every project)".to_owned())
+        let (scope, where_) = if args.global {
+            (memory::Scope::Global, "global memory (every project)".to_owned())
         } else {
             let dir = args.project.map_or_else(|| s.cwd.clone(), PathBuf::from);
             if !dir.is_dir() {
@@ -502,35 +495,39 @@ impl MemoryServer {
             let roots = store.registered_roots().map_err(store_failed)?;
             let identity = project::resolve(&dir, &roots);
             let id = memories::ensure_project(&mut store, &identity).map_err(memory_failed)?;
-            (memories::Tier::L2, Some(id), format!("the memory of project {}", identity.name))
+            (memory::Scope::Project(id), format!("the memory of project {}", identity.name))
         };
-        let statement = promote::Statement {
-            kind,
-            text,
-            importance,
-            sources: Vec::new(),
-            origin: origin.to_owned(),
-        };
-        let settings =
-            promote::Settings::from_config(&s.config.promote, s.config.search.embedding_model());
-        let placed =
-            promote::place(&mut store, &statement, project_id, tier, &settings, time::now_ms())
-                .map_err(memory_failed)?;
-        Ok(match placed {
+        let kind = args.kind.map(MemoryKindArg::kind);
+        let done = self
+            .writer(&mut store)
+            .remember(&self.actor(origin), memory::Remember { text, kind, importance, scope })
+            .map_err(memory_failed)?;
+        let (id, kind) = (done.memory.id, done.memory.kind.as_str());
+        if done.for_review {
+            return Ok(match done.placed {
+                promote::Placed::Merged { into } => {
+                    format!("already proposed or remembered as m{into}; nothing new was added")
+                }
+                _ => format!(
+                    "proposed m{id} as a {kind} for the user to review (`agent-memory review`); \
+                     it is shown to agents once approved"
+                ),
+            });
+        }
+        Ok(match done.placed {
             promote::Placed::Merged { into } => {
-                format!("already remembered as m{into} in {scope}; nothing new was added")
+                format!("already remembered as m{into} in {where_}; nothing new was added")
             }
-            promote::Placed::New { id, supersedes: Some(old) } => format!(
-                "remembered m{id} in {scope} as a {}; it replaces m{old}, which is no longer shown",
-                kind.as_str()
+            promote::Placed::New { supersedes: Some(old), .. } => format!(
+                "remembered m{id} in {where_} as a {kind}; it replaces m{old}, which is no longer shown"
             ),
-            promote::Placed::New { id, .. } | promote::Placed::Dropped { like: id } => {
-                format!("remembered m{id} in {scope} as a {}", kind.as_str())
+            promote::Placed::New { .. } | promote::Placed::Dropped { .. } => {
+                format!("remembered m{id} in {where_} as a {kind}")
             }
         })
     }
 
-    fn run_forget(&self, args: ForgetArgs) -> Result<String, String> {
+    fn run_forget(&self, args: ForgetArgs, origin: &str) -> Result<String, String> {
         let raw = args.id.trim();
         let id = match raw.parse::<ItemId>() {
             Ok(ItemId::Memory(id)) => id,
@@ -541,17 +538,38 @@ impl MemoryServer {
             }
         };
         let mut store = self.store()?;
-        let memory = memories::forget(&mut store, id, time::now_ms()).map_err(|err| match err {
-            memories::MemoryError::NotFound(_) => {
-                format!("`id`: no memory m{id}; find memories with `search` (ids m…)")
-            }
-            other => memory_failed(other),
-        })?;
+        let memory =
+            self.writer(&mut store).forget(&self.actor(origin), id).map_err(|err| match err {
+                memories::MemoryError::NotFound(_) => {
+                    format!("`id`: no memory m{id}; find memories with `search` (ids m…)")
+                }
+                other => memory_failed(other),
+            })?;
         Ok(format!(
             "forgot m{id}: {}; it is no longer searched or shown (undo: `agent-memory forget m{id} --undo`)",
             memory.text
         ))
     }
+
+    /// The client that asks, as it introduced itself: an agent, not the person.
+    fn actor(&self, origin: &str) -> memory::Actor {
+        memory::Actor::Agent(origin.to_owned())
+    }
+
+    fn writer<'s>(&self, store: &'s mut Store) -> memory::Writer<'s> {
+        let config = &self.settings.config;
+        let settings =
+            promote::Settings::from_config(&config.promote, config.search.embedding_model());
+        memory::Writer::new(store, settings, config.promote.trust_agents, time::now_ms())
+    }
+}
+
+/// The memory's origin: the client that asked, as it introduced itself.
+fn client_name(peer: &Peer<RoleServer>) -> String {
+    peer.peer_info()
+        .map(|info| info.client_info.name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .map_or_else(|| "an agent".to_owned(), |name| text::one_line(&name, 64))
 }
 
 fn memory_failed(err: memories::MemoryError) -> String {

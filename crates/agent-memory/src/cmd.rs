@@ -130,6 +130,20 @@ impl Context {
         })
     }
 
+    /// The one way commands change long-term memory, as the person.
+    pub fn writer<'s>(&self, store: &'s mut Store) -> agent_memory_core::memory::Writer<'s> {
+        let settings = agent_memory_core::promote::Settings::from_config(
+            &self.config.promote,
+            self.config.search.embedding_model(),
+        );
+        agent_memory_core::memory::Writer::new(
+            store,
+            settings,
+            self.config.promote.trust_agents,
+            agent_memory_core::time::now_ms(),
+        )
+    }
+
     /// A project filter as typed: a directory (such as `.`) becomes that directory's project
     /// key; anything else must be a stored project's key, name or root (core's one check,
     /// shared with search, the MCP tools and the HTTP API).

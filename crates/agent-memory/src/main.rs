@@ -133,7 +133,7 @@ fn error_code(err: &anyhow::Error) -> &'static str {
         if let Some(err) = cause.downcast_ref::<MemoryError>() {
             return match err {
                 MemoryError::NotFound(_) => "not_found",
-                MemoryError::State { .. } => "conflict",
+                MemoryError::State { .. } | MemoryError::NotYours { .. } => "conflict",
                 MemoryError::Store(_) => "store_unavailable",
                 _ => "bad_request",
             };

@@ -458,8 +458,11 @@ fn bugfixes(batch: &Batch<'_>) -> Vec<Found> {
         let first = failures[0];
         let changes: Vec<usize> =
             batch.changes().map(|(c, _)| c).filter(|c| (first..at).contains(c)).collect();
-        if changes.is_empty() {
-            // It passed again without a change: flaky or environmental, not a fix.
+        // It passed again without a change seen: flaky or environmental, unless the closing
+        // answer says what was wrong or changed (the change may have come through a channel no
+        // hook reports).
+        let explained = batch.said_at(at).iter().any(|s| matches!(s.role, Role::Fix | Role::Cause));
+        if changes.is_empty() && !explained {
             continue;
         }
         let error_of = |at: usize| match &batch.items[at].step {
@@ -843,72 +846,16 @@ fn split_reason(text: &str) -> (String, Option<String>) {
     }
 }
 
-/// The decision a prompt states and its reason, if any: the sentence holding a decision marker,
-/// cut at `because`/`since`/`因为`/`由于`.
+/// The decision or standing rule a prompt states and its reason, if any, read by the one set
+/// of rules for what people state ([`crate::stated`]): a request to act now is none.
 fn stated_decision(prompt: &str) -> Option<(String, Option<String>)> {
-    const EN: &[&str] = &[
-        "from now on",
-        "going forward",
-        "we'll use",
-        "we will use",
-        "let's go with",
-        "let's use",
-        " instead of ",
-        "anymore",
-        "any more",
-        "stop using",
-        "switch to",
-        "we decided",
-        "we've decided",
-        "we have decided",
-    ];
-    const EN_START: &[&str] = &["always ", "never ", "don't ever ", "do not ever "];
-    const ZH: &[&str] = &[
-        "从现在起",
-        "从现在开始",
-        "以后",
-        "今后",
-        "统一用",
-        "统一使用",
-        "不要再",
-        "别再",
-        "改用",
-        "一律",
-        "决定",
-    ];
-    let sentences = prompt
-        .split_inclusive(['.', '!', '?', '。', '！', '？', '\n', ';', '；'])
-        .map(|s| s.trim().trim_end_matches(['.', '!', '?', '。', '！', '？', ';', '；']).trim())
-        .filter(|s| !s.is_empty());
-    let is_decision = |sentence: &str| {
-        let lower = sentence.to_lowercase();
-        let bare = lower.trim_start_matches("please ").trim_start_matches("and ");
-        let bare = bare.trim_start_matches("we ");
-        EN.iter().any(|m| lower.contains(m))
-            || EN_START.iter().any(|m| bare.starts_with(m))
-            || ZH.iter().any(|m| sentence.contains(m))
-    };
-    let sentence = sentences.clone().find(|s| is_decision(s))?;
-    let cut = BECAUSE.iter().filter_map(|m| Some((sentence.find(m)?, m.len()))).min();
-    let (decision, reason) = match cut {
-        Some((at, len)) => (&sentence[..at], Some(&sentence[at + len..])),
-        None => {
-            // The reason may be the next sentence: "Use jiff. Because chrono…".
-            let next = sentences.skip_while(|s| *s != sentence).nth(1);
-            let reason = next.and_then(|n| {
-                BECAUSE.iter().find_map(|m| {
-                    let lower = n.to_lowercase();
-                    lower.starts_with(m.trim()).then(|| &n[m.trim().len()..])
-                })
-            });
-            (sentence, reason)
-        }
-    };
-    let trim = |s: &str| s.trim().trim_matches([',', '，', '、', ':', '：', ' ']).trim().to_owned();
-    let reason = reason.map(trim).filter(|r| !r.is_empty());
+    use crate::stated::StatedKind;
+    let stated = crate::stated::read(prompt)
+        .into_iter()
+        .find(|s| matches!(s.kind, StatedKind::Decision | StatedKind::Convention))?;
     Some((
-        clip(&one_line(&trim(decision)), QUOTE_MAX_CHARS),
-        reason.map(|r| clip(&one_line(&r), QUOTE_MAX_CHARS)),
+        clip(&one_line(&stated.gist), QUOTE_MAX_CHARS),
+        stated.reason.map(|r| clip(&one_line(&r), QUOTE_MAX_CHARS)),
     ))
 }
 
@@ -1146,10 +1093,18 @@ fn bugfix_text(
     let file_list = lang.list(files, TITLE_FILES);
     let error = error_words(lang, &failure.error);
     let failed = &failure.command;
-    let observed = lang.pick(
-        format!("`{failed}` failed with {error}; after changing {file_list}, `{check}` passed."),
-        format!("`{failed}` 报错 {error}；修改 {file_list} 后 `{check}` 通过。"),
-    );
+    let observed = match files.is_empty() {
+        false => lang.pick(
+            format!(
+                "`{failed}` failed with {error}; after changing {file_list}, `{check}` passed."
+            ),
+            format!("`{failed}` 报错 {error}；修改 {file_list} 后 `{check}` 通过。"),
+        ),
+        true => lang.pick(
+            format!("`{failed}` failed with {error}; later `{check}` passed."),
+            format!("`{failed}` 报错 {error}；之后 `{check}` 通过。"),
+        ),
+    };
     // A plain statement before the fix is, in a fix's closing answer, what was wrong.
     let first_fix = said.iter().position(|s| s.role == Role::Fix).unwrap_or(said.len());
     let cause = first_said(said, &[Role::Cause, Role::Gotcha])
@@ -1159,6 +1114,18 @@ fn bugfix_text(
             .find(|s| s.role == Role::Plain && Some(s.text.as_str()) != cause)
             .map(|s| s.text.as_str())
     });
+    // A fix is only seen when its check passed, so an answer that explains it in the same
+    // breath as the pass ("sorted the parameters before signing, and the test passes") is
+    // believed: it is the lesson, not the command that ran.
+    let (cause, fix) = match (cause, fix) {
+        (None, None) => (
+            None,
+            said.iter()
+                .find(|s| s.role == Role::Verify && explains(&s.text))
+                .map(|s| s.text.as_str()),
+        ),
+        found => found,
+    };
     // Causes first, else what was seen: the first fact is what a summary learns from it.
     let mut facts = said_as(said, &[Role::Cause]);
     facts.extend(cause.filter(|c| !facts.iter().any(|f| f.starts_with(c))).map(sentence));
@@ -1177,14 +1144,25 @@ fn bugfix_text(
         )),
         _ => {}
     }
-    let plain_title = lang.pick(
-        format!("Fixed `{failed}` failure in {file_list}: {error}"),
-        format!("修复 `{failed}` 失败（{file_list}）：{error}"),
-    );
-    let plain_lesson = lang.pick(
-        format!("{error} fixed by changing {file_list}"),
-        format!("改 {file_list} 修复 {error}"),
-    );
+    // Never a command line as the title: what failed, and where it was fixed.
+    let plain_title = match files.is_empty() {
+        false => lang.pick(
+            format!("Fixed {error} in {file_list}"),
+            format!("修复 {file_list} 中的 {error}"),
+        ),
+        true => lang.pick(format!("Fixed {error}"), format!("修复 {error}")),
+    };
+    // The lesson carries the fix: what the change put in, when the answer did not say.
+    let plain_lesson = match added.first() {
+        Some((file, text)) => lang.pick(
+            format!("{error} fixed in {file}: {text}"),
+            format!("{error}：改 {file} 为 {text}"),
+        ),
+        None => lang.pick(
+            format!("{error} fixed by changing {file_list}"),
+            format!("改 {file_list} 修复 {error}"),
+        ),
+    };
     let (title, subtitle) = match (cause, fix) {
         (Some(cause), Some(fix)) => (cause.to_owned(), format!("{fix} ({file_list}; was {error})")),
         (Some(cause), None) => (cause.to_owned(), plain_lesson),
@@ -1201,6 +1179,35 @@ fn bugfix_text(
             format!("{told} `{failed}` 失败，报错 {error}。修改 {file_list} 后 `{check}` 通过。再次遇到这个错误时，先看 {file_list}。"),
         ),
     }
+}
+
+/// Whether a statement says why or how, beyond a bare claim that a check passes.
+fn explains(text: &str) -> bool {
+    const WHY: &[&str] = &[
+        "because",
+        "so that",
+        "caused",
+        "was missing",
+        "wasn't",
+        "didn't",
+        "instead of",
+        "before ",
+        "after ",
+        "by ",
+        "now ",
+        "原因",
+        "因为",
+        "导致",
+        "之前",
+        "改为",
+        "改成",
+        "加上",
+        "按",
+        "排序",
+        "现在",
+    ];
+    let lower = text.to_lowercase();
+    text.chars().count() >= 20 && WHY.iter().any(|w| lower.contains(w))
 }
 
 /// What a problem's turn was seen to do.
@@ -1226,7 +1233,7 @@ fn problem_text(
             match (f.still, lang) {
                 (true, Lang::En) => format!("Not fixed: `{}` still fails with {error} after the change.", f.command),
                 (false, Lang::En) if changed.is_empty() => format!("`{}` fails with {error}; not fixed in that session.", f.command),
-                (false, Lang::En) => format!("`{}` failed with {error}; it was not run again after the change, so the fix is not verified.", f.command),
+                (false, Lang::En) => format!("`{}` failed with {error}; no passing run of it was recorded after the change, so the fix is not verified.", f.command),
                 (true, Lang::Zh) => format!("未修复：修改后 `{}` 仍然报错 {error}。", f.command),
                 (false, Lang::Zh) => format!("`{}` 报错 {error}，尚未修复。", f.command),
             }
@@ -1364,10 +1371,8 @@ fn change_text(
     let subtitle = match (why, added.first()) {
         (Some(why), _) => why.text.clone(),
         (None, Some((file, text))) => format!("{file}: {text}"),
-        (None, None) => match ask {
-            Some(ask) if title == plain => ask.to_owned(),
-            _ => plain.clone(),
-        },
+        // Never the request: it is what was asked, not what was learned.
+        (None, None) => plain.clone(),
     };
     let told = account(said, false);
     let why_asked = match ask {
@@ -1433,9 +1438,12 @@ fn discovery_text(lang: Lang, files: &[String], names: &[String], ask: Option<&s
     }
     Text {
         title: lang.pick(format!("Studied {file_list}"), format!("查看了 {file_list}")),
-        subtitle: match ask {
-            Some(ask) => ask.to_owned(),
-            None => lang.pick(format!("Read {file_list}"), format!("读取 {file_list}")),
+        subtitle: match names.is_empty() {
+            false => lang.pick(
+                format!("{file_list} defines {}", Lang::En.list(names, 4)),
+                format!("{file_list} 定义了 {}", Lang::Zh.list(names, 4)),
+            ),
+            true => lang.pick(format!("Read {file_list}"), format!("读取 {file_list}")),
         },
         facts,
         narrative: lang.pick(
@@ -1842,7 +1850,7 @@ mod tests {
             &code_mode("en", &[]),
             expect![[r#"
                 [bugfix] nested lists now parse
-                  subtitle: error[E0425]: cannot find value `depth` in this scope fixed by changing src/parser.rs
+                  subtitle: error[E0425]: cannot find value `depth` in this scope fixed in src/parser.rs: depth += 1;
                   concepts: problem-solution, what-changed, gotcha
                   - `cargo test` failed with error[E0425]: cannot find value `depth` in this scope; after changing src/parser.rs, `cargo test` passed.
                   - nested lists now parse.
@@ -1876,7 +1884,7 @@ mod tests {
         let drafts = OfflineDistiller::new().observe(&bugfix_session(), &code_mode("zh-CN", &[]));
         expect![[r#"
             [bugfix] nested lists now parse
-              subtitle: 改 src/parser.rs 修复 error[E0425]: cannot find value `depth` in this scope
+              subtitle: error[E0425]: cannot find value `depth` in this scope：改 src/parser.rs 为 depth += 1;
               concepts: problem-solution, what-changed, gotcha
               - `cargo test` 报错 error[E0425]: cannot find value `depth` in this scope；修改 src/parser.rs 后 `cargo test` 通过。
               - nested lists now parse.

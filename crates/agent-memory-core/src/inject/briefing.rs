@@ -200,7 +200,7 @@ pub fn rank_memories(
 /// agent when the memory names one (`alice, codex`).
 pub fn learned_by(memory: &crate::store::memories::Memory) -> Option<String> {
     let member = memory.member.as_deref()?;
-    let agent = memory.origin.as_str();
+    let agent = memory.origin.strip_prefix("stated:").unwrap_or(&memory.origin);
     Some(match agent {
         "" | "remembered" | "distilled" | "imported" => member.to_owned(),
         agent => format!("{member}, {agent}"),
@@ -501,9 +501,22 @@ pub(super) fn clip_words(text: &str, max: usize) -> String {
         return text.to_owned();
     }
     let kept: String = text.chars().take(max.saturating_sub(1)).collect();
-    let cut = match kept.rfind(char::is_whitespace) {
+    // Whole clauses first, so what is cut is never half a step: the end of the last clause
+    // (`,` `;` `:` `—` or their full-width forms) in the second half of what is kept.
+    let clause = kept
+        .char_indices()
+        .rev()
+        .find(|(at, c)| {
+            matches!(c, '，' | '；' | '：' | '。' | '—')
+                || matches!(c, ',' | ';' | ':' | '.')
+                    && kept[at + c.len_utf8()..].starts_with(char::is_whitespace)
+        })
+        .map(|(at, _)| at)
+        .filter(|at| kept[..*at].chars().count() * 2 >= max);
+    let cut = match (clause, kept.rfind(char::is_whitespace)) {
+        (Some(at), _) => &kept[..at],
         // A word's end in the last third of what is kept.
-        Some(at) if kept[..at].chars().count() * 3 >= max * 2 => &kept[..at],
+        (None, Some(at)) if kept[..at].chars().count() * 3 >= max * 2 => &kept[..at],
         _ => kept.as_str(),
     };
     format!("{}…", cut.trim_end_matches(|c: char| c.is_whitespace() || ",;:—-→".contains(c)))
@@ -629,6 +642,12 @@ fn line(placed: &Placed<'_>, options: &ContextOptions) -> String {
         Some(lesson) => format!("{title} — {}", clip_words(&lesson, 140)),
         None => title,
     };
+    // A decision a later one replaced is history: said so, so it is never read as current.
+    let said = match (placed.item.replaced, options.zh()) {
+        (false, _) => said,
+        (true, false) => format!("{said} (replaced since by a later decision)"),
+        (true, true) => format!("{said}（已被后来的决定取代）"),
+    };
     format!("- o{} {} {} {icon} {said} (~{})", item.id, placed.time, item.agent, item.tokens)
 }
 
@@ -673,6 +692,7 @@ pub(crate) mod tests {
             },
             file: file.map(str::to_owned),
             subtitle: String::new(),
+            replaced: false,
         }
     }
 
@@ -776,9 +796,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
 
-            ~370 tokens here stand for ~9,600 tokens of earlier work (12 observations).
+            ~360 tokens here stand for ~9,600 tokens of earlier work (12 observations).
 
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
@@ -806,9 +826,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
 
-            这里约 420 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
+            这里约 410 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
 
             以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。"#]]
         .assert_eq(&markdown(&briefing, &options(1500, "zh-CN")).expect("briefing"));
@@ -1216,9 +1236,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
 
-            ~480 tokens here stand for ~9,600 tokens of earlier work (12 observations).
+            ~470 tokens here stand for ~9,600 tokens of earlier work (12 observations).
 
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
@@ -1261,9 +1281,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
 
-            这里约 520 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
+            这里约 510 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
 
             以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。"#]]
         .assert_eq(&markdown(&briefing, &options(1500, "zh-CN")).expect("briefing"));

@@ -54,6 +54,8 @@ pub struct RecallOptions {
     /// `en` or `zh-CN`.
     pub language: String,
     pub time_zone: jiff::tz::TimeZone,
+    /// Recall across projects names each item's project.
+    pub name_projects: bool,
 }
 
 /// One content term: an English stem looked up with its inflections (when it is long enough
@@ -406,6 +408,9 @@ pub fn recall(
     let needed = terms.len().min(MIN_MATCHED);
     let mut strong: Vec<(f64, usize, RecallCandidate)> = candidates
         .into_iter()
+        // An item with nothing learned or done to show (a summary of a bare request) tells
+        // the agent nothing.
+        .filter(|candidate| !candidate.title.trim().is_empty())
         .filter_map(|candidate| {
             let (matched, score) = strength(terms, &candidate.text);
             // One term alone must be what the item is about.
@@ -454,8 +459,12 @@ pub fn recall(
         {
             continue;
         }
+        let project = match options.name_projects && !candidate.project.is_empty() {
+            true => format!(" [{}]", one_line(&candidate.project)),
+            false => String::new(),
+        };
         let head = format!(
-            "- {} {} {}",
+            "- {} {} {}{project}",
             candidate.kind.show_id(candidate.id),
             candidate.agent,
             day(candidate.at_ms, &options.time_zone),
@@ -617,6 +626,7 @@ mod tests {
             title: title.into(),
             lesson: String::new(),
             text: text.into(),
+            project: "shop".into(),
         }
     }
 
@@ -627,6 +637,7 @@ mod tests {
             max_tokens: 300,
             language: language.into(),
             time_zone: jiff::tz::TimeZone::UTC,
+            name_projects: false,
         }
     }
 

@@ -179,7 +179,7 @@ fn memory(out: &mut String, m: &Memory) {
         m.status.as_str(),
         m.hits,
         format_local(m.created_at),
-        m.origin
+        m.provenance()
     );
     let _ = writeln!(out, "{}", m.text);
     if let Some(newer) = m.superseded_by {

@@ -431,24 +431,38 @@ pub struct TimelineItem {
 }
 
 impl Store {
-    /// The newest summary in the project of a session other than (`agent`, `session`).
+    /// The summary of the last session in the project, other than (`agent`, `session`), that
+    /// did or decided something (changed files, or left an observation other than a look
+    /// around); the newest summary when none did. A one-line question asked since does not
+    /// push the real work out of the briefing.
     pub fn last_summary(
         &self,
         project_key: &str,
         agent: &str,
         session: &str,
     ) -> Result<Option<Summary>> {
-        let id: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT m.id FROM summaries m JOIN projects p ON p.id = m.project_id
-                 JOIN sessions s ON s.id = m.session_id
-                 WHERE p.key = ?1 AND NOT (s.agent = ?2 AND s.source_id = ?3)
-                 ORDER BY m.at DESC LIMIT 1",
-                params![project_key, agent, session],
-                |r| r.get(0),
-            )
-            .optional()?;
+        const NEWEST: &str = "SELECT m.id FROM summaries m JOIN projects p ON p.id = m.project_id
+             JOIN sessions s ON s.id = m.session_id
+             WHERE p.key = ?1 AND NOT (s.agent = ?2 AND s.source_id = ?3)";
+        // Newest first through the index on time, so the first that did something ends it.
+        let meaningful = format!(
+            "{NEWEST} AND (m.files_modified <> '[]'
+                  OR EXISTS (SELECT 1 FROM observations o
+                             WHERE o.session_id = m.session_id AND o.kind <> 'discovery'))
+             ORDER BY m.at DESC LIMIT 1"
+        );
+        let newest = format!("{NEWEST} ORDER BY m.at DESC LIMIT 1");
+        let mut id: Option<i64> = None;
+        for sql in [meaningful, newest] {
+            id = self
+                .conn()
+                .prepare_cached(&sql)?
+                .query_row(params![project_key, agent, session], |r| r.get(0))
+                .optional()?;
+            if id.is_some() {
+                break;
+            }
+        }
         match id {
             Some(id) => self.summary(id),
             None => Ok(None),

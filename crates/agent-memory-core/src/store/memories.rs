@@ -94,9 +94,10 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(text.trim()))
     }
 
-    /// Kinds where a newer statement on the same subject replaces the older one.
+    /// Kinds where a newer statement on the same subject replaces the older one: a person
+    /// changes their mind about a choice, a rule or how they like things.
     pub fn supersedes_older(self) -> bool {
-        matches!(self, Kind::Decision | Kind::Convention)
+        matches!(self, Kind::Decision | Kind::Convention | Kind::Preference)
     }
 }
 
@@ -174,6 +175,15 @@ impl Memory {
     pub fn show_id(&self) -> String {
         format!("m{}", self.id)
     }
+
+    /// Who it came from, as `show` says after "by": `you in hermes` for what the person told an
+    /// agent, else the origin as stored (`distilled`, `remembered`, an agent's name).
+    pub fn provenance(&self) -> String {
+        match self.origin.strip_prefix("stated:") {
+            Some(agent) => format!("you in {agent}"),
+            None => self.origin.clone(),
+        }
+    }
 }
 
 /// A memory to insert.
@@ -236,6 +246,10 @@ pub enum MemoryError {
     Importance(i64),
     #[error("memory m{id} is {status}; only {wanted} can be changed this way")]
     State { id: i64, status: &'static str, wanted: &'static str },
+    #[error(
+        "memory m{id} was not written by {agent}; an agent may forget only what it wrote (the person can, with `agent-memory forget m{id}`)"
+    )]
+    NotYours { id: i64, agent: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -349,6 +363,17 @@ fn supersede(conn: &rusqlite::Connection, old: i64, new: i64, now_ms: i64) -> Re
     let changed = conn.execute(
         "UPDATE memories SET status = 'superseded', superseded_by = ?2, updated_at = ?3
          WHERE id = ?1 AND status = 'active' AND id <> ?2",
+        params![old, new, now_ms],
+    )?;
+    Ok(changed == 1)
+}
+
+/// Makes `old` current again when `new`, the memory that superseded it, is forgotten; true
+/// when it was superseded by `new`.
+pub fn reinstate(store: &mut Store, old: i64, new: i64, now_ms: i64) -> Result<bool> {
+    let changed = store.conn().execute(
+        "UPDATE memories SET status = 'active', superseded_by = NULL, updated_at = ?3
+         WHERE id = ?1 AND status = 'superseded' AND superseded_by = ?2",
         params![old, new, now_ms],
     )?;
     Ok(changed == 1)
@@ -728,6 +753,150 @@ pub fn mark_screened(store: &Store, item: &Unscreened) -> Result<()> {
         "INSERT INTO memory_screened (item_kind, item_id, version) VALUES (?1, ?2, ?3)
          ON CONFLICT (item_kind, item_id) DO UPDATE SET version = excluded.version",
         params![kind, id, item.version],
+    )?;
+    Ok(())
+}
+
+/// A prompt a person typed, or an entry an agent wrote into its own memory, not read for
+/// statements yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    pub event_id: i64,
+    pub agent: String,
+    pub project_id: Option<i64>,
+    /// Said where no project is: a folder that is neither a repository nor a registered root
+    /// (a general assistant's workspace, a home directory), or with no folder at all.
+    pub outside_projects: bool,
+    /// The person's words, or the agent's memory entry.
+    pub text: String,
+    /// For an agent's own memory entry: its target (`memory`, or `user` for the person).
+    pub agent_memory: Option<String>,
+    pub at_ms: i64,
+}
+
+/// The item kind `memory_screened` keeps the read position of prompts under.
+const SAID_CURSOR: &str = "said";
+
+/// Prompts and agents' memory entries stored after the last one read, oldest first, at most
+/// `limit` events looked at; with the id of the last event looked at, to pass to
+/// [`mark_said_read`]. Private events are never read.
+pub fn said_since(store: &Store, limit: usize) -> Result<(Vec<Said>, Option<i64>)> {
+    let after: i64 = store
+        .conn()
+        .query_row(
+            "SELECT version FROM memory_screened WHERE item_kind = ?1 AND item_id = 0",
+            [SAID_CURSOR],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    // Read up to the newest event now stored, so one stored while reading waits for next time.
+    let newest: Option<i64> =
+        store.conn().query_row("SELECT max(id) FROM events", [], |r| r.get(0))?;
+    let Some(newest) = newest.filter(|n| *n > after) else { return Ok((Vec::new(), None)) };
+    // Prompts, notes, and changes to the files agents take their rules from; nothing else is
+    // read, so the cost follows what people and agents said, not every tool call.
+    let mut stmt = store.conn().prepare_cached(
+        "SELECT e.id, e.kind, e.agent, e.project_id, p.key, p.root,
+                EXISTS (SELECT 1 FROM project_roots r WHERE r.project_id = e.project_id),
+                e.payload, e.body, e.at, e.tool_kind, e.files
+         FROM events e LEFT JOIN projects p ON p.id = e.project_id
+         WHERE e.id > ?1 AND e.id <= ?2 AND e.sensitivity <> 'private'
+           AND (e.kind IN ('prompt', 'note')
+                OR e.kind = 'tool_use' AND e.tool_kind IN ('edit', 'write', 'shell')
+                   AND (instr(e.payload, 'CLAUDE.md') OR instr(e.payload, 'AGENTS.md')
+                        OR instr(e.payload, 'GEMINI.md')
+                        OR instr(e.payload, 'copilot-instructions.md')))
+         ORDER BY e.id LIMIT ?3",
+    )?;
+    let mut last = None;
+    let mut found = Vec::new();
+    let mut outside: std::collections::HashMap<Option<i64>, bool> = Default::default();
+    let mut rows = stmt.query(params![after, newest, limit as i64])?;
+    let mut read = 0;
+    while let Some(r) = rows.next()? {
+        read += 1;
+        let id: i64 = r.get(0)?;
+        last = Some(id);
+        let kind: String = r.get(1)?;
+        let payload: serde_json::Value =
+            serde_json::from_str(&r.get::<_, String>(7)?).unwrap_or_default();
+        let body: String = r.get(8)?;
+        let field = |name: &str| payload.get(name).and_then(serde_json::Value::as_str);
+        let (text, agent_memory) = match kind.as_str() {
+            "prompt" => (field("prompt").map_or(body, str::to_owned), None),
+            "note" => {
+                // Only an agent's writes into its own memory are statements; other notes are not.
+                let (Some(content), Some(action)) = (field("content"), field("action")) else {
+                    continue;
+                };
+                if action == "remove" {
+                    continue;
+                }
+                (content.to_owned(), Some(field("target").unwrap_or("memory").to_owned()))
+            }
+            _ => {
+                // The facts stored with the event, or worked out as the adapter would have.
+                let facts: crate::event::ToolFacts = match payload.get(super::FACTS_KEY) {
+                    Some(stored) => serde_json::from_value(stored.clone()).unwrap_or_default(),
+                    None => {
+                        let tool_kind = r.get::<_, Option<String>>(10)?.and_then(|k| {
+                            serde_json::from_value::<crate::event::ToolKind>(k.into()).ok()
+                        });
+                        let files: Vec<String> =
+                            serde_json::from_str(&r.get::<_, String>(11)?).unwrap_or_default();
+                        let kind = crate::event::EventKind::ToolUse;
+                        crate::adapter::tool_facts(kind, tool_kind, &files, &payload)
+                    }
+                };
+                let wrote_rules = facts.written.iter().any(|f| is_rules_file(f));
+                match facts.added.filter(|_| wrote_rules && !facts.failed) {
+                    Some(added) => (added, Some(AGENT_RULES.to_owned())),
+                    None => continue,
+                }
+            }
+        };
+        let project_id: Option<i64> = r.get(3)?;
+        let key: Option<String> = r.get(4)?;
+        let root: Option<String> = r.get(5)?;
+        let registered: bool = r.get(6)?;
+        let outside_projects = *outside.entry(project_id).or_insert_with(|| match (&key, &root) {
+            (Some(key), Some(root)) => {
+                crate::project::is_outside_projects(key, std::path::Path::new(root), || registered)
+            }
+            _ => true,
+        });
+        found.push(Said {
+            event_id: id,
+            agent: r.get(2)?,
+            project_id,
+            outside_projects,
+            text,
+            agent_memory,
+            at_ms: r.get(9)?,
+        });
+    }
+    // Everything up to the newest event was looked at, unless the limit stopped the reading.
+    let through = if read < limit { Some(newest) } else { last };
+    Ok((found, through))
+}
+
+/// The target an agent's own memory entry has when it is a rule the agent wrote into the file
+/// its agent reads instructions from (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md`).
+pub const AGENT_RULES: &str = "rules";
+
+/// Whether a file is one an agent takes standing instructions from.
+fn is_rules_file(file: &str) -> bool {
+    let name = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    matches!(name, "CLAUDE.md" | "AGENTS.md" | "GEMINI.md" | "copilot-instructions.md")
+}
+
+/// Records that everything up to event `through` was read for statements.
+pub fn mark_said_read(store: &Store, through: i64) -> Result<()> {
+    store.conn().execute(
+        "INSERT INTO memory_screened (item_kind, item_id, version) VALUES (?1, 0, ?2)
+         ON CONFLICT (item_kind, item_id) DO UPDATE SET version = max(version, excluded.version)",
+        params![SAID_CURSOR, through],
     )?;
     Ok(())
 }

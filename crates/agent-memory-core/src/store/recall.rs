@@ -33,6 +33,8 @@ pub struct BriefingItem {
     pub file: Option<String>,
     /// The observation's one-line lesson (cause → fix), as the distiller wrote it.
     pub subtitle: String,
+    /// A decision whose memory a later one replaced: history, not what holds now.
+    pub replaced: bool,
 }
 
 /// Which distilled item a row is.
@@ -72,6 +74,9 @@ pub struct Asking<'a> {
     pub agent: &'a str,
     /// The agent's own session id.
     pub session: &'a str,
+    /// Asked where no project is (a general assistant's workspace, a home directory): recall
+    /// looks across every project, naming each item's.
+    pub across_projects: bool,
 }
 
 /// An observation or summary the full-text index found for a prompt, with all its text so the
@@ -93,6 +98,8 @@ pub struct RecallCandidate {
     pub lesson: String,
     /// What the item says, as indexed, its first [`TEXT_CHARS`] characters.
     pub text: String,
+    /// The name of the project it belongs to; empty for global memory.
+    pub project: String,
 }
 
 /// The most of an item's lesson a recall line is made from, in characters (a line shows less).
@@ -164,7 +171,11 @@ impl Store {
                     coalesce(
                         CASE WHEN json_valid(o.files_modified) THEN o.files_modified ->> '$[0]' END,
                         CASE WHEN json_valid(o.files_read) THEN o.files_read ->> '$[0]' END),
-                    o.subtitle
+                    o.subtitle,
+                    o.kind = 'decision' AND EXISTS (
+                        SELECT 1 FROM memories m
+                        WHERE m.project_id = o.project_id AND m.status = 'superseded'
+                          AND instr(m.sources, '\"o' || o.id || '\"') > 0)
              FROM observations o JOIN projects p ON p.id = o.project_id
              WHERE p.key = ?1 ORDER BY o.at DESC, o.id DESC LIMIT ?2",
         )?;
@@ -181,6 +192,7 @@ impl Store {
                 },
                 file: r.get::<_, Option<String>>(7)?.filter(|f| !f.trim().is_empty()),
                 subtitle: r.get(8)?,
+                replaced: r.get(9)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -210,38 +222,43 @@ impl Store {
         const OBSERVATIONS: &str = "SELECT x.id, x.at, x.agent, x.session_id, x.kind, x.title,
                     substr(x.subtitle, 1, ?7), substr(x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative ||
                            ' ' || x.concepts || ' ' || x.files_read || ' ' || x.files_modified,
-                           1, ?6)
+                           1, ?6),
+                    coalesce((SELECT name FROM projects WHERE id = x.project_id), '')
              FROM observations_fts f JOIN observations x ON x.id = f.rowid
              JOIN sessions s ON s.id = x.session_id
              WHERE observations_fts MATCH ?1
-               AND +x.project_id = (SELECT id FROM projects WHERE key = ?2)
+               AND (?8 OR +x.project_id = (SELECT id FROM projects WHERE key = ?2))
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
              ORDER BY f.rowid DESC LIMIT ?5";
-        // A summary's title is what was asked, or failing that what got done.
+        // A summary shows what was learned, or failing that what got done, never what was
+        // asked (a summary with neither has nothing to tell and is left out by the caller).
         const SUMMARIES: &str = "SELECT x.id, x.at, x.agent, x.session_id, 'summary',
-                    CASE WHEN x.request <> '' THEN x.request
-                         ELSE coalesce(x.completed ->> '$[0]', x.learned ->> '$[0]', '') END,
-                    CASE WHEN x.request <> ''
-                         THEN substr(coalesce(x.learned ->> '$[0]', x.completed ->> '$[0]', ''),
+                    coalesce(x.learned ->> '$[0]', x.completed ->> '$[0]', ''),
+                    CASE WHEN x.learned ->> '$[0]' IS NOT NULL
+                         THEN substr(coalesce(x.learned ->> '$[1]', x.completed ->> '$[0]', ''),
                                      1, ?7)
                          ELSE '' END,
                     substr(x.request || ' ' || x.learned || ' ' || x.completed || ' ' ||
-                           x.investigated || ' ' || x.next_steps, 1, ?6)
+                           x.investigated || ' ' || x.next_steps, 1, ?6),
+                    coalesce((SELECT name FROM projects WHERE id = x.project_id), '')
              FROM summaries_fts f JOIN summaries x ON x.id = f.rowid
              JOIN sessions s ON s.id = x.session_id
              WHERE summaries_fts MATCH ?1
-               AND x.project_id = (SELECT id FROM projects WHERE key = ?2)
+               AND (?8 OR x.project_id = (SELECT id FROM projects WHERE key = ?2))
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
              ORDER BY f.rowid DESC LIMIT ?5";
         // Active memories of the project and global ones; the asking session has none of its own.
         // A memory has no lesson beside its text (`?7` is named only because every kind's
         // statement is bound with the same parameters).
-        const MEMORIES: &str = "SELECT x.id, x.updated_at, x.origin, -x.id, x.kind, x.text,
+        const MEMORIES: &str = "SELECT x.id, x.updated_at,
+                    CASE WHEN x.origin LIKE 'stated:%' THEN substr(x.origin, 8) ELSE x.origin END,
+                    -x.id, x.kind, x.text,
                     substr('', 1, ?7),
-                    substr(x.text, 1, ?6)
+                    substr(x.text, 1, ?6),
+                    coalesce((SELECT name FROM projects WHERE id = x.project_id), '')
              FROM memories_fts f JOIN memories x ON x.id = f.rowid
              WHERE memories_fts MATCH ?1 AND x.status = 'active'
-               AND (x.tier = 'L3' OR x.project_id = (SELECT id FROM projects WHERE key = ?2))
+               AND (x.tier = 'L3' OR ?8 OR x.project_id = (SELECT id FROM projects WHERE key = ?2))
                AND ?3 IS NOT NULL AND ?4 IS NOT NULL
              ORDER BY f.rowid DESC LIMIT ?5";
         let mut found = Vec::new();
@@ -259,7 +276,8 @@ impl Store {
                     asking.session,
                     limit as i64,
                     TEXT_CHARS as i64,
-                    LESSON_CHARS as i64
+                    LESSON_CHARS as i64,
+                    asking.across_projects
                 ],
                 |r| {
                     Ok(RecallCandidate {
@@ -272,6 +290,7 @@ impl Store {
                         title: r.get(5)?,
                         lesson: r.get(6)?,
                         text: r.get(7)?,
+                        project: r.get(8)?,
                     })
                 },
             )?;
@@ -468,7 +487,12 @@ mod tests {
             ("claude-code", "c", "/w/app", vec![draft("mine", 9, &[], &["src/a.rs"])]),
             ("codex", "d", "/w/other", vec![draft("other project", 9, &[], &["src/a.rs"])]),
         ]);
-        let asking = Asking { project_key: "path:/w/app", agent: "claude-code", session: "c" };
+        let asking = Asking {
+            project_key: "path:/w/app",
+            agent: "claude-code",
+            session: "c",
+            across_projects: false,
+        };
         let notes = store.file_notes(&asking, &["/w/app/src/a.rs", "src/a.rs"], 5).expect("notes");
         let got: Vec<_> = notes.iter().map(|n| (n.title.as_str(), n.modified)).collect();
         assert_eq!(got, [("changed it", true), ("read it later", false)]);
@@ -481,7 +505,12 @@ mod tests {
             ("codex", "a", "/w/app", vec![draft("Fixed the parser depth lookup", 1, &[], &[])]),
             ("claude-code", "c", "/w/app", vec![draft("parser again", 2, &[], &[])]),
         ]);
-        let asking = Asking { project_key: "path:/w/app", agent: "claude-code", session: "c" };
+        let asking = Asking {
+            project_key: "path:/w/app",
+            agent: "claude-code",
+            session: "c",
+            across_projects: false,
+        };
         let found = store.recall_candidates(&asking, "\"parser\"", 10).expect("candidates");
         assert_eq!(found.len(), 1);
         assert_eq!(

@@ -1,13 +1,14 @@
 //! The review queue (DESIGN.md §4 promote): the candidates for long-term memory, and the
 //! decisions on them: approve into the project (L2) or into global memory (L3), edit, reject.
-//! Every decision goes through core's `store::memories` API, the same calls `agent-memory
-//! review` makes, behind the token gate every mutating route passes; edited text is sanitized
-//! like anything captured.
+//! Every decision goes through core's `memory::Writer`, the same calls `agent-memory review`
+//! makes and by the same rules (an edit of a forgotten, rejected or superseded memory is a
+//! `conflict`; edited text is sanitized like anything captured), behind the token gate every
+//! mutating route passes.
 //!
-//! Must not: decide anything on a GET, or change a memory that is not a candidate (that is a
-//! `conflict`).
+//! Must not: decide anything on a GET.
 
-use agent_memory_core::capture::sanitize_text;
+use agent_memory_core::memory::Writer;
+use agent_memory_core::promote;
 use agent_memory_core::store::memories::{self, Edit, Filter, Kind, MemoryError, Status};
 use agent_memory_core::time;
 use axum::Json;
@@ -77,7 +78,8 @@ async fn decide(State(state): State<Shared>, Path(raw): Path<String>, body: Byte
                 ),
             )
         })?;
-        state.with_store_mut(move |store| apply(store, id, &decision)).await
+        let config = state.settings.config.clone();
+        state.with_store_mut(move |store| apply(store, &config, id, &decision)).await
     }
     .await;
     match result {
@@ -88,37 +90,20 @@ async fn decide(State(state): State<Shared>, Path(raw): Path<String>, body: Byte
 
 fn apply(
     store: &mut agent_memory_core::store::Store,
+    config: &agent_memory_core::config::Config,
     id: i64,
     decision: &Decision,
 ) -> Result<Value, ApiError> {
-    let now = time::now_ms();
+    let settings = promote::Settings::from_config(&config.promote, config.search.embedding_model());
+    let mut writer = Writer::new(store, settings, config.promote.trust_agents, time::now_ms());
     let memory = match decision.action.as_str() {
         "approve" | "approve_global" => {
-            let approved = memories::approve(store, id, decision.action == "approve_global", now)
-                .map_err(memory_error)?;
+            let approved =
+                writer.approve(id, decision.action == "approve_global").map_err(memory_error)?;
             return Ok(json!({ "memory": approved.memory, "superseded": approved.superseded }));
         }
-        "reject" => memories::reject(store, id, now).map_err(memory_error)?,
+        "reject" => writer.reject(id).map_err(memory_error)?,
         "edit" => {
-            let current = memories::get(store, id)
-                .map_err(memory_error)?
-                .ok_or_else(|| ApiError::new(Code::NotFound, format!("no memory m{id}")))?;
-            if current.status != Status::Candidate {
-                return Err(ApiError::new(
-                    Code::Conflict,
-                    format!(
-                        "m{id} is {}; only candidates are edited here",
-                        current.status.as_str()
-                    ),
-                ));
-            }
-            let text = match &decision.text {
-                Some(text) => Some(
-                    memories::check_text(&sanitize_text(text))
-                        .map_err(|err| ApiError::new(Code::BadRequest, format!("`text`: {err}")))?,
-                ),
-                None => None,
-            };
             let kind = match &decision.kind {
                 Some(k) => Some(Kind::parse(k).ok_or_else(|| {
                     ApiError::new(
@@ -128,8 +113,13 @@ fn apply(
                 })?),
                 None => None,
             };
-            memories::edit(store, id, &Edit { text, kind, importance: None }, now)
-                .map_err(memory_error)?
+            let change = Edit { text: decision.text.clone(), kind, importance: None };
+            writer.edit(id, change).map_err(|err| match err {
+                MemoryError::EmptyText | MemoryError::TooLong(_) => {
+                    ApiError::new(Code::BadRequest, format!("`text`: {err}"))
+                }
+                other => memory_error(other),
+            })?
         }
         other => {
             return Err(ApiError::new(
@@ -144,7 +134,9 @@ fn apply(
 fn memory_error(err: MemoryError) -> ApiError {
     match err {
         MemoryError::NotFound(_) => ApiError::new(Code::NotFound, err.to_string()),
-        MemoryError::State { .. } => ApiError::new(Code::Conflict, err.to_string()),
+        MemoryError::State { .. } | MemoryError::NotYours { .. } => {
+            ApiError::new(Code::Conflict, err.to_string())
+        }
         MemoryError::EmptyText | MemoryError::TooLong(_) | MemoryError::Importance(_) => {
             ApiError::new(Code::BadRequest, err.to_string())
         }

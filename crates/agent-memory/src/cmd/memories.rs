@@ -1,10 +1,10 @@
 //! `agent-memory remember`, `forget` and `memories`: state a memory directly, forget one (or
-//! bring it back), and list what is kept. All three call `store::memories` and
-//! `promote::place`, the calls the MCP tools make too.
+//! bring it back), and list what is kept. Changes go through core's `memory::Writer`, as the
+//! MCP tools' and the viewer's do.
 
 use std::path::Path;
 
-use agent_memory_core::promote::{self, Placed, Statement};
+use agent_memory_core::memory::{Actor, Remember, Scope};
 use agent_memory_core::store::Store;
 use agent_memory_core::store::memories::{self, Filter, Kind, Status, Tier};
 use agent_memory_core::store::team::items::{self as team_items, ItemKind};
@@ -17,33 +17,16 @@ use crate::output;
 
 pub fn remember(ctx: &Context, args: RememberArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
-    let kind = match args.kind.as_deref() {
-        Some(kind) => parse_kind(kind)?,
-        None if args.global => Kind::Preference,
-        None => Kind::Fact,
-    };
+    let kind = args.kind.as_deref().map(parse_kind).transpose()?;
     let importance = memories::check_importance(args.importance)?;
-    let (tier, project_id) = if args.global {
-        (Tier::L3, None)
+    let scope = if args.global {
+        Scope::Global
     } else {
-        (Tier::L2, Some(project_row(&mut store, args.project.as_deref())?))
+        Scope::Project(project_row(&mut store, args.project.as_deref())?)
     };
-    let statement = Statement {
-        kind,
-        text: args.text.join(" "),
-        importance,
-        sources: Vec::new(),
-        origin: "remembered".into(),
-    };
-    let settings =
-        promote::Settings::from_config(&ctx.config.promote, ctx.config.search.embedding_model());
-    let placed =
-        promote::place(&mut store, &statement, project_id, tier, &settings, time::now_ms())?;
-    let id = match placed {
-        Placed::New { id, .. } | Placed::Merged { into: id } | Placed::Dropped { like: id } => id,
-    };
-    let memory = memories::get(&store, id)?.context("the memory just stored is missing")?;
-    output::remembered(&memory, &placed, args.json)?;
+    let what = Remember { text: args.text.join(" "), kind, importance: Some(importance), scope };
+    let done = ctx.writer(&mut store).remember(&Actor::Person, what)?;
+    output::remembered(&done.memory, &done.placed, args.json)?;
     Ok(())
 }
 
@@ -62,10 +45,11 @@ pub fn forget(ctx: &Context, args: ForgetArgs) -> anyhow::Result<()> {
     }
     let mut changed = Vec::with_capacity(ids.len());
     for id in ids {
+        let mut writer = ctx.writer(&mut store);
         changed.push(if args.undo {
-            memories::restore(&mut store, id, time::now_ms())?
+            writer.restore(id)?
         } else {
-            memories::forget(&mut store, id, time::now_ms())?
+            writer.forget(&Actor::Person, id)?
         });
     }
     output::memories_changed(if args.undo { "restored" } else { "forgot" }, &changed, args.json)?;

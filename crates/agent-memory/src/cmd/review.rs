@@ -10,7 +10,6 @@ use std::io::BufRead;
 
 use agent_memory_core::store::Store;
 use agent_memory_core::store::memories::{self, Edit, Filter, Memory, Status, Tier};
-use agent_memory_core::time;
 
 use super::Context;
 use super::memories::{parse_kind, parse_memory_id};
@@ -20,14 +19,13 @@ use crate::report::ReviewTally;
 
 pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
-    let now = time::now_ms();
     if let Some(id) = &args.approve {
-        let approved = memories::approve(&mut store, parse_memory_id(id)?, args.global, now)?;
+        let approved = ctx.writer(&mut store).approve(parse_memory_id(id)?, args.global)?;
         let superseded = approved.superseded.map(|old| memories::get(&store, old)).transpose()?;
         return Ok(output::approved(&approved.memory, superseded.flatten().as_ref(), args.json)?);
     }
     if let Some(id) = &args.reject {
-        let memory = memories::reject(&mut store, parse_memory_id(id)?, now)?;
+        let memory = ctx.writer(&mut store).reject(parse_memory_id(id)?)?;
         return Ok(output::memory_changed("rejected", &memory, args.json)?);
     }
     if let Some(id) = &args.edit {
@@ -35,18 +33,18 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
             anyhow::bail!("--edit needs --text, --kind or --importance: say what to change");
         }
         let change = Edit {
-            text: args.text.as_deref().map(sanitize),
+            text: args.text.clone(),
             kind: args.kind.as_deref().map(parse_kind).transpose()?,
             importance: args.importance.map(memories::check_importance).transpose()?,
         };
-        let memory = memories::edit(&mut store, parse_memory_id(id)?, &change, now)?;
+        let memory = ctx.writer(&mut store).edit(parse_memory_id(id)?, change)?;
         return Ok(output::memory_changed("edited", &memory, args.json)?);
     }
     let candidates = candidates(ctx, &store, args.project.as_deref())?;
     if args.json {
         return Ok(output::review_list(&candidates)?);
     }
-    walk(&mut store, candidates, &mut std::io::stdin().lock())
+    walk(ctx, &mut store, candidates, &mut std::io::stdin().lock())
 }
 
 /// Candidates, most important first, each with the active memory it would supersede.
@@ -76,6 +74,7 @@ fn candidates(
 
 /// The interactive walk: one answer per line; the end of input is a quit.
 fn walk(
+    ctx: &Context,
     store: &mut Store,
     candidates: Vec<(Memory, Option<Memory>)>,
     input: &mut dyn BufRead,
@@ -87,11 +86,10 @@ fn walk(
         loop {
             output::review_prompt()?;
             let Some(answer) = read_line(input)? else { break 'candidates };
-            let now = time::now_ms();
             match answer.trim().to_lowercase().as_str() {
                 "a" | "approve" | "g" | "global" => {
                     let global = answer.trim().starts_with(['g', 'G']);
-                    let approved = memories::approve(store, memory.id, global, now)?;
+                    let approved = ctx.writer(store).approve(memory.id, global)?;
                     output::approved(
                         &approved.memory,
                         older.as_ref().filter(|_| approved.superseded.is_some()),
@@ -103,8 +101,8 @@ fn walk(
                 "e" | "edit" => {
                     output::review_ask("new text (one line, at most 300 characters): ")?;
                     let Some(text) = read_line(input)? else { break 'candidates };
-                    let change = Edit { text: Some(sanitize(&text)), ..Edit::default() };
-                    match memories::edit(store, memory.id, &change, now) {
+                    let change = Edit { text: Some(text), ..Edit::default() };
+                    match ctx.writer(store).edit(memory.id, change) {
                         Ok(edited) => memory = edited,
                         Err(err) => output::review_problem(&err.to_string())?,
                     }
@@ -116,14 +114,14 @@ fn walk(
                     match parse_kind(&kind) {
                         Ok(kind) => {
                             let change = Edit { kind: Some(kind), ..Edit::default() };
-                            memory = memories::edit(store, memory.id, &change, now)?;
+                            memory = ctx.writer(store).edit(memory.id, change)?;
                         }
                         Err(err) => output::review_problem(&err.to_string())?,
                     }
                     output::review_candidate(index + 1, total, &memory, older.as_ref())?;
                 }
                 "r" | "reject" => {
-                    let rejected = memories::reject(store, memory.id, now)?;
+                    let rejected = ctx.writer(store).reject(memory.id)?;
                     output::memory_changed("rejected", &rejected, false)?;
                     tally.rejected += 1;
                     break;
@@ -150,9 +148,4 @@ fn read_line(input: &mut dyn BufRead) -> anyhow::Result<Option<String>> {
         return Ok(None);
     }
     Ok(Some(line.trim_end_matches(['\n', '\r']).to_owned()))
-}
-
-/// Text a reviewer types is input like any captured event: secrets redacted before it is kept.
-fn sanitize(text: &str) -> String {
-    agent_memory_core::capture::sanitize_text(text).into_owned()
 }

@@ -99,8 +99,18 @@ pub fn write_problems(err: &mut impl Write, report: &PassReport) -> io::Result<(
 
 /// What screening for long-term memory did, when it did anything.
 fn write_promoted(out: &mut impl Write, report: &PromoteReport, auto: bool) -> io::Result<()> {
-    if report.candidates + report.merged == 0 {
+    if report.candidates + report.merged + report.stated == 0 {
         return Ok(());
+    }
+    if report.stated > 0 {
+        writeln!(
+            out,
+            "memory: kept {} you told your agents (undo one with `agent-memory forget <id>`)",
+            count(report.stated, "statement")
+        )?;
+        if report.candidates + report.merged == 0 {
+            return Ok(());
+        }
     }
     if auto {
         return writeln!(

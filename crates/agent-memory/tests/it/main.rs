@@ -25,6 +25,7 @@ mod search;
 mod semantic;
 mod serve;
 mod spool;
+mod statements;
 mod status;
 mod team;
 mod transfer;

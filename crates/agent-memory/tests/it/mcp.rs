@@ -255,22 +255,26 @@ fn the_cheap_first_workflow_works_end_to_end() {
 }
 
 #[test]
-fn remember_and_forget_keep_and_drop_memory() {
+fn an_agent_proposes_memory_and_forgets_only_its_own() {
     let (home, app) = seeded();
     let mut server = initialized(&home);
     let (error, text) = server.call(
         "remember",
         json!({ "text": "Decision: the parser tracks depth per nested list", "kind": "decision",
-                "project": app, "importance": 8 }),
+                "project": app, "importance": 10 }),
     );
     assert!(!error, "{text}");
-    assert!(text.contains("project app") && text.contains("as a decision"), "{text}");
-    // Its origin is the client that asked, by the name it introduced itself with.
+    assert!(text.contains("proposed") && text.contains("as a decision"), "{text}");
+    // Its origin is the client that asked, by the name it introduced itself with; an agent's
+    // statement waits for review in its project, and is worth at most 7 until then.
     let id = count(&home, "SELECT max(id) FROM memories WHERE origin = 'agent-memory-tests'");
     assert_eq!(
         count(
             &home,
-            &format!("SELECT tier = 'L2' AND importance = 8 FROM memories WHERE id = {id}")
+            &format!(
+                "SELECT tier = 'L1' AND status = 'candidate' AND importance = 7 AND project_id IS NOT NULL
+                 FROM memories WHERE id = {id}"
+            )
         ),
         1
     );
@@ -280,22 +284,30 @@ fn remember_and_forget_keep_and_drop_memory() {
         json!({ "text": "Decision: the parser tracks depth per nested list.", "kind": "decision",
                 "project": app }),
     );
-    assert!(!error && text.contains(&format!("already remembered as m{id}")), "{text}");
-    // Global preference.
+    assert!(!error && text.contains(&format!("as m{id}")), "{text}");
+    // A global preference is proposed too, never global on an agent's word.
     let (error, text) =
         server.call("remember", json!({ "text": "Answer in short sentences.", "global": true }));
-    assert!(!error && text.contains("global memory"), "{text}");
-    // Found by search and the briefing; read in full.
+    assert!(!error && text.contains("proposed"), "{text}");
+    assert_eq!(count(&home, "SELECT count(*) FROM memories WHERE tier = 'L3'"), 0);
+    // Not handed to agents until the person approves it.
+    let (_, text) = server.call("briefing", json!({ "project": app }));
+    assert!(!text.contains("tracks depth"), "{text}");
+    home.ok(&["review", "--approve", &format!("m{id}")]);
     let (error, text) =
         server.call("search", json!({ "query": "nested list depth", "kind": ["memory"] }));
     assert!(!error && text.contains(&format!("m{id} | ")), "{text}");
     let (error, text) = server.call("briefing", json!({ "project": app }));
     assert!(!error, "{text}");
     assert!(text.contains("## Decisions\n- Decision: the parser tracks depth"), "{text}");
-    assert!(text.contains("## Preferences\n- Answer in short sentences."), "{text}");
     let (error, text) = server.call("get_observations", json!({ "ids": [format!("m{id}")] }));
     assert!(!error && text.contains(&format!("## m{id} [decision] L2 memory, app")), "{text}");
-    // Forgotten: gone from search and the briefing, kept in the store.
+    // What the person kept is theirs to forget.
+    home.ok(&["remember", "--project", &app, "Releases are cut on Tuesdays"]);
+    let theirs = count(&home, "SELECT max(id) FROM memories WHERE origin = 'remembered'");
+    let (error, text) = server.call("forget", json!({ "id": format!("m{theirs}") }));
+    assert!(error && text.contains("not written by agent-memory-tests"), "{text}");
+    // Its own: gone from search and the briefing, kept in the store.
     let (error, text) = server.call("forget", json!({ "id": format!("m{id}") }));
     assert!(!error && text.starts_with(&format!("forgot m{id}: ")), "{text}");
     let (_, text) =
