@@ -1,5 +1,7 @@
 //! Small filesystem helpers with the permissions and durability agent-memory promises:
-//! private directories (0700), private files (0600), atomic writes for files a user owns.
+//! private directories (0700), private files (0600), and atomic writes for files a user owns:
+//! the one place a file is replaced by a temp file and a rename, which never writes through a
+//! symbolic link.
 //!
 //! Must not: decide where files live (that is [`crate::paths`]).
 
@@ -89,26 +91,99 @@ pub fn try_lock_file(path: &Path) -> io::Result<Option<File>> {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a sibling temp file, fsync, rename, fsync of the
-/// directory. A reader sees the old content or the new, never half of either.
+/// Writes `bytes` to `path` atomically, readable by its owner only (0600) and flushed to disk:
+/// see [`write_atomic_with`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, WriteOptions::PRIVATE, |file| file.write_all(bytes))
+}
+
+/// How [`write_atomic_with`] leaves the file it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    mode: u32,
+    durable: bool,
+}
+
+impl WriteOptions {
+    /// Readable by its owner only (0600), flushed to disk before and after the rename.
+    pub const PRIVATE: WriteOptions = WriteOptions { mode: 0o600, durable: true };
+
+    /// The same with these permission bits instead (Unix only): a program's copy, or a file
+    /// whose mode its user chose.
+    pub const fn mode(self, mode: u32) -> WriteOptions {
+        WriteOptions { mode: mode & 0o7777, ..self }
+    }
+
+    /// The same with the permission bits of the file now at `path`, when there is one (Unix
+    /// only): a file its user made readable to others stays so.
+    pub fn keeping_mode_of(self, path: &Path) -> WriteOptions {
+        #[cfg(unix)]
+        if let Ok(meta) = fs::symlink_metadata(path) {
+            return self.mode(meta.permissions().mode());
+        }
+        #[cfg(not(unix))]
+        let _ = path;
+        self
+    }
+
+    /// The same without the flushes, for a file rebuilt whenever it cannot be read: after a
+    /// crash it may be short or gone, and a write costs no disk round trip.
+    pub const fn not_durable(self) -> WriteOptions {
+        WriteOptions { durable: false, ..self }
+    }
+}
+
+/// Writes the file `path` atomically with what `fill` writes: a new temp file beside it, fsync,
+/// rename over `path`, fsync of the directory. A reader sees the old content or the new, never
+/// half of either. This is the one place agent-memory replaces a file by a rename.
+///
+/// A repository the user clones can ship links where agent-memory writes (its
+/// `.agent-memory/brief.md`, say), so nothing here follows a link: the temp file is created with
+/// `O_EXCL` under a random name, which an existing entry of that name (a link included) makes
+/// fail rather than be followed, and a link at `path` itself is refused. Each call has a temp
+/// file of its own, so two threads may write the same file at once.
+pub fn write_atomic_with(
+    path: &Path,
+    options: WriteOptions,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
+    refuse_link(path)?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // Two threads may write the same file at once: each writes a temp file of its own.
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
-    let result = (|| {
-        let mut file = private_file_options().create(true).write(true).truncate(true).open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    let prefix = format!(".{name}.");
+    // Created 0600; a dropped temp file (any error below) removes itself.
+    let mut temp = tempfile::Builder::new().prefix(&prefix).suffix(".tmp").tempfile_in(dir)?;
+    #[cfg(unix)]
+    if options.mode != 0o600 {
+        // On the open file, so the bits are exactly these whatever the umask.
+        temp.as_file().set_permissions(fs::Permissions::from_mode(options.mode))?;
     }
-    result
+    fill(temp.as_file_mut())?;
+    if options.durable {
+        temp.as_file().sync_all()?;
+    }
+    // A link planted at `path` since the check above is replaced by the rename, not followed.
+    temp.persist(path).map_err(|err| err.error)?;
+    if options.durable {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// An error when `path` is a symbolic link: agent-memory replaces files it writes, and a link
+/// there (perhaps planted by a cloned repository) must neither be followed nor silently lost.
+pub fn refuse_link(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a symbolic link, and agent-memory will not write through it; replace \
+                 the link with a regular file if agent-memory should write there",
+                path.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Flushes a directory entry (a rename or a new file) to disk. Best effort off Unix.
@@ -144,6 +219,109 @@ mod tests {
         assert_eq!(fs::metadata(&path).expect("meta").permissions().mode() & 0o777, 0o600);
         let leftovers: Vec<_> = fs::read_dir(dir.path()).expect("ls").collect();
         assert_eq!(leftovers.len(), 1, "no temp file left behind");
+    }
+
+    /// A link where the old helper put its temp file (`.<name>.tmp-<pid>-<n>`), and where other
+    /// writers put theirs (its first 4096 counts), pointing at a file the user owns elsewhere.
+    #[cfg(unix)]
+    fn plant_links(dir: &Path, name: &str, victim: &Path) {
+        let pid = std::process::id();
+        let mut names: Vec<String> = (0..4096).map(|n| format!(".{name}.tmp-{pid}-{n}")).collect();
+        names.extend([format!(".{name}.tmp"), format!("{name}.tmp"), format!(".{name}.tmp-{pid}")]);
+        for planted in names {
+            std::os::unix::fs::symlink(victim, dir.join(planted)).expect("plant a link");
+        }
+    }
+
+    /// A file the user owns, outside where agent-memory writes.
+    #[cfg(unix)]
+    fn victim(dir: &Path) -> std::path::PathBuf {
+        let victim = dir.join("victim");
+        write_atomic(&victim, b"the user's own file").expect("victim");
+        victim
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_at_old_temp_names_are_not_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = victim(dir.path());
+        let repo = dir.path().join("repo");
+        fs::create_dir(&repo).expect("repo");
+        plant_links(&repo, "brief.md", &victim);
+        let path = repo.join("brief.md");
+        for round in 0..3 {
+            write_atomic(&path, format!("brief {round}").as_bytes()).expect("write");
+        }
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "the user's own file");
+        assert_eq!(fs::read_to_string(&path).expect("brief"), "brief 2");
+        let meta = fs::symlink_metadata(&path).expect("meta");
+        assert!(meta.file_type().is_file(), "a file of its own, not a link");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        let entries = fs::read_dir(&repo).expect("ls").count();
+        assert_eq!(entries, 4096 + 3 + 1, "the links stay, and no temp file is left");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_at_the_target_is_refused_and_its_destination_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = victim(dir.path());
+        let path = dir.path().join("config.toml");
+        std::os::unix::fs::symlink(&victim, &path).expect("link");
+        plant_links(dir.path(), "config.toml", &victim);
+        let err = write_atomic(&path, b"planted").expect_err("a link is refused");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        assert!(err.to_string().contains("will not write through it"), "{err}");
+        assert_eq!(fs::read_to_string(&victim).expect("victim"), "the user's own file");
+        assert!(fs::symlink_metadata(&path).expect("meta").file_type().is_symlink(), "kept");
+        // A dangling link is refused too: writing would create its destination.
+        let dangling = dir.path().join("serve.token");
+        let elsewhere = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, &dangling).expect("link");
+        assert!(write_atomic(&dangling, b"token").is_err());
+        assert!(!elsewhere.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_chosen_mode_is_exact_and_an_unsynced_write_is_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("agent-memory");
+        let options = WriteOptions::PRIVATE.mode(0o755).not_durable();
+        write_atomic_with(&path, options, |file| file.write_all(b"#!/bin/sh\n")).expect("write");
+        assert_eq!(fs::metadata(&path).expect("meta").permissions().mode() & 0o777, 0o755);
+        assert_eq!(fs::read(&path).expect("read"), b"#!/bin/sh\n");
+        // A writer that fails leaves the old file and no temp file.
+        let failed = write_atomic_with(&path, WriteOptions::PRIVATE, |file| {
+            file.write_all(b"half")?;
+            Err(io::Error::other("cut short"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(fs::read(&path).expect("read"), b"#!/bin/sh\n");
+        assert_eq!(fs::read_dir(dir.path()).expect("ls").count(), 1);
+    }
+
+    #[test]
+    fn concurrent_writers_each_write_a_whole_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("serve.json");
+        std::thread::scope(|scope| {
+            for writer in 0..8 {
+                let path = &path;
+                scope.spawn(move || {
+                    let text = format!("writer {writer} ").repeat(1000);
+                    for _ in 0..20 {
+                        write_atomic(path, text.as_bytes()).expect("write");
+                    }
+                });
+            }
+        });
+        let text = fs::read_to_string(&path).expect("read");
+        let first = text.split(' ').take(2).collect::<Vec<_>>().join(" ");
+        assert_eq!(text, format!("{first} ").repeat(1000), "one writer's whole text");
+        assert_eq!(fs::read_dir(dir.path()).expect("ls").count(), 1, "no temp file left");
     }
 
     #[test]

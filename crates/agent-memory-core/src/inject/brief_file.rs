@@ -5,7 +5,8 @@
 //! The directory holds a `.gitignore` of `*`, so git ignores it without a change to the user's
 //! own `.gitignore`. The briefing inside is wrapped in the sentinel, so an agent that reads the
 //! file and echoes it back is not recorded as saying it. Files are written atomically and only
-//! when their content changes.
+//! when their content changes, and never through a link: the project may be a clone whose
+//! directory or brief is a link planted to make the next work pass write elsewhere.
 //!
 //! Must not: decide what the briefing says (that is [`super::briefing`]).
 
@@ -61,6 +62,8 @@ pub fn write(root: &Path, markdown: Option<&str>, language: &str) -> Result<bool
         let path = path.to_owned();
         move |source| BriefError::Write { path, source }
     };
+    // The project may be a clone that ships the directory as a link to somewhere else.
+    fsutil::refuse_link(&dir).map_err(failed(&dir))?;
     fsutil::ensure_private_dir(&dir).map_err(failed(&dir))?;
     let ignore = dir.join(".gitignore");
     write_if_changed(&ignore, b"*\n").map_err(failed(&ignore))?;
@@ -96,5 +99,35 @@ mod tests {
         assert_eq!(ignore, "*\n");
         assert!(write(dir.path(), None, "zh-CN").expect("changed"));
         assert!(std::fs::read_to_string(path(dir.path())).expect("brief").contains("还没有"));
+    }
+
+    /// A cloned repository that tracks the brief as a link, links at the old temp names, or
+    /// the directory itself as a link: the work pass writes nothing outside the project.
+    #[cfg(unix)]
+    #[test]
+    fn a_clone_with_planted_links_cannot_redirect_the_brief() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("bashrc");
+        fsutil::write_atomic(&victim, b"the user's own file").expect("victim");
+        let clone = dir.path().join("clone");
+        let brief_dir = clone.join(DIR);
+        std::fs::create_dir_all(&brief_dir).expect("dir");
+        symlink(&victim, brief_dir.join(FILE)).expect("link");
+        for n in 0..64 {
+            let name = format!(".{FILE}.tmp-{}-{n}", std::process::id());
+            symlink(&victim, brief_dir.join(name)).expect("link");
+        }
+        let err = write(&clone, Some("# Memory"), "en").expect_err("the link is refused");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "the user's own file");
+
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).expect("elsewhere");
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).expect("other");
+        symlink(&elsewhere, other.join(DIR)).expect("link");
+        assert!(write(&other, Some("# Memory"), "en").is_err());
+        assert_eq!(std::fs::read_dir(&elsewhere).expect("ls").count(), 0, "nothing written");
     }
 }

@@ -148,9 +148,10 @@ fn copy_self(exe: &str) -> anyhow::Result<String> {
     let dir = target.parent().unwrap_or(Path::new("."));
     let copied = (|| {
         std::fs::create_dir_all(dir)?;
-        let temp = dir.join(".agent-memory.copying");
-        std::fs::copy(exe, &temp)?;
-        std::fs::rename(&temp, &target)
+        let mut from = std::fs::File::open(exe)?;
+        // Executable by everyone, as an installed program is.
+        let options = fsutil::WriteOptions::PRIVATE.mode(0o755);
+        fsutil::write_atomic_with(&target, options, |file| io::copy(&mut from, file).map(drop))
     })();
     copied.with_context(|| {
         format!("cannot copy {exe} to {}; check that directory's permissions", target.display())
@@ -407,16 +408,15 @@ fn apply(plan: &FilePlan, op: Op) -> io::Result<InstallStatus> {
         }
         return Ok(InstallStatus::Removed);
     }
-    let permissions = std::fs::metadata(&plan.path).map(|m| m.permissions()).ok();
     if let Some(dir) = plan.path.parent()
         && !dir.exists()
     {
         std::fs::create_dir_all(dir)?;
     }
-    fsutil::write_atomic(&plan.path, plan.after.as_bytes())?;
-    if let Some(permissions) = permissions {
-        std::fs::set_permissions(&plan.path, permissions)?;
-    }
+    let options = fsutil::WriteOptions::PRIVATE.keeping_mode_of(&plan.path);
+    fsutil::write_atomic_with(&plan.path, options, |file| {
+        io::Write::write_all(file, plan.after.as_bytes())
+    })?;
     Ok(if plan.before.is_some() {
         InstallStatus::Updated { backup }
     } else {

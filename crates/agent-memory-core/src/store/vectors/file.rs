@@ -17,7 +17,6 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Changes, VectorIndex};
@@ -139,26 +138,17 @@ impl Codes {
     }
 }
 
-/// Writes `index`, every code of it in memory, to `path` as of `changes`: a sibling temp file renamed over it, so a reader
-/// sees a whole file, old or new. Not synced to disk: after a crash the file is short or gone,
-/// and is ignored and written again.
+/// Writes `index`, every code of it in memory, to `path` as of `changes`, atomically through
+/// [`crate::fsutil::write_atomic_with`], so a reader sees a whole file, old or new. Not synced to
+/// disk: after a crash the file is short or gone, and is ignored and written again.
 pub(super) fn write(path: &Path, index: &VectorIndex, changes: Changes) -> io::Result<()> {
     let Some(dir) = path.parent() else { return Ok(()) };
     if index.in_file.is_some() {
         return Err(io::Error::other("the index's codes are not all in memory"));
     }
     crate::fsutil::ensure_private_dir(dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // Two threads of a server may write at once: each writes a temp file of its own.
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
-    let result = (|| {
-        let file = crate::fsutil::private_file_options()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&tmp)?;
+    let options = crate::fsutil::WriteOptions::PRIVATE.not_durable();
+    crate::fsutil::write_atomic_with(path, options, |file| {
         let mut out = BufWriter::with_capacity(1 << 16, file);
         out.write_all(MAGIC)?;
         out.write_all(&(index.dim as u32).to_le_bytes())?;
@@ -173,12 +163,8 @@ pub(super) fn write(path: &Path, index: &VectorIndex, changes: Changes) -> io::R
         }
         out.write_all(&index.codes)?;
         out.into_inner().map_err(|err| err.into_error())?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+        Ok(())
+    })
 }
 
 /// Removes every file of `model`, of any dimension, for the store file `db`.
