@@ -836,7 +836,8 @@ pub fn set_in_file(path: &Path, edits: &[(&str, &str, toml::Value)]) -> Result<b
         crate::fsutil::ensure_private_dir(dir)
             .map_err(|source| ConfigError::Write { path: path.to_owned(), source })?;
     }
-    crate::fsutil::write_atomic(path, text.as_bytes())
+    // The user's own link into their dotfiles is written through, not refused.
+    crate::fsutil::write_atomic(&crate::fsutil::own_link_target(path), text.as_bytes())
         .map_err(|source| ConfigError::Write { path: path.to_owned(), source })?;
     Ok(true)
 }

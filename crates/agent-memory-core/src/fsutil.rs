@@ -7,7 +7,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -168,6 +168,27 @@ pub fn write_atomic_with(
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// Where to write a configuration file the user may keep as a link into their dotfiles
+/// (`~/.claude/settings.json` → `~/dotfiles/claude/settings.json`): the file the link names,
+/// when the link lies outside any git work tree, so only the user can have put it there; else
+/// `path` itself, which [`write_atomic`] refuses when it is a link (a cloned repository can
+/// plant one). A chain of links is followed to its end; a dangling one is not followed.
+pub fn own_link_target(path: &Path) -> PathBuf {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link || in_work_tree(path) {
+        return path.to_owned();
+    }
+    match fs::canonicalize(path) {
+        Ok(target) if target.is_file() => target,
+        _ => path.to_owned(),
+    }
+}
+
+/// Whether `path` lies inside a git work tree: a `.git` in its folder or any folder above it.
+fn in_work_tree(path: &Path) -> bool {
+    path.parent().into_iter().flat_map(Path::ancestors).any(|dir| dir.join(".git").exists())
 }
 
 /// An error when `path` is a symbolic link: agent-memory replaces files it writes, and a link
@@ -331,5 +352,31 @@ mod tests {
         ensure_private_dir(&home).expect("create");
         #[cfg(unix)]
         assert_eq!(fs::metadata(&home).expect("meta").permissions().mode() & 0o777, 0o700);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_users_own_link_is_written_through_and_a_planted_one_is_not() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dotfiles = dir.path().join("dotfiles");
+        fs::create_dir_all(&dotfiles).expect("dotfiles");
+        let real = dotfiles.join("settings.json");
+        write_atomic(&real, b"{}").expect("real");
+        let config = dir.path().join("config");
+        fs::create_dir_all(&config).expect("config");
+        let link = config.join("settings.json");
+        std::os::unix::fs::symlink(&real, &link).expect("link");
+        let to = own_link_target(&link);
+        assert_eq!(to, fs::canonicalize(&real).expect("canonical"));
+        write_atomic(&to, b"{\"a\":1}").expect("write");
+        assert!(fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+        assert_eq!(fs::read(&real).expect("read"), b"{\"a\":1}");
+        // Inside a work tree a link may be a clone's: not followed.
+        let repo = dir.path().join("repo");
+        fs::create_dir_all(repo.join(".git")).expect("repo");
+        let planted = repo.join("settings.json");
+        std::os::unix::fs::symlink(&real, &planted).expect("planted");
+        assert_eq!(own_link_target(&planted), planted);
+        assert!(write_atomic(&own_link_target(&planted), b"x").is_err());
     }
 }

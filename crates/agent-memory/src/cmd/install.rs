@@ -413,8 +413,10 @@ fn apply(plan: &FilePlan, op: Op) -> io::Result<InstallStatus> {
     {
         std::fs::create_dir_all(dir)?;
     }
-    let options = fsutil::WriteOptions::PRIVATE.keeping_mode_of(&plan.path);
-    fsutil::write_atomic_with(&plan.path, options, |file| {
+    // An agent's config the user keeps as a link into their dotfiles is written through.
+    let path = fsutil::own_link_target(&plan.path);
+    let options = fsutil::WriteOptions::PRIVATE.keeping_mode_of(&path);
+    fsutil::write_atomic_with(&path, options, |file| {
         io::Write::write_all(file, plan.after.as_bytes())
     })?;
     Ok(if plan.before.is_some() {

@@ -212,6 +212,29 @@ fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byt
     assert_eq!(after, original, "uninstall gives back the original bytes, and no hooks.json");
 }
 
+/// A config the user keeps as a link into their dotfiles stays a link: install and uninstall
+/// write the file it names.
+#[cfg(unix)]
+#[test]
+fn a_config_linked_into_dotfiles_is_written_through_the_link() {
+    let home = with_configs();
+    let h = home.user_home();
+    let real = h.join("dotfiles/gemini-settings.json");
+    put(&real, GEMINI_SETTINGS);
+    let link = h.join(".gemini/settings.json");
+    std::fs::remove_file(&link).expect("rm");
+    std::os::unix::fs::symlink(&real, &link).expect("link");
+    let out = run(&home, &["install", "gemini"]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    assert!(std::fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+    let written = std::fs::read_to_string(&real).expect("read");
+    assert!(written.contains("agent-memory"), "{written}");
+    let out = run(&home, &["uninstall", "gemini"]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    assert!(std::fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+    assert!(!std::fs::read_to_string(&real).expect("read").contains("agent-memory hook"));
+}
+
 #[test]
 fn a_broken_config_is_left_alone_and_the_other_agents_are_installed() {
     let home = with_configs();
