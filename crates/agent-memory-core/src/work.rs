@@ -31,7 +31,7 @@ use crate::embed::{Embedder, SparseEncoder};
 use crate::paths::Home;
 use crate::promote::{self, PromoteReport};
 use crate::store::vectors::{EmbedPass, embed_pending, encode_pending};
-use crate::store::{Store, StoreError, WAL_CHECKPOINT_BYTES};
+use crate::store::{Store, StoreError};
 use crate::vault::{self, SyncReport};
 use crate::{fsutil, inject, time};
 
@@ -292,12 +292,14 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
 
     if report.added_memory() {
         refresh_briefs(store, pass, &mut report);
-        settle(store, &mut report);
-    } else if report.wrote_vectors() {
-        // Vectors alone leave the full-text indexes as they were, but grow the log as much: a
-        // backlog embedded pass after pass grew it to hundreds of megabytes, which every new
-        // process then read to open the store.
-        checkpoint(store);
+        if let Err(err) = store.optimize_recall_indexes() {
+            report.problem(Step::Checkpoint, format!("recall indexes not merged: {err}"));
+        }
+    }
+    // Whatever the pass wrote (events drained, distilled items, vectors, the indexes merged),
+    // the next process to open the store must not read it all again from the log.
+    if let Err(err) = store.leave_log_small(Duration::from_secs(2)) {
+        tracing::debug!(%err, "checkpoint skipped");
     }
     // When the last pass ran, for `status`; a file that cannot be written costs only that line.
     let _ = fsutil::write_atomic(&last_pass_path(pass.home), pass.now_ms.to_string().as_bytes());
@@ -368,23 +370,5 @@ fn refresh_briefs(store: &Store, pass: &Pass<'_>, report: &mut PassReport) {
             }
         }
         Err(err) => report.problem(Step::Briefs, err),
-    }
-}
-
-/// Merges the full-text indexes the pass grew (so the next hooks' lookups visit one segment,
-/// not dozens) and empties the write-ahead log (else the next hook would copy it, past its
-/// deadline).
-fn settle(store: &mut Store, report: &mut PassReport) {
-    if let Err(err) = store.optimize_recall_indexes() {
-        report.problem(Step::Checkpoint, format!("recall indexes not merged: {err}"));
-    }
-    checkpoint(store);
-}
-
-/// Empties the write-ahead log once it has grown. A busy store is no failure: the next writer
-/// empties it.
-fn checkpoint(store: &Store) {
-    if let Err(err) = store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_secs(2)) {
-        tracing::debug!(%err, "checkpoint skipped");
     }
 }

@@ -130,6 +130,15 @@ impl Context {
         })
     }
 
+    /// Leaves the store's write-ahead log small after a command that wrote much, so the next
+    /// process to open the store does not read it all again; a busy store is left to the next
+    /// writer.
+    pub fn leave_log_small(&self, store: &Store) {
+        if let Err(err) = store.leave_log_small(Duration::from_secs(2)) {
+            tracing::debug!(%err, "checkpoint skipped");
+        }
+    }
+
     /// The one way commands change long-term memory, as the person.
     pub fn writer<'s>(&self, store: &'s mut Store) -> agent_memory_core::memory::Writer<'s> {
         let settings = agent_memory_core::promote::Settings::from_config(

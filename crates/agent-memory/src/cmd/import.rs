@@ -21,6 +21,7 @@ pub fn run(ctx: &Context, args: ImportArgs) -> anyhow::Result<()> {
             store.import(&mut std::io::stdin().lock(), &capture::sanitize_event, &sanitize_text)?
         }
     };
+    ctx.leave_log_small(&store);
     output::transfer("imported", &report, args.json)?;
     Ok(())
 }

@@ -19,6 +19,7 @@ pub fn run(ctx: &Context, args: RecoverArgs) -> anyhow::Result<()> {
     }
     let mut store = ctx.store()?;
     let report = capture::drain(&mut store, &ctx.home, &ctx.config, None, usize::MAX);
+    ctx.leave_log_small(&store);
     output::recover(&report, args.json)?;
     Ok(())
 }
@@ -81,6 +82,7 @@ fn repair(ctx: &Context) -> anyhow::Result<()> {
     let report = fresh
         .import(&mut input, &capture::sanitize_event, &|t| capture::sanitize_text(t).into_owned())
         .context("cannot carry the readable part over into the fresh store")?;
+    ctx.leave_log_small(&fresh);
     output::line(&format!(
         "a fresh store holds what could be read: {} events, {} memories",
         report.events, report.memories

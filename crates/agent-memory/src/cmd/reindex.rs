@@ -1,10 +1,8 @@
 //! `agent-memory reindex`: embed what is stored with the configured embedding model, and encode
 //! it with the configured sparse model (the worker keeps new items done afterwards).
 
-use std::time::Duration;
-
+use agent_memory_core::store::Store;
 use agent_memory_core::store::vectors::{EmbedPass, EmbedPassError, embed_pending, encode_pending};
-use agent_memory_core::store::{Store, WAL_CHECKPOINT_BYTES};
 use anyhow::Context as _;
 
 use super::Context;
@@ -47,11 +45,8 @@ pub fn run(ctx: &Context, args: ReindexArgs) -> anyhow::Result<()> {
         report.sparse = Some((name.to_owned(), pass));
     }
     // A backlog's vectors grow the write-ahead log, and every process after this one would read
-    // all of it to open the store (350 ms once 18,000 items were done). A busy store is no
-    // failure: the next writer empties the log.
-    if let Err(err) = store.checkpoint_if_large(WAL_CHECKPOINT_BYTES, Duration::from_secs(2)) {
-        tracing::debug!(%err, "checkpoint skipped");
-    }
+    // all of it to open the store (350 ms once 18,000 items were done).
+    ctx.leave_log_small(&store);
     output::reindex(&report, args.json)?;
     Ok(())
 }

@@ -42,6 +42,7 @@ pub fn run(ctx: &Context, command: TeamCommand) -> anyhow::Result<()> {
             // With a model, what is pushed carries its vector for the team's search by meaning.
             let embedder = ctx.embedder();
             let report = sync::sync(&lock, &store, team, embedder.as_deref(), time::now_ms())?;
+            ctx.leave_log_small(&store);
             output::team_sync(&report, json)?;
         }
         TeamCommand::Status { offline, json } => {

@@ -28,6 +28,7 @@ pub fn run(ctx: &Context, args: TidyArgs) -> anyhow::Result<()> {
         )
     })?;
     let applied = tidy::apply(&mut store, &report, now)?;
+    ctx.leave_log_small(&store);
     output::tidy(&report, args.stale_days, Some((&applied, &backup)), args.json)?;
     Ok(())
 }

@@ -160,7 +160,9 @@ fn team_sync_if_due(ctx: &Context) -> Option<String> {
         Err(line) => return Some(line),
     }
     let embedder = ctx.embedder();
-    Some(match sync::sync(&lock, &store, &ctx.config.team, embedder.as_deref(), now) {
+    let synced = sync::sync(&lock, &store, &ctx.config.team, embedder.as_deref(), now);
+    ctx.leave_log_small(&store);
+    Some(match synced {
         Ok(report) => format!(
             "team sync: {} pushed, {} pulled, {} changed",
             report.pushed, report.pulled.added, report.pulled.updated

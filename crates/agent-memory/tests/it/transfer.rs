@@ -251,3 +251,38 @@ fn a_whole_backup_restores_everything_and_keeps_the_later_edit() {
         texts.as_array().expect("list").iter().filter_map(|m| m["text"].as_str()).collect();
     assert_eq!(texts, ["Releases are tagged on main after CI passes"]);
 }
+
+/// Work that wrote much leaves the write-ahead log small, whatever it found to do: every later
+/// process (a search, `status`, a hook) reads the whole log to open the store.
+#[test]
+fn a_work_pass_and_an_import_leave_the_write_ahead_log_small() {
+    let home = home();
+    home.ok(&["status"]);
+    let wal = home.db_path().with_extension("db-wal");
+    let grow = || {
+        let mut store = agent_memory_core::store::Store::open(
+            &home.db_path(),
+            std::time::Duration::from_secs(5),
+        )
+        .expect("store");
+        let rows: Vec<(&str, i64, Vec<f32>)> =
+            (1..=4_000).map(|id| ("observation", 1_000_000 + id, vec![0.5; 128])).collect();
+        store.save_vectors("padding", &rows).expect("save");
+        store.drop_vectors("padding").expect("drop");
+        drop(store);
+        let long = std::fs::metadata(&wal).map_or(0, |m| m.len());
+        assert!(long > 4 << 20, "the log grew: {long}");
+    };
+    // A pass with nothing to distil or embed still empties it.
+    grow();
+    home.ok(&["work"]);
+    let after = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(after <= 4 << 20, "the log after a work pass: {after}");
+    // So does an import.
+    grow();
+    let stream = "{\"type\":\"event\",\"data\":{\"nope\":1}}\n";
+    let _ = home.run(&["import", "-"], stream.as_bytes());
+    home.run(&["import", "-"], b"");
+    let after = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(after <= 4 << 20, "the log after an import: {after}");
+}
