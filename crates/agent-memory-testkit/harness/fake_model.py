@@ -15,7 +15,10 @@ Every answer follows from the request alone, so any number of agents can share o
   * a request that offers no tools gets SIDE_TEXT (titles, summaries, compression);
     a Gemini JSON-mode request gets an object built from its response schema;
   * otherwise `n`, the number of tool calls the assistant made since the last real user
-    message, picks step `n` of the script; with no step left the answer is FINAL_TEXT.
+    message, picks step `n` of the script; with no step left the answer is FINAL_TEXT. A user
+    message an agent writes itself is not a real one: Hermes Agent's nudges ("[System: You
+    edited code in this turn, ...") leave the count running, and its background review of a
+    finished turn ("Review the conversation above ...") gets REVIEW_TEXT, no tool call;
 
 The script (environment variable FAKE_SCRIPT):
 
@@ -59,6 +62,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FINAL_TEXT = os.environ.get("FAKE_FINAL_TEXT", "FAKE_FINAL_ANSWER: the tool ran.")
 SIDE_TEXT = os.environ.get("FAKE_SIDE_TEXT", "A short title")
+REVIEW_TEXT = "Nothing to save."
+# How the user messages an agent writes itself begin (Hermes Agent's): a nudge within the turn,
+# and the prompt of a review run after it.
+AGENT_NUDGE = "[System:"
+AGENT_REVIEW = "Review the conversation above"
 TOOL_COMMAND = os.environ.get("FAKE_TOOL_COMMAND", "echo FAKE_TOOL_OUTPUT")
 MCP_TOOL = os.environ.get("FAKE_MCP_TOOL", "mem_search")
 MCP_QUERY = os.environ.get("FAKE_MCP_QUERY", "answer")
@@ -348,13 +356,19 @@ def chat_completions(ex, body):
             if name:
                 offered.append(name)
     calls = 0
+    review = False
     for message in reversed(body.get("messages") or []):
         if message.get("role") == "user":
+            content = message.get("content")
+            said = content if isinstance(content, str) else json.dumps(content)
+            if said.startswith(AGENT_NUDGE):
+                continue
+            review = said.startswith(AGENT_REVIEW)
             break
         if message.get("role") == "assistant" and message.get("tool_calls"):
             calls += 1
-    step = next_step(offered, calls) if offered else None
-    text = None if step else (current()[1] if offered else SIDE_TEXT)
+    step = next_step(offered, calls) if offered and not review else None
+    text = REVIEW_TEXT if review else None if step else (current()[1] if offered else SIDE_TEXT)
     ex.decided("chat", step, text)
     base = {"id": new_id("chatcmpl-", 12), "created": 0, "model": body.get("model", "fake-model")}
     usage = {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT, "total_tokens": USAGE_IN + USAGE_OUT}

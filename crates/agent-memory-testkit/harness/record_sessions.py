@@ -8,6 +8,8 @@ scenario, into SESSIONS/<name>/hooks.jsonl.
   files       {path: text}: the project, written and committed before the agent starts (small
               programs with a real bug and a test script, so the agent's commands really run,
               and really fail or pass)
+  no_project  true: the agent runs outside any project, in ~/notes, a plain folder that is no
+              git repository (recorded as /home/dev/notes)
   turns       [{prompt, steps, final}]: the user's prompt, the fake model's steps (fake_model.py's
               abstract steps: shell, read, edit, write, apply_patch) and its closing answer; every
               turn after the first resumes the same session the agent's own way

@@ -34,6 +34,9 @@ Environment:
                    one after another in one session, the first as a new session and every
                    later one as a resumed one; the fake model follows each turn's steps
                    through FAKE_SCRIPT_FILE. PROMPT, RESUME_PROMPT and FAKE_SCRIPT are then unused.
+                   With "no_project": true the agent runs instead in RUN/home/notes, a plain
+                   folder of its HOME that is no git repository (its `files`, if any, written
+                   there): a person talking to an assistant outside any project.
 """
 
 import json
@@ -59,9 +62,12 @@ class Run:
         self.clients = os.environ.get("CLIENTS") or os.path.expanduser("~/.cache/agent-memory-clients")
         self.dir = self.prepare(os.environ.get("RUN"))
         self.home = os.path.join(self.dir, "home")
-        self.proj = os.path.join(self.dir, "proj")
         self.prompt = os.environ.get("PROMPT") or "Run echo hello in the shell, then say done."
         self.scenario = self.load_scenario(os.environ.get("SCENARIO"))
+        # Where the agent runs: the project, or for a scenario outside any project a plain
+        # folder of the HOME.
+        self.no_project = bool((self.scenario or {}).get("no_project"))
+        self.proj = os.path.join(self.home, "notes") if self.no_project else os.path.join(self.dir, "proj")
         # Every turn after the first, as (prompt, the fake model's script for it or None).
         self.turns = []
         if self.scenario:
@@ -155,6 +161,11 @@ class Run:
     def make_project(self):
         os.makedirs(self.home)
         os.makedirs(self.proj)
+        if self.no_project:
+            # A plain folder: no README of a project, no repository.
+            for name, text in (self.scenario.get("files") or {}).items():
+                self.write(os.path.join(self.proj, name), text)
+            return
         self.write(os.path.join(self.proj, "README.md"), "# demo project\n")
         # A scenario's project: real code with a real bug, committed, so `git apply` and
         # `git diff` work on it as in any repository.
@@ -202,8 +213,9 @@ class Run:
                         # Otherwise MCP tools hide behind a ToolSearch tool the fake model never calls.
                         ENABLE_TOOL_SEARCH="false", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                         DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1")
-        # A project instructions file, so InstructionsLoaded fires.
-        self.write(os.path.join(self.proj, "CLAUDE.md"), "Keep answers short.\n")
+        # A project instructions file, so InstructionsLoaded fires (a plain folder has none).
+        if not self.no_project:
+            self.write(os.path.join(self.proj, "CLAUDE.md"), "Keep answers short.\n")
         events = ["SessionStart", "InstructionsLoaded", "UserPromptSubmit", "PreToolUse", "PostToolUse",
                   "PostToolUseFailure", "PostToolBatch", "MessageDisplay", "Notification", "Stop",
                   "SubagentStop", "PreCompact", "SessionEnd"]

@@ -255,6 +255,29 @@ pub fn locked_dependencies(package: &str) -> BTreeSet<String> {
 /// * a **merged item** is an observation or memory candidate that names the subjects (file
 ///   paths, each held by one scenario only, found where no letter, digit or `_` precedes them)
 ///   of two or more scenarios.
+///
+/// Chains (`fixtures/sessions/chains.json`, [`sessions::Chain`]) score what the next agent is
+/// handed, its session-start and first-prompt hooks' output:
+/// * a chain's **fact** is handed when one *stated line* carries every keyword: a line cut at
+///   an echo label (`Asked:`, `Asked for:`, `Request:`, `请求：`, `问题：`, `需求：`), without
+///   any request of the chain's sessions copied whole, or any sentence of one (16 characters or
+///   more, its closing stop aside), or a clipped copy (20 characters or more of the start of
+///   either, then `…` or `...`);
+/// * a **replaced choice presented as current** is a line holding every keyword of one of the
+///   chain's `superseded` sets, with no mark of the replacement (`supersed`, `replaced`,
+///   `no longer`, `was … until`, `不再`, `已替换`, `替换为`, `改为`, `改成`, `换成`, `不用`) and no
+///   `current` set (a line naming what replaced it states the change);
+/// * **"not run again"** is a statement (not a question) with `not run again`, `not re-run`,
+///   `not rerun`, `never re-run`, `未再运行`, `没有再次运行` or the like, in a chain whose
+///   sessions ran a check again, in the handed context or in the store (every observation,
+///   summary and memory);
+/// * a **request typed as a decision** is an observation or a memory of kind `decision` that
+///   holds one of the chain's `requests` verbatim (its closing stop aside) or 60% of its words;
+/// * **another project's convention** is a line of the handed context holding a `foreign` set;
+///   a **person's preference kept only under a project** is a `person` set that candidates or
+///   active memories hold, every one of them with a project;
+/// * a **command-line title** is an observation title holding a command line the session ran
+///   (its first line), where no letter, digit or `_` touches it.
 pub mod sessions {
     use std::io::Write as _;
     use std::path::{Path, PathBuf};
@@ -283,6 +306,12 @@ pub mod sessions {
         pub subjects: Vec<String>,
         pub claims: Claims,
         pub hooks: Vec<HookCall>,
+        /// Whether the agent ran outside any project: in `~/notes`, a plain folder that is no
+        /// git repository (`"no_project": true`).
+        pub no_project: bool,
+        /// The command lines the session ran in its shell, as the scenario's steps give them
+        /// (Codex reads a file with `cat FILE`).
+        pub commands: Vec<String>,
     }
 
     /// A short set of keywords a useful memory holds.
@@ -378,9 +407,22 @@ pub mod sessions {
                 }
             })
             .collect();
+        let agent = s["agent"].as_str().unwrap_or_default().to_owned();
+        let steps = s["turns"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|turn| turn["steps"].as_array().cloned().unwrap_or_default().into_iter());
+        let commands = steps
+            .filter_map(|step| match (step["shell"].as_str(), step["read"].as_str()) {
+                (Some(command), _) => Some(command.to_owned()),
+                (None, Some(file)) if agent == "codex" => Some(format!("cat {file}")),
+                _ => None,
+            })
+            .collect();
         Scenario {
             name: name.to_owned(),
-            agent: s["agent"].as_str().unwrap_or_default().to_owned(),
+            agent,
             categories: strings(&s["categories"]),
             language: s["language"].as_str().unwrap_or("en").to_owned(),
             facts,
@@ -394,6 +436,8 @@ pub mod sessions {
                 requests: strings(&claims["requests"]),
             },
             hooks,
+            no_project: s["no_project"].as_bool().unwrap_or(false),
+            commands,
         }
     }
 
@@ -464,31 +508,74 @@ pub mod sessions {
     /// names none, the one the scenario's payloads named last). Panics when a hook exits non-zero
     /// (a hook always exits 0).
     pub fn replay(home: &TestHome, scenario: &Scenario, places: &Places) -> Replayed {
+        replay_calls(home, &scenario.name, &scenario.hooks, places, None).0
+    }
+
+    /// Replays like [`replay`], on a clock that starts at `start_ms`: the times the recorder
+    /// numbered (the n-th distinct time of a recording is 2026-01-01T00:00:00Z plus n seconds,
+    /// as epoch milliseconds or RFC 3339 text) become `start_ms` plus n milliseconds, so sessions
+    /// replayed one after another into one store follow each other whichever agent recorded them
+    /// (hooks of agents whose payloads carry no time are stamped on arrival anyway). Returns once
+    /// the last time handed out has passed.
+    pub fn replay_from(
+        home: &TestHome,
+        scenario: &Scenario,
+        places: &Places,
+        start_ms: i64,
+    ) -> Replayed {
+        replay_calls(home, &scenario.name, &scenario.hooks, places, Some(start_ms)).0
+    }
+
+    /// Runs `calls` in order as [`replay`] does (`start_ms` as for [`replay_from`]); what each
+    /// hook printed, in order. `name` names the calls in a panic message.
+    pub fn replay_calls(
+        home: &TestHome,
+        name: &str,
+        calls: &[HookCall],
+        places: &Places,
+        start_ms: Option<i64>,
+    ) -> (Replayed, Vec<Vec<u8>>) {
         std::fs::create_dir_all(&places.project).expect("create the project directory");
         let mut done = Replayed::default();
+        let mut printed = Vec::new();
         let mut transcript = None;
-        for call in &scenario.hooks {
-            let payload = localize(&call.payload, places);
+        let mut latest = 0;
+        let clock = |text: String, latest: &mut i64| match start_ms {
+            Some(start) => shift_times(&text, start, latest),
+            None => text,
+        };
+        for call in calls {
+            let payload = clock(localize(&call.payload, places), &mut latest);
             transcript = transcript_path(&payload).or(transcript);
             if let Some(path) = transcript.as_deref().filter(|_| !call.transcript.is_empty()) {
                 // An agent whose hooks carry no time of their own has its hooks stamped on
                 // arrival, now; its transcript lines are stamped now too, so the two clocks
                 // agree as they did when the session was recorded.
                 let restamp = !payload.contains("\"timestamp\"");
-                append_transcript(Path::new(path), &call.transcript, places, restamp);
+                let lines: Vec<String> = call
+                    .transcript
+                    .iter()
+                    .map(|line| clock(localize(line, places), &mut latest))
+                    .collect();
+                append_transcript(Path::new(path), &lines, restamp);
             }
             let out = home.hook(&call.agent, &call.event, payload.as_bytes());
             assert!(
                 out.status.success(),
-                "{}: the {} hook failed:\n{}",
-                scenario.name,
+                "{name}: the {} hook failed:\n{}",
                 call.event,
                 crate::describe(&out)
             );
             done.hooks += 1;
             done.answered += usize::from(!out.stdout.is_empty());
+            printed.push(out.stdout);
         }
-        done
+        // The next session must not start before this one's last time.
+        let wait = latest - now_ms();
+        if wait > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(wait as u64 + 1));
+        }
+        (done, printed)
     }
 
     /// The transcript a payload names: `transcript_path`, or Copilot CLI's `transcriptPath`.
@@ -500,7 +587,8 @@ pub mod sessions {
             .map(str::to_owned)
     }
 
-    fn append_transcript(path: &Path, lines: &[String], places: &Places, restamp: bool) {
+    /// Appends localized `lines` to a transcript; with `restamp`, each line's `timestamp` is now.
+    fn append_transcript(path: &Path, lines: &[String], restamp: bool) {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("create the transcript's directory");
         }
@@ -511,23 +599,97 @@ pub mod sessions {
             .open(path)
             .expect("open the transcript");
         for line in lines {
-            let mut line = localize(line, places);
+            let mut line = line.clone();
             if restamp
                 && let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&line)
                 && value.get("timestamp").is_some_and(serde_json::Value::is_string)
             {
-                value["timestamp"] = serde_json::Value::String(utc_now());
+                value["timestamp"] = serde_json::Value::String(iso_utc(now_ms()));
                 line = value.to_string();
             }
             writeln!(file, "{line}").expect("append to the transcript");
         }
     }
 
-    /// The time now as RFC 3339 in UTC with milliseconds, as agents stamp transcript lines.
-    fn utc_now() -> String {
-        let ms = std::time::SystemTime::now()
+    /// Milliseconds since the Unix epoch, now.
+    pub fn now_ms() -> i64 {
+        std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
+            .map_or(0, |d| d.as_millis() as i64)
+    }
+
+    /// The recorder's first time, 2026-01-01T00:00:00Z, in epoch milliseconds.
+    const RECORDED_MS: i64 = 1_767_225_600_000;
+
+    /// A recorded time (within a day of [`RECORDED_MS`]) on a clock starting at `start_ms`, one
+    /// millisecond for each recorded second.
+    fn shifted(ms: i64, start_ms: i64) -> Option<i64> {
+        (RECORDED_MS..RECORDED_MS + 86_400_000)
+            .contains(&ms)
+            .then(|| start_ms + (ms - RECORDED_MS) / 1000)
+    }
+
+    /// Epoch milliseconds of a recorded RFC 3339 time: `2026-01-01THH:MM:SS`, an optional
+    /// fraction, then `Z` or `+00:00`.
+    fn recorded_iso_ms(text: &str) -> Option<i64> {
+        let rest = text.strip_prefix("2026-01-01T")?;
+        let (hms, tail) = (rest.get(..8)?, rest.get(8..)?);
+        let mut parts = hms.split(':').map(|p| {
+            (p.len() == 2 && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse::<i64>().ok())
+        });
+        let (Some(Some(Some(h))), Some(Some(Some(m))), Some(Some(Some(sec))), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        let (fraction, zone) = match tail.strip_prefix('.') {
+            Some(t) => t.split_at(t.bytes().take_while(u8::is_ascii_digit).count()),
+            None => ("", tail),
+        };
+        if !matches!(zone, "Z" | "+00:00") {
+            return None;
+        }
+        let millis: i64 = format!("{fraction:0<3}")[..3].parse().ok()?;
+        Some(RECORDED_MS + (h * 3600 + m * 60 + sec) * 1000 + millis)
+    }
+
+    /// `text` (JSON) with every recorded time moved to the clock that starts at `start_ms`;
+    /// `latest` rises to the latest time handed out. Text that is not JSON is left as it is.
+    pub fn shift_times(text: &str, start_ms: i64, latest: &mut i64) -> String {
+        fn walk(value: &mut serde_json::Value, start_ms: i64, latest: &mut i64) {
+            match value {
+                serde_json::Value::Number(n) => {
+                    if let Some(ms) = n.as_i64().and_then(|ms| shifted(ms, start_ms)) {
+                        *latest = (*latest).max(ms);
+                        *value = serde_json::Value::from(ms);
+                    }
+                }
+                serde_json::Value::String(s) => {
+                    if let Some(ms) = recorded_iso_ms(s).and_then(|ms| shifted(ms, start_ms)) {
+                        *latest = (*latest).max(ms);
+                        *s = iso_utc(ms);
+                    }
+                }
+                serde_json::Value::Array(items) => {
+                    items.iter_mut().for_each(|v| walk(v, start_ms, latest));
+                }
+                serde_json::Value::Object(map) => {
+                    map.values_mut().for_each(|v| walk(v, start_ms, latest));
+                }
+                _ => {}
+            }
+        }
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(mut value) => {
+                walk(&mut value, start_ms, latest);
+                value.to_string()
+            }
+            Err(_) => text.to_owned(),
+        }
+    }
+
+    /// Epoch milliseconds as RFC 3339 in UTC with milliseconds, as agents stamp transcript lines.
+    pub fn iso_utc(ms: i64) -> String {
         let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
         // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
         let z = days + 719_468;
@@ -753,5 +915,628 @@ pub mod sessions {
         named.sort();
         named.dedup();
         named
+    }
+
+    // Chains: what a person tells one agent, and what the next agent is handed.
+
+    /// A chain of recorded sessions (`fixtures/sessions/chains.json`): the sessions in order,
+    /// each in a project or in no project, what the user did between them, then the next agent,
+    /// its project and its first prompt. What that agent is handed (its session-start and
+    /// first-prompt hooks' output) is scored against the chain's gold facts and false claims.
+    #[derive(Debug, Clone)]
+    pub struct Chain {
+        pub name: String,
+        /// What the chain is a case of (`preference`, `reversal`, …); the bench groups by it.
+        pub kind: String,
+        /// `en`, `zh` or `mixed`.
+        pub language: String,
+        pub steps: Vec<Step>,
+        pub next: Next,
+        /// What the next agent should be handed, each a set of keywords one line must carry.
+        pub facts: Vec<Fact>,
+        pub claims: ChainClaims,
+    }
+
+    /// One step of a chain.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Step {
+        /// A recorded session, replayed in the project of that name (`None`: in `~/notes`, a
+        /// plain folder that is no git repository, as it was recorded).
+        Session { name: String, project: Option<String> },
+        /// The user runs `agent-memory work`.
+        Work,
+        /// The user approves every candidate: `agent-memory review --approve ID` for each one
+        /// `review --json` lists.
+        Approve,
+    }
+
+    /// The agent that starts after a chain, and how.
+    #[derive(Debug, Clone)]
+    pub struct Next {
+        /// As `agent-memory hook --agent` takes it (`claude-code`, `codex`, …).
+        pub agent: String,
+        /// Its project (`None`: `~/notes`, no project).
+        pub project: Option<String>,
+        /// Its first prompt.
+        pub prompt: String,
+    }
+
+    /// What would be false in what a chain's next agent is handed, or in the store.
+    #[derive(Debug, Clone, Default)]
+    pub struct ChainClaims {
+        /// Keyword sets of choices a later session replaced: a line of the handed context that
+        /// holds one is a false claim unless it marks the replacement ([`REPLACED`]) or names
+        /// the choice that replaced it (a `current` set).
+        pub superseded: Vec<Vec<String>>,
+        /// Keyword sets of what replaced them.
+        pub current: Vec<Vec<String>>,
+        /// Checks the chain's sessions ran again after a change: a statement that one was not
+        /// run again is false.
+        pub rerun: Vec<String>,
+        /// Requests of the chain's sessions that are no decision: an observation or memory of
+        /// kind `decision` holding one is false.
+        pub requests: Vec<String>,
+        /// Keyword sets of another project's conventions: a line of the handed context holding
+        /// one hands a convention to the wrong project.
+        pub foreign: Vec<Vec<String>>,
+        /// Keyword sets of the person's own preferences, stated outside any project: kept only
+        /// as memory of a project, they are scoped wrong.
+        pub person: Vec<Vec<String>>,
+    }
+
+    fn keyword_sets(value: &serde_json::Value) -> Vec<Vec<String>> {
+        value.as_array().into_iter().flatten().map(strings).collect()
+    }
+
+    /// The chains of `fixtures/sessions/chains.json`, in file order (none when there is no file).
+    /// Panics on a step it does not know, or a session that is not in the corpus.
+    pub fn load_chains() -> Vec<Chain> {
+        let path = sessions_dir().join("chains.json");
+        let Ok(text) = std::fs::read_to_string(&path) else { return Vec::new() };
+        let file: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let project = |v: &serde_json::Value| v["project"].as_str().map(str::to_owned);
+        file["chains"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                let name = c["name"].as_str().unwrap_or_default().to_owned();
+                let steps = c["steps"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|step| match (step["session"].as_str(), step["user"].as_str()) {
+                        (Some(session), None) => {
+                            assert!(
+                                sessions_dir().join(session).join("hooks.jsonl").is_file(),
+                                "chain {name}: no recorded session {session}"
+                            );
+                            Step::Session { name: session.to_owned(), project: project(step) }
+                        }
+                        (None, Some("work")) => Step::Work,
+                        (None, Some("approve")) => Step::Approve,
+                        _ => panic!(
+                            "chain {name}: a step is a session or a user's work or approve: {step}"
+                        ),
+                    })
+                    .collect();
+                let next = &c["next"];
+                let claims = &c["claims"];
+                Chain {
+                    kind: c["kind"].as_str().unwrap_or_default().to_owned(),
+                    language: c["language"].as_str().unwrap_or("en").to_owned(),
+                    steps,
+                    next: Next {
+                        agent: next["agent"].as_str().unwrap_or_default().to_owned(),
+                        project: project(next),
+                        prompt: next["prompt"].as_str().unwrap_or_default().to_owned(),
+                    },
+                    facts: c["gold"]["facts"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|f| Fact {
+                            id: f["id"].as_str().unwrap_or_default().to_owned(),
+                            keywords: strings(&f["keywords"]),
+                        })
+                        .collect(),
+                    claims: ChainClaims {
+                        superseded: keyword_sets(&claims["superseded"]),
+                        current: keyword_sets(&claims["current"]),
+                        rerun: strings(&claims["rerun"]),
+                        requests: strings(&claims["requests"]),
+                        foreign: keyword_sets(&claims["foreign"]),
+                        person: keyword_sets(&claims["person"]),
+                    },
+                    name,
+                }
+            })
+            .collect()
+    }
+
+    /// The sessions `chains` replay, by name, each once.
+    pub fn chained_sessions(chains: &[Chain]) -> Vec<String> {
+        let mut names: Vec<String> = chains
+            .iter()
+            .flat_map(|c| &c.steps)
+            .filter_map(|step| match step {
+                Step::Session { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The events that start an agent's session and carry its first prompt, as `agent-memory
+    /// hook --event` names them, and the corpus session whose recorded calls stand for them.
+    pub fn next_session_events(agent: &str) -> Option<(&'static str, &'static str, &'static str)> {
+        Some(match agent {
+            "claude-code" => ("SessionStart", "UserPromptSubmit", "claude-store-decision"),
+            "codex" => ("SessionStart", "UserPromptSubmit", "codex-ratelimit-decision"),
+            "gemini" => ("SessionStart", "BeforeAgent", "gemini-flags-reverse"),
+            "opencode" => ("session.created", "chat.message", "opencode-jobqueue-write"),
+            "copilot" => ("sessionStart", "userPromptSubmitted", "copilot-matrix-edit"),
+            "hermes" => ("on_session_start", "pre_llm_call", "hermes-uuid-decision"),
+            _ => return None,
+        })
+    }
+
+    /// The first two hook calls of `agent`'s next session: the recorded session start and first
+    /// prompt of its stand-in session ([`next_session_events`]), with `prompt` wherever the
+    /// recorded prompt was. Panics for an agent it does not know.
+    pub fn next_session_calls(agent: &str, prompt: &str) -> Vec<HookCall> {
+        let (start, asked, stand_in) =
+            next_session_events(agent).unwrap_or_else(|| panic!("no next session for {agent}"));
+        let recorded = load(stand_in);
+        let old = recorded.claims.requests.first().cloned().unwrap_or_default();
+        fn swap(value: &mut serde_json::Value, old: &str, new: &str) {
+            match value {
+                serde_json::Value::String(s) if !old.is_empty() && s.contains(old) => {
+                    *s = s.replace(old, new);
+                }
+                serde_json::Value::Array(items) => items.iter_mut().for_each(|v| swap(v, old, new)),
+                serde_json::Value::Object(map) => map.values_mut().for_each(|v| swap(v, old, new)),
+                _ => {}
+            }
+        }
+        [start, asked]
+            .iter()
+            .map(|event| {
+                let call = recorded
+                    .hooks
+                    .iter()
+                    .find(|c| c.event == *event)
+                    .unwrap_or_else(|| panic!("{stand_in} has no {event} hook"));
+                let mut payload: serde_json::Value =
+                    serde_json::from_str(&call.payload).expect("a recorded payload is JSON");
+                swap(&mut payload, &old, prompt);
+                HookCall {
+                    agent: call.agent.clone(),
+                    event: call.event.clone(),
+                    payload: payload.to_string(),
+                    transcript: Vec::new(),
+                }
+            })
+            .collect()
+    }
+
+    /// Labels before which a line only echoes a request: the rest of the line states nothing.
+    pub const ECHO_LABELS: &[&str] = &[
+        "Asked for:",
+        "Asked:",
+        "Request:",
+        "请求：",
+        "问题：",
+        "需求：",
+        "请求:",
+        "问题:",
+        "需求:",
+    ];
+
+    /// `text` with its runs of whitespace made one space, trimmed.
+    fn squeeze(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The pieces of a request that, copied as they are, only quote it: the request whole, and
+    /// each of its sentences ([`statements`]) of 16 characters or more without its closing stop.
+    fn quoted_pieces(request: &str) -> Vec<String> {
+        let request = squeeze(request);
+        let mut pieces = vec![request.clone()];
+        for sentence in statements(&request) {
+            let bare = sentence.trim_end_matches(['.', '!', '?', '。', '！', '？']).trim();
+            if bare.chars().count() >= 16 && !pieces.iter().any(|p| p == bare) {
+                pieces.push(bare.to_owned());
+            }
+        }
+        pieces.retain(|p| !p.is_empty());
+        pieces
+    }
+
+    /// The lines of a handed context that state something, with what only echoes a request
+    /// left out: a line is cut at an [`ECHO_LABELS`] label, and a request, or a sentence of it,
+    /// copied whole (or clipped: at least 20 characters of its start, then `…` or `...`) is
+    /// taken out.
+    pub fn stated_lines(text: &str, requests: &[String]) -> Vec<String> {
+        let pieces: Vec<String> = requests.iter().flat_map(|r| quoted_pieces(r)).collect();
+        text.lines()
+            .map(|line| {
+                let mut line = squeeze(line);
+                if let Some(at) = ECHO_LABELS.iter().filter_map(|l| line.find(l)).min() {
+                    line.truncate(at);
+                }
+                for piece in &pieces {
+                    line = line.replace(piece.as_str(), " ");
+                    line = cut_clipped(&line, piece);
+                }
+                squeeze(&line)
+            })
+            .filter(|line| !line.is_empty())
+            .collect()
+    }
+
+    /// `line` without any run of 20 or more characters that is the start of `request` and
+    /// ends where the line then says `…` or `...`, the ellipsis with it.
+    fn cut_clipped(line: &str, request: &str) -> String {
+        let request: Vec<char> = request.chars().collect();
+        let chars: Vec<char> = line.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            // How long the ellipsis at `at` is, if there is one.
+            let ellipsis = |at: usize| match chars.get(at) {
+                Some('…') => Some(1),
+                Some('.') if chars[at..].starts_with(&['.', '.', '.']) => Some(3),
+                _ => None,
+            };
+            let held = (0..request.len().min(chars.len() - i))
+                .take_while(|k| chars[i + k] == request[*k])
+                .count();
+            // Back off to a clipped word's end: the echo may stop mid-word before its ellipsis.
+            let end = (20..=held).rev().find_map(|k| ellipsis(i + k).map(|dots| k + dots));
+            match end {
+                Some(k) => i += k,
+                None => {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// The facts of `facts` that one of `lines` carries whole.
+    pub fn facts_stated<'a>(lines: &[String], facts: &'a [Fact]) -> Vec<&'a Fact> {
+        facts.iter().filter(|f| lines.iter().any(|line| fact_found(line, f))).collect()
+    }
+
+    /// Words that mark a choice as replaced.
+    pub const REPLACED: &[&str] = &[
+        "supersed",
+        "replaced",
+        "no longer",
+        "不再",
+        "已替换",
+        "替换为",
+        "改为",
+        "改成",
+        "换成",
+        "不用",
+    ];
+
+    fn holds_all(lower: &str, keywords: &[String]) -> bool {
+        !keywords.is_empty() && keywords.iter().all(|k| has(lower, k))
+    }
+
+    /// Whether a (lower-cased) line marks something as replaced: a [`REPLACED`] word, or `was`
+    /// followed later by `until`.
+    fn marks_replaced(lower: &str) -> bool {
+        any(lower, REPLACED) || lower.find("was ").is_some_and(|at| lower[at..].contains("until"))
+    }
+
+    /// The lines of `text` that state a replaced choice as if it held: they hold a `superseded`
+    /// set, no mark of the replacement, and no `current` set.
+    pub fn superseded_as_current(text: &str, claims: &ChainClaims) -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|line| {
+                let lower = line.to_lowercase();
+                claims.superseded.iter().any(|old| holds_all(&lower, old))
+                    && !marks_replaced(&lower)
+                    && !claims.current.iter().any(|new| holds_all(&lower, new))
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Phrases that say a check was not run again.
+    pub const NOT_RERUN: &[&str] = &[
+        "not run again",
+        "not re-run",
+        "not rerun",
+        "never re-run",
+        "never rerun",
+        "never run again",
+        "wasn't run again",
+        "not been run again",
+        "未再运行",
+        "未再次运行",
+        "未重新运行",
+        "没有再次运行",
+        "没有再运行",
+        "没有重新运行",
+        "没再运行",
+        "没有再跑",
+        "没再跑",
+    ];
+
+    /// The statements of `text` that say a check was not run again (false when the chain's
+    /// sessions ran one again, [`ChainClaims::rerun`]).
+    pub fn not_rerun_claims(text: &str, claims: &ChainClaims) -> Vec<String> {
+        if claims.rerun.is_empty() {
+            return Vec::new();
+        }
+        statements(text)
+            .into_iter()
+            .filter(|s| !is_question(s) && any(&s.to_lowercase(), NOT_RERUN))
+            .collect()
+    }
+
+    /// Whether `text` holds `request`: verbatim (whitespace aside, without its closing stop),
+    /// or at least 60% of its words when it has three or more ([`words`]).
+    pub fn holds_request(text: &str, request: &str) -> bool {
+        let text_lower = squeeze(&text.to_lowercase());
+        let request_lower = squeeze(&request.to_lowercase());
+        let bare = request_lower.trim_end_matches(['.', '。', '!', '！']);
+        if !bare.is_empty() && text_lower.contains(bare) {
+            return true;
+        }
+        let held: std::collections::HashSet<String> = words(text).into_iter().collect();
+        let asked = words(request);
+        asked.len() >= 3
+            && asked.iter().filter(|w| held.contains(*w)).count() * 10 >= asked.len() * 6
+    }
+
+    /// The items (kind or type, text) of kind `decision` that hold one of the chain's requests
+    /// that are no decision.
+    pub fn requests_as_decisions(items: &[(String, String)], claims: &ChainClaims) -> Vec<String> {
+        items
+            .iter()
+            .filter(|(kind, text)| {
+                kind == "decision" && claims.requests.iter().any(|r| holds_request(text, r))
+            })
+            .map(|(_, text)| text.lines().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// The lines of `text` that hold another project's convention ([`ChainClaims::foreign`]).
+    pub fn foreign_conventions(text: &str, claims: &ChainClaims) -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|line| {
+                let lower = line.to_lowercase();
+                claims.foreign.iter().any(|set| holds_all(&lower, set))
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The person's preferences ([`ChainClaims::person`]) that memory keeps only under a
+    /// project: `memories` (`memories --all --json`) has candidates or active memories holding
+    /// the preference, and every one of them has a project. One text for each.
+    pub fn person_only_in_project(
+        memories: &[serde_json::Value],
+        claims: &ChainClaims,
+    ) -> Vec<String> {
+        claims
+            .person
+            .iter()
+            .filter_map(|set| {
+                let holding: Vec<&serde_json::Value> = memories
+                    .iter()
+                    .filter(|m| matches!(m["status"].as_str(), Some("candidate" | "active")))
+                    .filter(|m| {
+                        holds_all(&m["text"].as_str().unwrap_or_default().to_lowercase(), set)
+                    })
+                    .collect();
+                let scoped = !holding.is_empty() && holding.iter().all(|m| !m["project"].is_null());
+                scoped.then(|| holding[0]["text"].as_str().unwrap_or_default().to_owned())
+            })
+            .collect()
+    }
+
+    /// The titles that hold one of a session's command lines verbatim (its first line, runs of
+    /// whitespace aside), where no letter, digit or `_` touches it on either side.
+    pub fn command_titles(titles: &[String], commands: &[String]) -> Vec<String> {
+        let commands: Vec<String> = commands
+            .iter()
+            .map(|c| squeeze(c.lines().next().unwrap_or_default()))
+            .filter(|c| !c.is_empty())
+            .collect();
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        titles
+            .iter()
+            .filter(|title| {
+                let title = squeeze(title);
+                commands.iter().any(|command| {
+                    title.match_indices(command.as_str()).any(|(at, _)| {
+                        !title[..at].ends_with(word)
+                            && !title[at + command.len()..].starts_with(word)
+                    })
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn owned(items: &[&str]) -> Vec<String> {
+            items.iter().map(|s| (*s).to_owned()).collect()
+        }
+
+        #[test]
+        fn a_request_echo_states_nothing() {
+            let requests =
+                owned(&["Remember that I prefer British spelling and short paragraphs in docs."]);
+            let text = "## Last session\n\
+                        - Asked: Remember that I prefer British spelling and short paragraphs in docs.\n\
+                        - o1 Remember that I prefer British spelling and short…\n\
+                        - m2 [preference] British spelling, short paragraphs";
+            let lines = stated_lines(text, &requests);
+            assert_eq!(
+                lines,
+                [
+                    "## Last session",
+                    "-",
+                    "- o1",
+                    "- m2 [preference] British spelling, short paragraphs"
+                ]
+            );
+            let facts = [Fact { id: "f".into(), keywords: owned(&["British spelling"]) }];
+            assert_eq!(facts_stated(&lines, &facts).len(), 1);
+            assert!(facts_stated(&lines[..3], &facts).is_empty());
+            // The person's words restated, not quoted whole, count; a sentence of the request
+            // copied as it is does not.
+            let restated = stated_lines(
+                "写文档喜欢口语化，短句",
+                &owned(&["记住：我写文档喜欢口语化，短句，不要术语。"]),
+            );
+            assert_eq!(restated, ["写文档喜欢口语化，短句"]);
+            let request = owned(&[
+                "以后接口的错误信息都用中文返回，错误码保持英文大写。先把 errors.py 里现有的两条改了。",
+            ]);
+            assert_eq!(
+                stated_lines(
+                    "- Decision: \"以后接口的错误信息都用中文返回，错误码保持英文大写.\n- 错误信息用中文",
+                    &request
+                ),
+                ["- Decision: \" .", "- 错误信息用中文"]
+            );
+        }
+
+        #[test]
+        fn a_replaced_choice_needs_its_mark() {
+            let claims = ChainClaims {
+                superseded: vec![owned(&["redis", "queue|队列"])],
+                current: vec![owned(&["jetstream|nats"])],
+                ..ChainClaims::default()
+            };
+            let text = "- m1 [decision] Use Redis for the job queue: it already runs for the cache.\n\
+                        - Redis for the job queue was superseded: NATS JetStream keeps jobs on failover.\n\
+                        - Switched the job queue from Redis to JetStream.\n\
+                        - Redis was the job queue until it lost jobs.\n\
+                        - 我们不用 Redis 做队列了\n\
+                        - Redis stays the cache.";
+            assert_eq!(
+                superseded_as_current(text, &claims),
+                ["- m1 [decision] Use Redis for the job queue: it already runs for the cache."]
+            );
+        }
+
+        #[test]
+        fn claims_of_checks_requests_projects_and_titles() {
+            let claims = ChainClaims {
+                rerun: owned(&["test_text"]),
+                requests: owned(&[
+                    "Fix the API route bug: /users/:id returns 404 for existing users.",
+                ]),
+                foreign: vec![owned(&["commit", "imperative"])],
+                person: vec![owned(&["british spelling"])],
+                ..ChainClaims::default()
+            };
+            assert_eq!(
+                not_rerun_claims(
+                    "The test was not run again. 测试未再运行。Was it re-run?",
+                    &claims
+                ),
+                ["The test was not run again.", "测试未再运行。"]
+            );
+            let items = [
+                (
+                    "decision".to_owned(),
+                    "Decision: fix the API route bug: /users/:id returns 404 for existing users"
+                        .to_owned(),
+                ),
+                ("bugfix".to_owned(), "Fix the API route bug: /users/:id returns 404".to_owned()),
+                ("decision".to_owned(), "Use Number(params.id) for ids".to_owned()),
+            ];
+            assert_eq!(requests_as_decisions(&items, &claims).len(), 1);
+            assert_eq!(
+                foreign_conventions(
+                    "- Commit messages: imperative mood\n- commit the port",
+                    &claims
+                ),
+                ["- Commit messages: imperative mood"]
+            );
+            let memories = [
+                serde_json::json!({"status": "candidate", "project": "notes", "text": "Prefers British spelling"}),
+                serde_json::json!({"status": "rejected", "project": null, "text": "British spelling"}),
+            ];
+            assert_eq!(person_only_in_project(&memories, &claims), ["Prefers British spelling"]);
+            let global = [
+                serde_json::json!({"status": "active", "project": null, "text": "British spelling"}),
+            ];
+            assert!(person_only_in_project(&global, &claims).is_empty());
+            let titles =
+                owned(&["`python3 test_callback.py; echo done` failed", "Tools listed", "Ran ls"]);
+            assert_eq!(
+                command_titles(&titles, &owned(&["python3 test_callback.py; echo done", "ls"])),
+                ["`python3 test_callback.py; echo done` failed", "Ran ls"]
+            );
+        }
+
+        /// Every chain is complete: recorded sessions, each run where it was recorded (a
+        /// project, or none), a work pass, a next agent there is a stand-in for, and gold facts
+        /// that an echo of the chain's requests and the next prompt does not state.
+        #[test]
+        fn every_chain_is_complete() {
+            let chains = load_chains();
+            assert!(!chains.is_empty(), "fixtures/sessions/chains.json");
+            for chain in &chains {
+                let mut requests = vec![chain.next.prompt.clone()];
+                for step in &chain.steps {
+                    if let Step::Session { name, project } = step {
+                        let scenario = load(name);
+                        assert_eq!(
+                            project.is_none(),
+                            scenario.no_project,
+                            "{}: {name}",
+                            chain.name
+                        );
+                        requests.extend(scenario.claims.requests);
+                    }
+                }
+                assert!(chain.steps.contains(&Step::Work), "{}: no work pass", chain.name);
+                assert!(next_session_events(&chain.next.agent).is_some(), "{}", chain.name);
+                assert!(!chain.facts.is_empty(), "{}: no facts", chain.name);
+                let echoed = stated_lines(&requests.join("\n"), &requests);
+                assert!(
+                    facts_stated(&echoed, &chain.facts).is_empty(),
+                    "{}: the requests alone state a fact",
+                    chain.name
+                );
+            }
+        }
+
+        #[test]
+        fn recorded_times_move_to_the_replay_clock() {
+            let mut latest = 0;
+            let text = r#"{"timestamp":"2026-01-01T00:00:03.000Z","ms":1767225602000,"path":"session-2026-01-01T00-00-1.jsonl","n":5}"#;
+            let moved: serde_json::Value =
+                serde_json::from_str(&shift_times(text, 1_800_000_000_000, &mut latest))
+                    .expect("JSON");
+            assert_eq!(moved["timestamp"], "2027-01-15T08:00:00.003Z");
+            assert_eq!(moved["ms"], 1_800_000_000_002_i64);
+            assert_eq!(moved["path"], "session-2026-01-01T00-00-1.jsonl");
+            assert_eq!(moved["n"], 5);
+            assert_eq!(latest, 1_800_000_000_003);
+            assert_eq!(iso_utc(RECORDED_MS), "2026-01-01T00:00:00.000Z");
+        }
     }
 }

@@ -19,12 +19,26 @@
 //!    session than the one asked about), and the observations and memory candidates that name
 //!    two sessions' subjects (merged items).
 //!
+//! 3. **Chains** (`fixtures/sessions/chains.json`): what a person tells one agent and whether it
+//!    reaches the next. Each chain's sessions are replayed in order into a fresh home, each in
+//!    its own project or in no project (`~/notes`, a plain folder), with what the user does
+//!    between them (`work`, and `review --approve` of every candidate where the chain says the
+//!    memory was approved); then the next agent starts in its project and its session-start and
+//!    first-prompt hooks' output, what it is handed, is scored against the chain's gold facts
+//!    (a fact counts where one line states it, not where it only echoes a request) and its false
+//!    claims: a replaced choice presented as current, "not run again" for a check that was, a
+//!    request stored as a decision, a convention handed to another project or a person's
+//!    preference kept only under a project, and observation titles that are a command line of
+//!    the session (counted over the sessions of step 1 as well). The sessions of the chains are
+//!    scored through them, not alone.
+//!
 //! The rules for a hit and for each false claim are `agent_memory_testkit::sessions`'s (stated
 //! in bench/README.md). The offline distiller is always measured; with `BENCH_LLM_PROVIDER`
 //! set, an LLM distiller is measured as well, configured through `[llm]`'s environment
 //! (`BENCH_LLM_PROVIDER`, `BENCH_LLM_MODEL`, `BENCH_LLM_BASE_URL`, `BENCH_LLM_API_KEY_ENV`,
 //! `BENCH_LLM_COMMAND`, `BENCH_LLM_DAILY_TOKEN_BUDGET`). `BENCH_SESSIONS=a,b` limits the
-//! corpus, `BENCH_VERBOSE=1` prints what each session missed and every false statement.
+//! sessions scored alone (`none`: none), `BENCH_CHAINS=a,b` the chains (`none`: none),
+//! `BENCH_VERBOSE=1` prints what each session or chain missed and every false statement.
 //!
 //! `cargo bench -p agent-memory --bench quality` (release profile).
 
@@ -33,7 +47,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use agent_memory_testkit::sessions::{self, Places, Scenario};
+use agent_memory_testkit::sessions::{self, Chain, Places, Scenario, Step};
 use agent_memory_testkit::{TestHome, describe, run_with_stdin};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
@@ -45,29 +59,55 @@ const SHOW_SKIP: &[&str] = &["session", "agent", "project", "mode", "distiller",
 /// Keys of search hits that are not what a reader sees of the hit.
 const HIT_SKIP: &[&str] = &["agent", "project", "session", "kind", "tool", "parts"];
 
+/// The names a comma-separated list in the environment variable `var` gives, if it is set.
+fn only(var: &str) -> Option<Vec<String>> {
+    std::env::var(var).ok().map(|list| list.split(',').map(|n| n.trim().to_owned()).collect())
+}
+
 fn main() -> ExitCode {
-    let mut scenarios = sessions::load_all();
-    if let Ok(only) = std::env::var("BENCH_SESSIONS") {
-        let only: Vec<&str> = only.split(',').map(str::trim).collect();
-        scenarios.retain(|s| only.contains(&s.name.as_str()));
+    let all = sessions::load_all();
+    let mut chains = sessions::load_chains();
+    if let Some(only) = only("BENCH_CHAINS") {
+        chains.retain(|c| only.contains(&c.name));
     }
-    if scenarios.is_empty() {
+    // The sessions the chains replay are scored through them, not alone, unless named.
+    let chained = sessions::chained_sessions(&sessions::load_chains());
+    let mut scenarios: Vec<Scenario> = all.clone();
+    match only("BENCH_SESSIONS") {
+        Some(only) => scenarios.retain(|s| only.contains(&s.name)),
+        None => scenarios.retain(|s| !chained.contains(&s.name)),
+    }
+    if scenarios.is_empty() && chains.is_empty() {
         eprintln!(
             "quality: no recorded sessions in {}; run scripts/record-sessions",
             sessions::sessions_dir().display()
         );
         return ExitCode::from(2);
     }
+    let by_name: BTreeMap<String, Scenario> =
+        all.into_iter().map(|s| (s.name.clone(), s)).collect();
     let verbose = std::env::var("BENCH_VERBOSE").is_ok_and(|v| v == "1");
-    println!("# Memory quality: {} sessions\n", scenarios.len());
-    print_corpus(&scenarios);
+    if !scenarios.is_empty() {
+        println!("# Memory quality: {} sessions\n", scenarios.len());
+        print_corpus(&scenarios);
+    }
     for (label, env) in distillers() {
         let alone: Vec<Scored> = scenarios.iter().map(|s| score_alone(s, &env)).collect();
-        let together = score_together(&scenarios, &env);
-        if verbose {
-            print_details(&scenarios, &alone);
+        if !scenarios.is_empty() {
+            let together = score_together(&scenarios, &env);
+            if verbose {
+                print_details(&scenarios, &alone);
+            }
+            print_tables(&label, &scenarios, &alone, &together);
         }
-        print_tables(&label, &scenarios, &alone, &together);
+        if !chains.is_empty() {
+            let scored: Vec<ChainScored> =
+                chains.iter().map(|c| score_chain(c, &by_name, &env)).collect();
+            if verbose {
+                print_chain_details(&chains, &scored);
+            }
+            print_chain_tables(&label, &chains, &scored, &by_name, &alone);
+        }
     }
     ExitCode::SUCCESS
 }
@@ -105,6 +145,9 @@ struct Scored {
     observations: usize,
     summaries: usize,
     candidates: usize,
+    /// The observations' titles, and those holding a command line of the session.
+    titles: usize,
+    command_titles: Vec<String>,
 }
 
 /// What all sessions in one project scored.
@@ -263,13 +306,25 @@ fn score_alone(scenario: &Scenario, env: &[(String, String)]) -> Scored {
     {
         channels.insert(name, channel(text, scenario));
     }
+    let titles = observation_titles(&items);
     Scored {
         channels,
         repeated: sessions::repeated_requests(&next_steps, &scenario.claims),
         observations,
         summaries,
         candidates: candidates.len(),
+        command_titles: sessions::command_titles(&titles, &scenario.commands),
+        titles: titles.len(),
     }
+}
+
+/// The titles of the observations among `show --json` items.
+fn observation_titles(items: &[serde_json::Value]) -> Vec<String> {
+    items
+        .iter()
+        .filter(|i| i["kind"] == "observation")
+        .filter_map(|i| i["item"]["title"].as_str().map(str::to_owned))
+        .collect()
 }
 
 fn score_together(scenarios: &[Scenario], env: &[(String, String)]) -> Together {
@@ -527,4 +582,319 @@ fn print_tables(label: &str, scenarios: &[Scenario], alone: &[Scored], together:
         }
     }
     println!();
+}
+
+/// What a chain's next agent was handed, and what the chain's store holds, scored.
+#[derive(Debug, Default)]
+struct ChainScored {
+    briefing: String,
+    recall: String,
+    /// The chain's facts that one stated line of the handed context carries.
+    found: Vec<String>,
+    superseded: Vec<String>,
+    not_rerun_handed: Vec<String>,
+    not_rerun_store: Vec<String>,
+    decisions: Vec<String>,
+    foreign: Vec<String>,
+    person: Vec<String>,
+    titles: usize,
+    command_titles: Vec<String>,
+    observations: usize,
+    summaries: usize,
+    memories: usize,
+    /// Candidates approved, and approvals that failed.
+    approved: usize,
+    approve_failed: Vec<String>,
+}
+
+/// Where a chain's step runs: the project's folder, or `~/notes` for no project.
+fn chain_places(home: &TestHome, project: Option<&str>, salt: u32) -> Places {
+    let project = match project {
+        Some(name) => home.user_home().join("work").join(name),
+        None => home.user_home().join("notes"),
+    };
+    Places { home: home.user_home().to_path_buf(), project, salt }
+}
+
+/// Every observation and summary of a store, as `show --json` prints them, whatever passes
+/// wrote them: ids from 1 up to the counts `status` gives, skipping any no longer there.
+fn show_all(home: &TestHome) -> Vec<serde_json::Value> {
+    let status = json(home, &["status"], &[]);
+    let count = |key: &str| status[key].as_u64().unwrap_or(0) as usize;
+    let mut out = Vec::new();
+    for (prefix, total) in [("o", count("observations")), ("s", count("summaries"))] {
+        let ids: Vec<String> = (1..=total).map(|i| format!("{prefix}{i}")).collect();
+        let mut args = vec!["show", "--json"];
+        args.extend(ids.iter().map(String::as_str));
+        let shown = home.run(&args, b"");
+        if shown.status.success() {
+            let list: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap_or_default();
+            out.extend(list.as_array().cloned().unwrap_or_default());
+            continue;
+        }
+        // Some id is gone (an item rewritten or deleted): one at a time, a few past the count.
+        let mut found = 0;
+        for i in 1..=(total * 2 + 10) {
+            if found == total {
+                break;
+            }
+            let one = home.run(&["show", "--json", &format!("{prefix}{i}")], b"");
+            if one.status.success() {
+                let list: serde_json::Value =
+                    serde_json::from_slice(&one.stdout).unwrap_or_default();
+                found += 1;
+                out.extend(list.as_array().cloned().unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+/// `review --approve` of every candidate `review --json` lists, as a person approving them all.
+fn approve_all(home: &TestHome) -> (usize, Vec<String>) {
+    let listed = json(home, &["review"], &[]);
+    let mut approved = 0;
+    let mut failed = Vec::new();
+    for candidate in listed.as_array().into_iter().flatten() {
+        let id = candidate["id"].as_i64().unwrap_or_default().to_string();
+        let out = home.run(&["review", "--approve", &id], b"");
+        if out.status.success() {
+            approved += 1;
+        } else {
+            failed.push(format!("m{id}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+    }
+    (approved, failed)
+}
+
+fn score_chain(
+    chain: &Chain,
+    scenarios: &BTreeMap<String, Scenario>,
+    env: &[(String, String)],
+) -> ChainScored {
+    let home = home();
+    let mut scored = ChainScored::default();
+    let mut requests = Vec::new();
+    let mut commands = Vec::new();
+    for (i, step) in chain.steps.iter().enumerate() {
+        match step {
+            Step::Session { name, project } => {
+                let scenario = &scenarios[name];
+                assert_eq!(
+                    project.is_none(),
+                    scenario.no_project,
+                    "chain {}: {name} runs in a project exactly when it was recorded in one",
+                    chain.name
+                );
+                requests.extend(scenario.claims.requests.iter().cloned());
+                commands.extend(scenario.commands.iter().cloned());
+                let places = chain_places(&home, project.as_deref(), i as u32 + 1);
+                sessions::replay_from(&home, scenario, &places, sessions::now_ms());
+            }
+            Step::Work => {
+                work(&home, env);
+            }
+            Step::Approve => {
+                let (approved, failed) = approve_all(&home);
+                scored.approved += approved;
+                scored.approve_failed.extend(failed);
+            }
+        }
+    }
+    // The next agent: its session start, then its first prompt.
+    let calls = sessions::next_session_calls(&chain.next.agent, &chain.next.prompt);
+    let places = chain_places(&home, chain.next.project.as_deref(), 9_000);
+    let (_, printed) =
+        sessions::replay_calls(&home, &chain.name, &calls, &places, Some(sessions::now_ms()));
+    scored.briefing = answer_text(&printed[0]);
+    scored.recall = answer_text(&printed[1]);
+    let handed = format!("{}\n{}", scored.briefing, scored.recall);
+    let lines = sessions::stated_lines(&handed, &requests);
+    scored.found =
+        sessions::facts_stated(&lines, &chain.facts).iter().map(|f| f.id.clone()).collect();
+    scored.superseded = sessions::superseded_as_current(&handed, &chain.claims);
+    scored.not_rerun_handed = sessions::not_rerun_claims(&handed, &chain.claims);
+    scored.foreign = sessions::foreign_conventions(&handed, &chain.claims);
+
+    // What the store holds: every observation and summary, and every memory of every tier.
+    let items = show_all(&home);
+    let memories = json(&home, &["memories", "--all"], &[]).as_array().cloned().unwrap_or_default();
+    scored.observations = items.iter().filter(|i| i["kind"] == "observation").count();
+    scored.summaries = items.len() - scored.observations;
+    scored.memories = memories.len();
+    let mut typed: Vec<(String, String)> = items
+        .iter()
+        .map(|i| {
+            let kind = i["item"]["kind"].as_str().unwrap_or(i["kind"].as_str().unwrap_or_default());
+            // The title (a summary has none) first, as the line a false claim is reported by.
+            let title = i["item"]["title"].as_str().unwrap_or_default();
+            (kind.to_owned(), format!("{title}\n{}", sessions::json_text(&i["item"], SHOW_SKIP)))
+        })
+        .collect();
+    typed.extend(memories.iter().map(|m| {
+        (
+            m["kind"].as_str().unwrap_or_default().to_owned(),
+            m["text"].as_str().unwrap_or_default().to_owned(),
+        )
+    }));
+    scored.decisions = sessions::requests_as_decisions(&typed, &chain.claims);
+    let stored: Vec<&str> = typed.iter().map(|(_, text)| text.as_str()).collect();
+    scored.not_rerun_store = sessions::not_rerun_claims(&stored.join("\n"), &chain.claims);
+    scored.person = sessions::person_only_in_project(&memories, &chain.claims);
+    let titles = observation_titles(&items);
+    scored.titles = titles.len();
+    scored.command_titles = sessions::command_titles(&titles, &commands);
+    scored
+}
+
+/// What each kind of chain is, as the table names it, in table order.
+const CHAIN_KINDS: &[(&str, &str)] = &[
+    ("preference", "the person's preference, stated outside any project"),
+    ("convention", "a project's convention (\"from now on\", \"以后\", \"always\")"),
+    ("convention-elsewhere", "another project's fact, with a convention kept elsewhere"),
+    ("remember", "\"remember\" / \"记住\" a project fact"),
+    ("reversal", "a decision reversed by another agent, third agent scored"),
+    ("assistant-asks", "yesterday's fix, asked of an assistant outside any project"),
+    ("still-failing", "a test re-run after an edit, still failing"),
+    ("request", "a request that is no decision, fixed"),
+    ("trivial-last", "a fix, then a trivial last session"),
+    ("codex-sed-masked", "Codex `sed -i` fix, masked exit, explained only at the end"),
+    ("gotcha", "a build gotcha, then a prompt that needs it"),
+];
+
+fn print_chain_details(chains: &[Chain], scored: &[ChainScored]) {
+    for (chain, s) in chains.iter().zip(scored) {
+        let missing: Vec<&str> = chain
+            .facts
+            .iter()
+            .filter(|f| !s.found.contains(&f.id))
+            .map(|f| f.id.as_str())
+            .collect();
+        println!(
+            "## chain {} ({} observations, {} summaries, {} memories, {} approved): found {:?}, missing {missing:?}",
+            chain.name, s.observations, s.summaries, s.memories, s.approved, s.found
+        );
+        println!("  next: {} in {:?}: {}", chain.next.agent, chain.next.project, chain.next.prompt);
+        for line in s.briefing.lines().chain(s.recall.lines()) {
+            println!("    | {line}");
+        }
+        let false_claims = [
+            ("superseded as current", &s.superseded),
+            ("not run again (handed)", &s.not_rerun_handed),
+            ("not run again (store)", &s.not_rerun_store),
+            ("request as decision", &s.decisions),
+            ("another project's convention", &s.foreign),
+            ("preference only under a project", &s.person),
+            ("command-line title", &s.command_titles),
+            ("approval failed", &s.approve_failed),
+        ];
+        for (name, lines) in false_claims {
+            for line in lines {
+                println!("  false ({name}): {line}");
+            }
+        }
+    }
+    println!();
+}
+
+fn print_chain_tables(
+    label: &str,
+    chains: &[Chain],
+    scored: &[ChainScored],
+    scenarios: &BTreeMap<String, Scenario>,
+    alone: &[Scored],
+) {
+    let sessions_in = sessions::chained_sessions(chains);
+    let agents: std::collections::BTreeSet<&str> = sessions_in
+        .iter()
+        .filter_map(|n| scenarios.get(n)?.hooks.first())
+        .map(|call| call.agent.as_str())
+        .chain(chains.iter().map(|c| c.next.agent.as_str()))
+        .collect();
+    let zh = chains.iter().filter(|c| c.language == "zh").count();
+    println!("## Statements reaching the next agent (distiller: {label})\n");
+    println!(
+        "{} chains ({zh} in Chinese) of {} recorded sessions, {} agents; what the next agent is handed: its session-start and first-prompt hooks' output.\n",
+        chains.len(),
+        sessions_in.len(),
+        agents.len()
+    );
+    println!("| kind | chains | facts handed | of facts |");
+    println!("|---|---|---|---|");
+    let mut kinds: Vec<&str> = CHAIN_KINDS.iter().map(|(k, _)| *k).collect();
+    for c in chains {
+        if !kinds.contains(&c.kind.as_str()) {
+            kinds.push(c.kind.as_str());
+        }
+    }
+    let (mut all_found, mut all_facts) = (0, 0);
+    for kind in kinds {
+        let members: Vec<usize> = (0..chains.len()).filter(|i| chains[*i].kind == kind).collect();
+        if members.is_empty() {
+            continue;
+        }
+        let facts: usize = members.iter().map(|i| chains[*i].facts.len()).sum();
+        let found: usize = members.iter().map(|i| scored[*i].found.len()).sum();
+        (all_found, all_facts) = (all_found + found, all_facts + facts);
+        let name = CHAIN_KINDS.iter().find(|(k, _)| *k == kind).map_or(kind, |(_, n)| *n);
+        println!("| {name} | {} | {found} of {facts} | {} |", members.len(), pct(found, facts));
+    }
+    println!(
+        "| all | {} | {all_found} of {all_facts} | {} |",
+        chains.len(),
+        pct(all_found, all_facts)
+    );
+    let briefed = scored.iter().filter(|s| !s.briefing.trim().is_empty()).count();
+    let recalled = scored.iter().filter(|s| !s.recall.trim().is_empty()).count();
+    println!(
+        "\nThe next agent's session start answered in {briefed} of {} chains, its first prompt in {recalled}.\n",
+        chains.len()
+    );
+
+    let can = |pick: fn(&Chain) -> bool| chains.iter().filter(|c| pick(c)).count();
+    let sum = |pick: fn(&ChainScored) -> usize| -> usize { scored.iter().map(pick).sum() };
+    println!("| false claims | chains that can show it | handed context | store |");
+    println!("|---|---|---|---|");
+    println!(
+        "| a replaced choice presented as current | {} | {} | |",
+        can(|c| !c.claims.superseded.is_empty()),
+        sum(|s| s.superseded.len())
+    );
+    println!(
+        "| \"not run again\" of a check that was | {} | {} | {} |",
+        can(|c| !c.claims.rerun.is_empty()),
+        sum(|s| s.not_rerun_handed.len()),
+        sum(|s| s.not_rerun_store.len())
+    );
+    println!(
+        "| a request typed as a decision | {} | | {} |",
+        can(|c| !c.claims.requests.is_empty()),
+        sum(|s| s.decisions.len())
+    );
+    println!(
+        "| another project's convention handed | {} | {} | |",
+        can(|c| !c.claims.foreign.is_empty()),
+        sum(|s| s.foreign.len())
+    );
+    println!(
+        "| the person's preference kept only under a project | {} | | {} |",
+        can(|c| !c.claims.person.is_empty()),
+        sum(|s| s.person.len())
+    );
+    let corpus_titles: usize = alone.iter().map(|a| a.titles).sum();
+    let corpus_commands: usize = alone.iter().map(|a| a.command_titles.len()).sum();
+    let corpus = if alone.is_empty() {
+        String::new()
+    } else {
+        format!("; {corpus_commands} of {corpus_titles} (the {} sessions alone)", alone.len())
+    };
+    println!(
+        "| observation title holding a command line | {} | | {} of {} titles (chains){corpus} |\n",
+        chains.len(),
+        sum(|s| s.command_titles.len()),
+        sum(|s| s.titles),
+    );
+    for title in alone.iter().flat_map(|a| &a.command_titles) {
+        println!("command-line title (a session alone): {title}");
+    }
 }
