@@ -71,7 +71,7 @@ class BinaryTransport:
     """Reaches agent-memory by running its binary, one hook run per event.
 
     A transport to a running agent-memory server can take its place later: it needs the same
-    `available`, `hook` and `remember` methods.
+    `available` and `hook` methods.
     """
 
     def __init__(self, binary: str) -> None:
@@ -92,32 +92,13 @@ class BinaryTransport:
         )
         return done.stdout.decode("utf-8", "replace")
 
-    def remember(self, payload: Dict[str, Any], timeout: float) -> None:
-        """Keeps one of Hermes's memory writes as reviewed long-term memory: what Hermes
-        learned about its user (`target` "user") as a global preference, anything else as a
-        fact of the project Hermes works in. Raises on failure."""
-        text = str(payload.get("content") or "").strip()
-        if not text or str(payload.get("action") or "add") not in ("add", "replace"):
-            return
-        args = [self.binary, "remember", text[:300], "--kind"]
-        if payload.get("target") == "user":
-            args += ["preference", "--global"]
-        else:
-            args += ["fact"]
-        subprocess.run(args, cwd=payload.get("cwd") or None, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout,
-                       check=False)
-
-
-# Not a hook event: the buffered item that keeps a memory write as long-term memory.
-REMEMBER = "remember"
-
-
 def remember(payload: Dict[str, Any]) -> List[Tuple[str, Dict[str, Any]]]:
     """What one of Hermes's own memory writes becomes in agent-memory: an event the other
-    agents see in the timeline (`on_memory_write`, stored as a note), and a reviewed memory
-    they are briefed with, so what Hermes learned about its user reaches every agent."""
-    return [("on_memory_write", payload), (REMEMBER, payload)]
+    agents see in the timeline (`on_memory_write`, stored as a note), which the next work pass
+    proposes as long-term memory for the user's review, what Hermes learned about its user
+    (`target` "user") for every project. What the user says themselves ("remember that...")
+    is kept from their prompt, not from Hermes's paraphrase of it."""
+    return [("on_memory_write", payload)]
 
 
 class AgentMemoryProvider(MemoryProvider):
@@ -299,10 +280,7 @@ class AgentMemoryProvider(MemoryProvider):
                 if timeout <= 0.05:
                     break
             try:
-                if event == REMEMBER:
-                    self._transport.remember(payload, timeout)
-                else:
-                    self._transport.hook(event, payload, timeout)
+                self._transport.hook(event, payload, timeout)
                 sent += 1
             except Exception:
                 # A missing binary or a run past its time: the turn goes on without it.

@@ -103,11 +103,10 @@ p.on_session_end(turn2)
 last = events()[-2:]
 assert [k for k, _, _ in last] == ["note", "session_end"], last
 assert "warm cache" in last[0][2], last
-kept = events("SELECT tier, kind, text, origin FROM memories")
-assert kept == [("L2", "fact", "The quartzite benchmark needs a warm cache", "remembered")], kept
+assert events("SELECT count(*) FROM memories") == [(0,)], "an agent's write waits for review"
 p.shutdown()
 assert len(events()) == 10, "shutdown after the end adds nothing: %r" % events()
-print("ok memory writes mirrored and remembered, session end flushes")
+print("ok memory writes mirrored for review, session end flushes")
 
 # Prefetch records the prompt and answers with context: the briefing of what the sessions
 # above left, once distilled, with a session's first prompt.
