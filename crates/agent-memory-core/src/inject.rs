@@ -171,6 +171,20 @@ impl Responder<'_> {
         if !settings.prompt_recall || settings.prompt_recall_max_items == 0 {
             return None;
         }
+        let options = prompt::RecallOptions {
+            min_score: settings.prompt_recall_min_score,
+            max_items: settings.prompt_recall_max_items,
+            max_tokens: settings.prompt_recall_max_tokens,
+            language: self.config.distil.language.clone(),
+            time_zone: crate::time::local_zone(),
+            name_projects: asking.across_projects,
+        };
+        // Asked from outside any project about a project by its name: what it did lately.
+        if asking.across_projects
+            && let Some(recalled) = self.recent_in_named_project(store, prompt, &options)
+        {
+            return Some(recalled);
+        }
         let terms = prompt::content_terms(prompt);
         if prompt::is_trivial(prompt, &terms) {
             return None;
@@ -193,15 +207,37 @@ impl Responder<'_> {
             .recall_candidates(asking, &query, prompt::CANDIDATES)
             .map_err(|err| tracing::warn!(%err, "prompt recall failed"))
             .ok()?;
-        let options = prompt::RecallOptions {
-            min_score: settings.prompt_recall_min_score,
-            max_items: settings.prompt_recall_max_items,
-            max_tokens: settings.prompt_recall_max_tokens,
-            language: self.config.distil.language.clone(),
-            time_zone: crate::time::local_zone(),
-            name_projects: asking.across_projects,
-        };
         let recalled = prompt::recall(&terms, candidates, &options)?;
+        if let Err(err) = store.record_hits(
+            recalled.items.iter().map(|(kind, id)| (kind.as_str(), *id)),
+            crate::time::now_ms(),
+        ) {
+            tracing::debug!(%err, "hits not recorded");
+        }
+        Some(recalled.context)
+    }
+
+    /// The recent work of the project a prompt names (by a word that is its name), as recall.
+    fn recent_in_named_project(
+        &self,
+        store: &mut Store,
+        prompt: &str,
+        options: &prompt::RecallOptions,
+    ) -> Option<String> {
+        let words: Vec<String> = prompt
+            // Names are ASCII words, even inside Chinese ("昨天在api项目里").
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
+            .map(|w| w.trim_matches('.'))
+            .filter(|w| w.len() >= 2)
+            .map(str::to_lowercase)
+            .collect();
+        let read = || -> Result<Option<prompt::Recalled>, crate::store::StoreError> {
+            let Some(key) = store.project_named(&words)? else { return Ok(None) };
+            let candidates = store.recent_candidates(&key, prompt::CANDIDATES)?;
+            Ok(prompt::recent(candidates, options))
+        };
+        let recalled =
+            read().map_err(|err| tracing::warn!(%err, "prompt recall failed")).ok()??;
         if let Err(err) = store.record_hits(
             recalled.items.iter().map(|(kind, id)| (kind.as_str(), *id)),
             crate::time::now_ms(),

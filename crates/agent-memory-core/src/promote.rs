@@ -225,15 +225,21 @@ pub fn statements_new(
             };
             let scope = if everyone { None } else { event.project_id };
             // A change of mind about kept memory is the person's own approval of the change.
-            let reverses = by_person && {
+            let (reverses, outdates) = if by_person {
                 cache.load(store, scope, settings.model.as_deref())?;
                 let terms = similar::terms(&statement.text);
-                cache.scopes.get(&scope).and_then(|own| replaced(own, &statement, &terms)).is_some()
+                let own = cache.scopes.get(&scope).map(Vec::as_slice).unwrap_or_default();
+                (
+                    !replaced(own, &statement, &terms, &[Status::Active]).is_empty(),
+                    !replaced(own, &statement, &terms, &[Status::Candidate]).is_empty(),
+                )
+            } else {
+                (false, false)
             };
             // Any other decision or rule the person stated is the distiller's decision
             // observation, screened into a candidate of its project like everything distilled:
             // placing it here too would offer it twice.
-            if by_person && !stated.explicit && !reverses && !stated.personal {
+            if by_person && !stated.explicit && !reverses && !outdates && !stated.personal {
                 continue;
             }
             let tier = match (by_person && (stated.explicit || reverses), everyone) {
@@ -470,7 +476,12 @@ fn place_with(
         }
         Action::Insert { supersedes } => {
             let placed = insert(store, statement, &text, project_id, tier, supersedes, now_ms)?;
-            if supersedes.is_some() {
+            if let Placed::New { id, .. } = placed
+                && !statement.replaces.is_empty()
+            {
+                retire_replaced(store, statement, id, project_id, tier, now_ms, cache)?;
+            }
+            if supersedes.is_some() || !statement.replaces.is_empty() {
                 // A successor may retire the memory it replaces: read the scopes again.
                 cache.forget_scopes();
             } else if let Placed::New { id, .. } = placed
@@ -481,6 +492,29 @@ fn place_with(
             Ok(placed)
         }
     }
+}
+
+/// Everything else a change of mind replaces in its scope, beside the memory it supersedes:
+/// other kept memories that chose the same thing, when the new one is kept too, and waiting
+/// candidates that did, whatever the new one is (a newer word of the person outdates them).
+fn retire_replaced(
+    store: &mut Store,
+    statement: &Statement,
+    new: i64,
+    scope: Option<i64>,
+    tier: Tier,
+    now_ms: i64,
+    cache: &mut PlaceCache,
+) -> Result<(), MemoryError> {
+    let terms = similar::terms(&statement.text);
+    let own = cache.scopes.get(&scope).map(Vec::as_slice).unwrap_or_default();
+    let statuses: &[Status] =
+        if tier == Tier::L1 { &[Status::Candidate] } else { &[Status::Active, Status::Candidate] };
+    for old in replaced(own, statement, &terms, statuses).into_iter().filter(|old| *old != new) {
+        memories::supersede_by(store, old, new, now_ms)?;
+        memories::retire_candidate(store, old, new, now_ms)?;
+    }
+    Ok(())
 }
 
 /// What placing a statement comes to.
@@ -516,7 +550,8 @@ fn decide(
     }
     let PlaceCache { scopes, terms: known_terms, .. } = cache;
     // A change of mind names what it replaces: the active memory of its own scope that chose it.
-    if let Some(old) = scopes.get(&project_id).and_then(|own| replaced(own, statement, &terms)) {
+    let own = scopes.get(&project_id).map(Vec::as_slice).unwrap_or_default();
+    if let Some(&old) = replaced(own, statement, &terms, &[Status::Active]).first() {
         return Ok(Action::Insert { supersedes: Some(old) });
     }
     let global = if project_id.is_some() { scopes.get(&None) } else { None };
@@ -595,32 +630,40 @@ fn decide(
     Ok(Action::Insert { supersedes: predecessor })
 }
 
-/// The active memory among `memories` that a statement saying it no longer uses something
-/// replaces: one of a kind that newer statements replace, that names the thing (as a word, any
-/// case), and, unless the thing is a name (`Redis`, `pytest`, `消息队列`), shares another word
-/// with the statement. The newest such memory.
+/// The memories among `memories` in one of `statuses` that a statement saying it no longer
+/// uses something replaces, newest first: a decision, convention or preference that names the
+/// thing (as a word, any case) and, unless the thing is a name (`Redis`, `pytest`,
+/// `消息队列`), shares another word with the statement; and a fact that names it and shares
+/// another word ("Redis is the job queue", never "Redis also holds the cache").
 pub fn replaced(
     memories: &[memories::Memory],
     statement: &Statement,
     terms: &BTreeSet<String>,
-) -> Option<i64> {
+    statuses: &[Status],
+) -> Vec<i64> {
     if statement.replaces.is_empty() {
-        return None;
+        return Vec::new();
     }
-    memories
+    let mut found: Vec<i64> = memories
         .iter()
-        .filter(|m| m.status == Status::Active && m.kind.supersedes_older())
+        .filter(|m| statuses.contains(&m.status))
+        .filter(|m| m.kind.supersedes_older() || m.kind == Kind::Fact)
         .filter(|m| {
             statement.replaces.iter().any(|object| {
                 let Some(words) = names_word(&m.text, object) else { return false };
                 let theirs = similar::subject_terms(&m.text);
                 let other =
                     terms.iter().filter(|t| !words.contains(*t)).any(|t| theirs.contains(t));
-                is_name(object) || !object.contains(' ') || other
+                match m.kind {
+                    Kind::Fact => other,
+                    _ => is_name(object) || !object.contains(' ') || other,
+                }
             })
         })
-        .max_by_key(|m| m.id)
         .map(|m| m.id)
+        .collect();
+    found.sort_unstable_by(|a, b| b.cmp(a));
+    found
 }
 
 /// The terms of `object` when `text` names it as a word (case aside), else `None`.

@@ -356,6 +356,10 @@ pub mod sessions {
         pub salt: u32,
     }
 
+    /// The folder of HOME a session recorded outside any project ran in (`"no_project": true`):
+    /// a plain folder, as the recorder left it.
+    pub const NO_PROJECT_DIR: &str = "notes";
+
     pub fn sessions_dir() -> PathBuf {
         crate::fixtures_dir().join("sessions")
     }
@@ -536,6 +540,11 @@ pub mod sessions {
         start_ms: Option<i64>,
     ) -> (Replayed, Vec<Vec<u8>>) {
         std::fs::create_dir_all(&places.project).expect("create the project directory");
+        // As it was recorded: a session's project was a git repository (the recorder commits
+        // its files before the agent starts), the no-project folder a plain one.
+        if places.project != places.home.join(NO_PROJECT_DIR) {
+            std::fs::create_dir_all(places.project.join(".git")).expect("mark the repository");
+        }
         let mut done = Replayed::default();
         let mut printed = Vec::new();
         let mut transcript = None;

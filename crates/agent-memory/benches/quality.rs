@@ -611,7 +611,7 @@ struct ChainScored {
 fn chain_places(home: &TestHome, project: Option<&str>, salt: u32) -> Places {
     let project = match project {
         Some(name) => home.user_home().join("work").join(name),
-        None => home.user_home().join("notes"),
+        None => home.user_home().join(agent_memory_testkit::sessions::NO_PROJECT_DIR),
     };
     Places { home: home.user_home().to_path_buf(), project, salt }
 }

@@ -32,8 +32,9 @@ use super::{Distiller, ObservationDraft, StoredEvent, SummaryDraft, cap_subtitle
 use crate::event::{EventKind, ToolKind};
 use crate::text::{clip, dedup, one_line};
 
-/// Longest title, in characters.
-const TITLE_MAX_CHARS: usize = 100;
+/// Longest title, in characters: a lesson's whole sentence, as the agent said it, fits (the
+/// briefing and recall shorten what they show, by whole clauses).
+const TITLE_MAX_CHARS: usize = 160;
 /// Longest quoted prompt in a fact, in characters.
 const QUOTE_MAX_CHARS: usize = 160;
 /// Longest statement of a closing answer in a fact, in characters.
@@ -2016,7 +2017,7 @@ mod tests {
             &study_session(),
             &code_mode("en", &[]),
             expect![[r#"
-                [discovery] `cargo test store::` fails: thread 'store::tests::opens' panicked at src/store.rs:9:5: database…
+                [discovery] `cargo test store::` fails: thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked
                   subtitle: Not fixed yet: `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked
                   concepts: problem-solution
                   - `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked; not fixed in that session.

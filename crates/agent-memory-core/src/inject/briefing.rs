@@ -500,26 +500,54 @@ pub(super) fn clip_words(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }
+    // Whole clauses first, the middle given up: the first clause says what happened, the last
+    // ones how it ended (the fix, the step to take), so those are the clauses kept.
+    let clauses = clauses(text);
+    if let Some((first, rest)) = clauses.split_first() {
+        let head = first.trim_end_matches(|c: char| c.is_whitespace() || ",;:，；：—".contains(c));
+        let mut room = max.saturating_sub(head.chars().count() + 3);
+        let mut tail: Vec<&str> = Vec::new();
+        for clause in rest.iter().rev() {
+            let n = clause.trim().chars().count() + 1;
+            if n > room {
+                break;
+            }
+            room -= n;
+            tail.push(clause.trim());
+        }
+        if !tail.is_empty() && head.chars().count() * 4 >= max {
+            tail.reverse();
+            return format!("{head} … {}", tail.join(" "));
+        }
+    }
     let kept: String = text.chars().take(max.saturating_sub(1)).collect();
-    // Whole clauses first, so what is cut is never half a step: the end of the last clause
-    // (`,` `;` `:` `—` or their full-width forms) in the second half of what is kept.
-    let clause = kept
-        .char_indices()
-        .rev()
-        .find(|(at, c)| {
-            matches!(c, '，' | '；' | '：' | '。' | '—')
-                || matches!(c, ',' | ';' | ':' | '.')
-                    && kept[at + c.len_utf8()..].starts_with(char::is_whitespace)
-        })
-        .map(|(at, _)| at)
-        .filter(|at| kept[..*at].chars().count() * 2 >= max);
-    let cut = match (clause, kept.rfind(char::is_whitespace)) {
-        (Some(at), _) => &kept[..at],
+    let cut = match kept.rfind(char::is_whitespace) {
         // A word's end in the last third of what is kept.
-        (None, Some(at)) if kept[..at].chars().count() * 3 >= max * 2 => &kept[..at],
+        Some(at) if kept[..at].chars().count() * 3 >= max * 2 => &kept[..at],
         _ => kept.as_str(),
     };
     format!("{}…", cut.trim_end_matches(|c: char| c.is_whitespace() || ",;:—-→".contains(c)))
+}
+
+/// A text cut after each clause's end (`,` `;` `:` `.` followed by a space, their full-width
+/// forms, `—`), each piece keeping its mark.
+fn clauses(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (at, c) in text.char_indices() {
+        let end = at + c.len_utf8();
+        let ends = matches!(c, '，' | '；' | '：' | '。' | '—')
+            || matches!(c, ',' | ';' | ':' | '.') && text[end..].starts_with(char::is_whitespace);
+        if ends {
+            out.push(&text[start..end]);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out.retain(|clause| !clause.trim().is_empty());
+    out
 }
 
 /// The timeline items that fit, newest first, with their day and file.
@@ -642,7 +670,7 @@ fn line(placed: &Placed<'_>, options: &ContextOptions) -> String {
         Some(lesson) => format!("{title} — {}", clip_words(&lesson, 140)),
         None => title,
     };
-    // A decision a later one replaced is history: said so, so it is never read as current.
+    // What a later decision replaced is history: said so, so it is never read as current.
     let said = match (placed.item.replaced, options.zh()) {
         (false, _) => said,
         (true, false) => format!("{said} (replaced since by a later decision)"),
@@ -796,9 +824,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            ~360 tokens here stand for ~9,600 tokens of earlier work (12 observations).
+            ~370 tokens here stand for ~9,600 tokens of earlier work (12 observations).
 
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
@@ -826,9 +854,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            这里约 410 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
+            这里约 420 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
 
             以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。"#]]
         .assert_eq(&markdown(&briefing, &options(1500, "zh-CN")).expect("briefing"));
@@ -1236,9 +1264,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            ~470 tokens here stand for ~9,600 tokens of earlier work (12 observations).
+            ~480 tokens here stand for ~9,600 tokens of earlier work (12 observations).
 
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
@@ -1281,9 +1309,9 @@ pub(crate) mod tests {
             - o2 11:33 claude-code 🔴 Changed src/lexer.rs (~40)
             ### 2026-12-01
             #### src/export.rs
-            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events… (~40)
+            - o1 12:33 codex 🔴 Added src/export.rs with tests — export writes JSONL, one event per line; the tests cover an empty store and a store of ten thousand events, which is where the streaming… (~40)
 
-            这里约 510 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
+            这里约 520 tokens，代表以往约 9,600 tokens 的工作（12 条观察）。
 
             以上是以往会话的背景信息；若与当前对话冲突，以当前对话为准。`agent-memory show <id>` 可查看任一条目的全文。"#]]
         .assert_eq(&markdown(&briefing, &options(1500, "zh-CN")).expect("briefing"));

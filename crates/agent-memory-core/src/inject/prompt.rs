@@ -414,7 +414,7 @@ pub fn recall(
         .filter_map(|candidate| {
             let (matched, score) = strength(terms, &candidate.text);
             // One term alone must be what the item is about.
-            let about = terms.len() > 1 || strength(terms, &candidate.title).0 == 1;
+            let about = terms.len() > 1 || strength(terms, &candidate.subject).0 == 1;
             (about && matched >= needed.max(1) && score >= options.min_score)
                 .then_some((score, matched, candidate))
         })
@@ -426,6 +426,29 @@ pub fn recall(
             .then((a.2.kind == ItemKind::Summary).cmp(&(b.2.kind == ItemKind::Summary)))
             .then(b.2.at_ms.cmp(&a.2.at_ms))
     });
+    render(strong.into_iter().map(|(_, _, candidate)| candidate), options)
+}
+
+/// What a project named in the prompt of an agent outside any project did lately ("what did
+/// we fix yesterday in billing?"): its newest items that did or decided something, a fix or
+/// a decision before a look around, newest first; `None` when it has none.
+pub fn recent(mut candidates: Vec<RecallCandidate>, options: &RecallOptions) -> Option<Recalled> {
+    let rank = |c: &RecallCandidate| match c.item_type.as_str() {
+        "bugfix" | "decision" | "problem" | "security_alert" => 0,
+        "feature" | "change" | "refactor" | "summary" => 1,
+        _ => 2,
+    };
+    candidates.retain(|c| !c.title.trim().is_empty());
+    candidates.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.at_ms.cmp(&a.at_ms)));
+    render(candidates.into_iter(), options)
+}
+
+/// Candidates, best first, as the recall block: each session's best item first, within the
+/// item and token limits; `None` when nothing fits.
+fn render(
+    ordered: impl Iterator<Item = RecallCandidate>,
+    options: &RecallOptions,
+) -> Option<Recalled> {
     let zh = options.language.starts_with("zh");
     let header = if zh {
         "以往会话中与此请求相关的内容（agent-memory；`agent-memory show <id>` 查看全文）："
@@ -437,7 +460,7 @@ pub fn recall(
     // then a session's other strong items, when they say something its first did not.
     let mut sessions: Vec<i64> = Vec::new();
     let (mut firsts, mut others) = (Vec::new(), Vec::new());
-    for (_, _, candidate) in strong {
+    for candidate in ordered {
         if sessions.contains(&candidate.session_id) {
             others.push(candidate);
         } else {
@@ -469,7 +492,7 @@ pub fn recall(
             candidate.agent,
             day(candidate.at_ms, &options.time_zone),
         );
-        let title = clip_words(&one_line(&candidate.title), 120);
+        let title = clip_words(&one_line(&candidate.title), 160);
         let lesson = new_lesson(&candidate.title, &candidate.lesson, None);
         // The lesson is what the agent needs; the title alone when the two do not fit.
         // A line costs its tokens and its newline.
@@ -627,6 +650,7 @@ mod tests {
             lesson: String::new(),
             text: text.into(),
             project: "shop".into(),
+            subject: title.into(),
         }
     }
 

@@ -379,6 +379,17 @@ pub fn reinstate(store: &mut Store, old: i64, new: i64, now_ms: i64) -> Result<b
     Ok(changed == 1)
 }
 
+/// Marks the candidate `old` superseded by `new`, a later statement that outdates it before
+/// anyone reviewed it; true when it was a candidate.
+pub fn retire_candidate(store: &mut Store, old: i64, new: i64, now_ms: i64) -> Result<bool> {
+    let changed = store.conn().execute(
+        "UPDATE memories SET status = 'superseded', superseded_by = ?2, updated_at = ?3
+         WHERE id = ?1 AND status = 'candidate' AND id <> ?2",
+        params![old, new, now_ms],
+    )?;
+    Ok(changed == 1)
+}
+
 /// Marks `old` superseded by `new` (an active memory saying the same, or its successor).
 pub fn supersede_by(store: &mut Store, old: i64, new: i64, now_ms: i64) -> Result<bool> {
     supersede(store.conn(), old, new, now_ms)

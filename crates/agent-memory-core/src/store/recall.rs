@@ -33,7 +33,7 @@ pub struct BriefingItem {
     pub file: Option<String>,
     /// The observation's one-line lesson (cause → fix), as the distiller wrote it.
     pub subtitle: String,
-    /// A decision whose memory a later one replaced: history, not what holds now.
+    /// An observation whose memory a later one replaced: history, not what holds now.
     pub replaced: bool,
 }
 
@@ -100,6 +100,9 @@ pub struct RecallCandidate {
     pub text: String,
     /// The name of the project it belongs to; empty for global memory.
     pub project: String,
+    /// What the item is about, for a query of one rare word: an observation's title, lesson
+    /// and files, a summary's request and first lesson, a memory's text.
+    pub subject: String,
 }
 
 /// The most of an item's lesson a recall line is made from, in characters (a line shows less).
@@ -172,10 +175,11 @@ impl Store {
                         CASE WHEN json_valid(o.files_modified) THEN o.files_modified ->> '$[0]' END,
                         CASE WHEN json_valid(o.files_read) THEN o.files_read ->> '$[0]' END),
                     o.subtitle,
-                    o.kind = 'decision' AND EXISTS (
+                    EXISTS (
                         SELECT 1 FROM memories m
                         WHERE m.project_id = o.project_id AND m.status = 'superseded'
-                          AND instr(m.sources, '\"o' || o.id || '\"') > 0)
+                          AND (instr(m.sources, '\"o' || o.id || '\"') > 0
+                               OR length(o.subtitle) >= 12 AND instr(m.text, o.subtitle) > 0))
              FROM observations o JOIN projects p ON p.id = o.project_id
              WHERE p.key = ?1 ORDER BY o.at DESC, o.id DESC LIMIT ?2",
         )?;
@@ -223,7 +227,8 @@ impl Store {
                     substr(x.subtitle, 1, ?7), substr(x.title || ' ' || x.subtitle || ' ' || x.facts || ' ' || x.narrative ||
                            ' ' || x.concepts || ' ' || x.files_read || ' ' || x.files_modified,
                            1, ?6),
-                    coalesce((SELECT name FROM projects WHERE id = x.project_id), '')
+                    coalesce((SELECT name FROM projects WHERE id = x.project_id), ''),
+                    x.title || ' ' || x.subtitle || ' ' || x.files_modified
              FROM observations_fts f JOIN observations x ON x.id = f.rowid
              JOIN sessions s ON s.id = x.session_id
              WHERE observations_fts MATCH ?1
@@ -240,7 +245,8 @@ impl Store {
                          ELSE '' END,
                     substr(x.request || ' ' || x.learned || ' ' || x.completed || ' ' ||
                            x.investigated || ' ' || x.next_steps, 1, ?6),
-                    coalesce((SELECT name FROM projects WHERE id = x.project_id), '')
+                    coalesce((SELECT name FROM projects WHERE id = x.project_id), ''),
+                    x.request || ' ' || coalesce(x.learned ->> '$[0]', '')
              FROM summaries_fts f JOIN summaries x ON x.id = f.rowid
              JOIN sessions s ON s.id = x.session_id
              WHERE summaries_fts MATCH ?1
@@ -255,7 +261,8 @@ impl Store {
                     -x.id, x.kind, x.text,
                     substr('', 1, ?7),
                     substr(x.text, 1, ?6),
-                    coalesce((SELECT name FROM projects WHERE id = x.project_id), '')
+                    coalesce((SELECT name FROM projects WHERE id = x.project_id), ''),
+                    x.text
              FROM memories_fts f JOIN memories x ON x.id = f.rowid
              WHERE memories_fts MATCH ?1 AND x.status = 'active'
                AND (x.tier = 'L3' OR ?8 OR x.project_id = (SELECT id FROM projects WHERE key = ?2))
@@ -291,9 +298,73 @@ impl Store {
                         lesson: r.get(6)?,
                         text: r.get(7)?,
                         project: r.get(8)?,
+                        subject: r.get(9)?,
                     })
                 },
             )?;
+            for row in rows {
+                found.push(row?);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The project a prompt names by one of `words` (its name, any case), the most recently
+    /// active when several are; `None` when it names none.
+    pub fn project_named(&self, words: &[String]) -> Result<Option<String>> {
+        if words.is_empty() {
+            return Ok(None);
+        }
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT p.key FROM projects p, json_each(?1) w
+             WHERE lower(p.name) = lower(w.value) AND p.key NOT LIKE 'agent:%'
+             ORDER BY (SELECT max(s.last_event_at) FROM sessions s WHERE s.project_id = p.id) DESC
+             LIMIT 1",
+        )?;
+        let words = serde_json::to_string(words).unwrap_or_else(|_| "[]".into());
+        Ok(stmt.query_row([words], |r| r.get(0)).optional()?)
+    }
+
+    /// The newest observations and summaries of the project `project_key`, at most `limit` of
+    /// each, as recall candidates: what a prompt that names the project is handed when it is
+    /// asked from outside any project.
+    pub fn recent_candidates(
+        &self,
+        project_key: &str,
+        limit: usize,
+    ) -> Result<Vec<RecallCandidate>> {
+        const OBSERVATIONS: &str = "SELECT x.id, x.at, x.agent, x.session_id, x.kind, x.title,
+                    substr(x.subtitle, 1, ?3), '', p.name, x.title
+             FROM observations x JOIN projects p ON p.id = x.project_id
+             WHERE p.key = ?1 ORDER BY x.at DESC LIMIT ?2";
+        const SUMMARIES: &str = "SELECT x.id, x.at, x.agent, x.session_id, 'summary',
+                    coalesce(x.learned ->> '$[0]', x.completed ->> '$[0]', ''),
+                    CASE WHEN x.learned ->> '$[0]' IS NOT NULL
+                         THEN substr(coalesce(x.learned ->> '$[1]', x.completed ->> '$[0]', ''),
+                                     1, ?3)
+                         ELSE '' END,
+                    '', p.name, x.request
+             FROM summaries x JOIN projects p ON p.id = x.project_id
+             WHERE p.key = ?1 ORDER BY x.at DESC LIMIT ?2";
+        let mut found = Vec::new();
+        for (kind, sql) in [(ItemKind::Observation, OBSERVATIONS), (ItemKind::Summary, SUMMARIES)] {
+            let mut stmt = self.conn().prepare_cached(sql)?;
+            let rows =
+                stmt.query_map(params![project_key, limit as i64, LESSON_CHARS as i64], |r| {
+                    Ok(RecallCandidate {
+                        kind,
+                        id: r.get(0)?,
+                        at_ms: r.get(1)?,
+                        agent: r.get(2)?,
+                        session_id: r.get(3)?,
+                        item_type: r.get(4)?,
+                        title: r.get(5)?,
+                        lesson: r.get(6)?,
+                        text: r.get(7)?,
+                        project: r.get(8)?,
+                        subject: r.get(9)?,
+                    })
+                })?;
             for row in rows {
                 found.push(row?);
             }

@@ -252,6 +252,17 @@ fn a_general_assistant_outside_any_project_is_recalled_work_across_projects() {
     assert!(handed.contains("HMAC-SHA256"), "nothing recalled across projects: {handed}");
     assert!(handed.contains("[payments]"), "the item's project is named: {handed}");
 
+    // Asked about the project by its name, in any language: what it did lately.
+    for asked in
+        ["What did we decide in the payments project yesterday?", "昨天在payments项目里定了什么？"]
+    {
+        let handed = hermes_turn(&home, "h-2", &assistant, asked);
+        assert!(
+            handed.contains("HMAC-SHA256") && handed.contains("[payments]"),
+            "{asked}: {handed}"
+        );
+    }
+
     // Inside another project, isolation stays as it was.
     let other = repository(&home, "blog");
     let said = payload(

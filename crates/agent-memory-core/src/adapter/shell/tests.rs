@@ -482,10 +482,16 @@ fn recorded_sessions_change_facts() {
         }
     }
     expect![[r#"
+        claude-fix-invoice-rounding: Edit written=["/home/dev/work/proj/invoice.py"] created=[]
+            added="return sum(round(price * 100) * qty for price, qty in lines)"
+        claude-fix-login-space-zh: Edit written=["/home/dev/work/proj/login.py"] created=[]
+            added="body.split(\" \", 1)"
         claude-logger-reverse: Edit written=["/home/dev/work/proj/applog.py"] created=[]
             added="sys.stdout.write(json.dumps({\"level\": level, \"message\": message}) + \"…"
         claude-logger-reverse: Edit written=["/home/dev/work/proj/applog.py"] created=[]
             added="sys.stdout.write(f\"{level.upper()} {message}\\n\")"
+        claude-queue-redis-decide: Write written=["/home/dev/work/proj/queue.py"] created=["/home/dev/work/proj/queue.py"]
+            added="import json ⏎ import redis ⏎ QUEUE = \"jobs\" ⏎ _client = redis.Redis()…"
         claude-ring-unresolved: rustc --edition 2021 ring.rs -o ring && ./ring 2>&1 | tail…
             failed by its output
         claude-ring-unresolved: Edit written=["/home/dev/work/proj/ring.rs"] created=[]
@@ -506,6 +512,10 @@ fn recorded_sessions_change_facts() {
             added="u64::from(metres) * 1000"
         claude-webhook-edit: Edit written=["/home/dev/work/proj/src/webhook.js"] created=[]
             added="const given = header.replace(/^sha256=/, \"\").toLowerCase(); ⏎ return…"
+        codex-callback-sign-sed-zh: python3 test_callback.py; echo done
+            failed by its output
+        codex-callback-sign-sed-zh: sed -i 's/for k in params)/for k in sorted(params))/' callb…
+            written=["callback.py"] added="for k in sorted(params))"
         codex-cart-npm-heredoc: npm test 2>&1 || true
             failed by its output
         codex-cart-npm-heredoc: cat > cart.js <<'EOF'
@@ -520,6 +530,10 @@ fn recorded_sessions_change_facts() {
             written=["app.ini"] added="timeout = 30"
         codex-inventory-unresolved: python3 inventory.py 2>&1 | tail -5
             failed by its output
+        codex-notify-retry-sed-zh: python3 test_notify.py; echo done
+            failed by its output
+        codex-notify-retry-sed-zh: sed -i 's/attempt < max_retries/attempt <= max_retries/' no…
+            written=["notify.py"] added="attempt <= max_retries"
         codex-pricing-sed-masked: python3 -m unittest test_pricing 2>&1; echo done
             failed by its output
         codex-pricing-sed-masked: sed -i 's/total \* percent$/total * percent \/ 100/' pricin…
@@ -540,10 +554,16 @@ fn recorded_sessions_change_facts() {
             failed by its output
         copilot-esm-gotcha-discovery: node assets.js
             failed by its output
+        copilot-fix-users-route: node test_routes.js
+            failed by its output
+        copilot-fix-users-route: edit written=["/home/dev/work/proj/routes.js"] created=[]
+            added="u.id === Number(params.id)"
         copilot-matrix-edit: python3 -m unittest test_matrix
             failed by its output
         copilot-matrix-edit: edit written=["/home/dev/work/proj/matrix.py"] created=[]
             added="for i in range(len(rows[0]))]"
+        copilot-queue-redis-decide-zh: create written=["/home/dev/work/proj/tasks.py"] created=["/home/dev/work/proj/tasks.py"]
+            added="import json ⏎ import redis ⏎ _r = redis.Redis() ⏎ def enqueue(task):…"
         copilot-stack-git-apply: python3 -m unittest test_stack
             failed by its output
         copilot-stack-git-apply: git apply <<'EOF'
@@ -558,10 +578,16 @@ fn recorded_sessions_change_facts() {
             written=["area.rs"] added="map(|&(w, h)| area(w, h))"
         gemini-csv-report-edit: replace written=["/home/dev/work/proj/csv_report.py"] created=[]
             added="rows = list(csv.reader(f))[1:]"
+        gemini-fix-date-parse-zh: replace written=["/home/dev/work/proj/dates.py"] created=[]
+            added="\"%Y-%m-%d\""
         gemini-flags-reverse: replace written=["/home/dev/work/proj/feature_flags.py"] created=[]
             added="\"new_checkout\": True,"
         gemini-flags-reverse: replace written=["/home/dev/work/proj/feature_flags.py"] created=[]
             added="\"new_checkout\": False,"
+        gemini-remember-staging-port: replace written=["/home/dev/work/proj/config.py"] created=[]
+            added="DB_PORT = 5433"
+        gemini-rerun-still-failing: replace written=["/home/dev/work/proj/text.py"] created=[]
+            added="return title.lower().replace("
         gemini-utc-decision-zh: replace written=["/home/dev/work/proj/timestamps.py"] created=[]
             added="return datetime.datetime.now(datetime.timezone.utc).isoformat()"
         gemini-weeks-tee-masked: python3 -m unittest test_weeks 2>&1 | tail -4
@@ -590,8 +616,12 @@ fn recorded_sessions_change_facts() {
             failed by its output
         hermes-clamp-rustc-perl: perl -pi -e 's/\{ valu \}/{ value }/' clamp.rs
             written=["clamp.rs"] added="{ value }"
+        hermes-fix-csv-encoding-zh: patch written=["/home/dev/work/proj/export.py"] created=[]
+            added="encoding=\"utf-8-sig\""
         hermes-mean-unresolved: python3 stats.py 2>&1; echo finished
             failed by its output
+        hermes-queue-nats-reverse-zh: write_file written=["/home/dev/work/proj/tasks.py"] created=["/home/dev/work/proj/tasks.py"]
+            added="import json ⏎ import nats ⏎ async def enqueue(task): ⏎ nc = await nat…"
         hermes-uuid-decision: write_file written=["/home/dev/work/proj/ids.py"] created=["/home/dev/work/proj/ids.py"]
             added="import uuid ⏎ def new_id(): ⏎ return str(uuid.uuid4())"
         hermes-uuid-decision: write_file written=["/home/dev/work/proj/ids.py"] created=["/home/dev/work/proj/ids.py"]
@@ -606,6 +636,12 @@ fn recorded_sessions_change_facts() {
             added="return len(text.split())"
         hermes-wordcount-patch: patch written=["/home/dev/work/proj/wordcount.py"] created=[]
             added="return len(text.split())"
+        opencode-convention-errors-zh: edit written=["/home/dev/work/proj/errors.py"] created=[]
+            added="\"用户不存在\""
+        opencode-convention-errors-zh: edit written=["/home/dev/work/proj/errors.py"] created=[]
+            added="\"订单已过期\""
+        opencode-fix-retry-backoff: edit written=["/home/dev/work/proj/backoff.py"] created=[]
+            added="base * 2 ** (attempt - 1)"
         opencode-invoice-sed-masked: python3 -m unittest test_invoice 2>&1 || true
             failed by its output
         opencode-invoice-sed-masked: sed -i 's/return int(amount \* rate \* 100) \/ 100/return r…
@@ -618,6 +654,8 @@ fn recorded_sessions_change_facts() {
             added="text.trim().parse().unwrap_or(8080)"
         opencode-port-env-edit: edit written=["/home/dev/work/proj/server_config.py"] created=[]
             added="return int(os.environ.get(\"APP_PORT\", DEFAULT_PORT))"
+        opencode-rerun-still-failing-zh: edit written=["/home/dev/work/proj/money.py"] created=[]
+            added="yuan, fen = divmod(cents, 100) ⏎ return \"{:,}.{:02d}\".format(yuan, fe…"
         opencode-upload-limit-reverse-zh: edit written=["/home/dev/work/proj/limits.py"] created=[]
             added="UPLOAD_LIMIT_MB = 50"
         opencode-upload-limit-reverse-zh: edit written=["/home/dev/work/proj/limits.py"] created=[]
