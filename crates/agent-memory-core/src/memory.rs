@@ -244,6 +244,21 @@ mod tests {
         assert!(theirs.for_review);
         assert_eq!((theirs.memory.tier, theirs.memory.importance), (Tier::L1, 7));
         assert_eq!(theirs.memory.origin, "codex");
+        // A candidate of no project belongs to every project once approved.
+        let approved = writer(&mut store).approve(theirs.memory.id, false).expect("approve");
+        assert_eq!(approved.memory.tier, Tier::L3);
+        writer(&mut store).forget(&Actor::Person, theirs.memory.id).expect("forget");
+        let theirs = writer(&mut store)
+            .remember(
+                &codex,
+                Remember {
+                    text: "Deploys go out on Fridays".into(),
+                    kind: Some(Kind::Fact),
+                    importance: None,
+                    scope: Scope::Global,
+                },
+            )
+            .expect("agent");
         let refused = writer(&mut store).forget(&codex, mine.memory.id).expect_err("not its own");
         assert!(refused.to_string().contains("codex"), "{refused}");
         writer(&mut store).forget(&codex, theirs.memory.id).expect("its own");

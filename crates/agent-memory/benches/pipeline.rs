@@ -101,6 +101,28 @@ fn main() {
         work["summaries"]
     );
 
+    // What a person meets right after a pass: the log the pass left, and a CLI search then,
+    // beside the same searches once the log is checkpointed by hand.
+    let wal = home.join("memory.db-wal");
+    let wal_len = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    println!("write-ahead log after the work pass: {} bytes", wal_len());
+    let searches = runs.clamp(5, 30);
+    let search = |i: usize| {
+        let query = format!("payment webhook module{}", i % 50);
+        let out = cmd(&["search", &query, "--limit", "10"]).output().expect("search");
+        assert!(out.status.success(), "search failed");
+    };
+    report("CLI search right after the work pass", &measure(searches, search));
+    let store = agent_memory_core::store::Store::open(
+        &home.join("memory.db"),
+        std::time::Duration::from_secs(5),
+    )
+    .expect("store");
+    store.checkpoint().expect("checkpoint");
+    drop(store);
+    println!("write-ahead log after a checkpoint by hand: {} bytes", wal_len());
+    report("CLI search after a checkpoint by hand", &measure(searches, search));
+
     // Hooks that answer, over the distilled store: the session-start briefing, prompt-time
     // recall (a prompt about one of the synthetic bugs), and file context before a read; each
     // against the same hook with that answer switched off, measured alternately.

@@ -128,7 +128,7 @@ enum Step<'a> {
     Answer(&'a str),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Command {
     /// Whitespace-collapsed, as run.
     text: String,
@@ -281,7 +281,16 @@ fn steps(stored: &StoredEvent) -> Vec<Step<'_>> {
                 let wrote = !facts.failed || check.is_some();
                 let mut steps: Vec<Step<'_>> =
                     if wrote { changes(false).collect() } else { Vec::new() };
-                steps.extend(check.map(Step::Command));
+                // A passing `A && B` is a passing run of each check it chains.
+                let chained = match (&check, facts.command.as_deref()) {
+                    (Some(first), Some(raw)) if first.passed => shell::chained_keys(raw)
+                        .into_iter()
+                        .filter(|key| *key != first.key)
+                        .map(|key| Command { key, ..first.clone() })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                steps.extend(check.into_iter().chain(chained).map(Step::Command));
                 steps
             }
             Some(ToolKind::Edit | ToolKind::Write) if !facts.failed => changes(true).collect(),
@@ -1878,6 +1887,31 @@ mod tests {
                   - src/parser.rs
             "#]],
         );
+    }
+
+    /// A generation step chained before the failing build, then passing: the build passed (a
+    /// fix explained by the answer, no edit seen), never "not fixed", and the step to run first
+    /// is the lesson.
+    #[test]
+    fn a_chained_step_that_makes_the_build_pass_is_a_fix() {
+        let events = session(
+            "claude-code",
+            &[
+                prompt(
+                    "node build.js 报错 Cannot find module './locales/zh.json'，帮我查一下原因。",
+                ),
+                bash_failed("node build.js", "Error: Cannot find module './locales/zh.json'"),
+                bash_ok("node scripts/gen-locales.js && node build.js", "built"),
+                stop(
+                    "原因：locales/*.json 是生成的，被 .gitignore 忽略。构建前要先运行 node scripts/gen-locales.js，之后 node build.js 就通过了。",
+                ),
+            ],
+        );
+        let drafts = OfflineDistiller::new().observe(&events, &code_mode("zh-CN", &[]));
+        let text = render_observations(&drafts);
+        assert!(text.starts_with("[bugfix]"), "{text}");
+        assert!(!text.contains("未修复") && !text.contains("Not fixed"), "{text}");
+        assert!(text.contains("构建前要先运行 node scripts/gen-locales.js"), "{text}");
     }
 
     #[test]

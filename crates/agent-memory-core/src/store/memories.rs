@@ -420,7 +420,9 @@ pub fn approve(store: &mut Store, id: i64, global: bool, now_ms: i64) -> Result<
             wanted: "candidates and rejected memories",
         });
     }
-    let tier = if global { Tier::L3 } else { Tier::L2 };
+    // A candidate of no project (a preference about the person, a statement made where no
+    // project is) belongs to every project once approved.
+    let tier = if global || memory.project.is_none() { Tier::L3 } else { Tier::L2 };
     let tx = store.conn().unchecked_transaction()?;
     tx.execute(
         "UPDATE memories SET tier = ?2, status = 'active', updated_at = ?3,

@@ -435,9 +435,11 @@ fn the_official_python_sdk_client_runs_the_workflow() {
     assert!(memory.starts_with('m'), "{seen}");
     assert_eq!(seen["remember_error"], false, "{seen}");
     assert!(seen["remember"].as_str().is_some_and(|t| t.contains("as a decision")), "{seen}");
+    assert!(seen["remember"].as_str().is_some_and(|t| t.contains("proposed")), "{seen}");
+    // An agent's statement waits for the user's review: not searched as memory until then.
     assert!(
-        seen["found"].as_str().is_some_and(|t| t.contains(&format!("{memory} | "))),
-        "the memory is searchable: {seen}"
+        seen["found"].as_str().is_some_and(|t| !t.contains(&format!("{memory} | "))),
+        "a proposed memory is not searched: {seen}"
     );
     assert_eq!(seen["remember_bad_error"], true, "{seen}");
     assert!(seen["remember_bad"].as_str().is_some_and(|t| t.contains("`importance` is 11")));

@@ -202,6 +202,14 @@ fn role_of(text: &str) -> Role {
         "必须",
         "只接受",
         "不要",
+        "要先",
+        "需要先",
+        "得先",
+        "务必",
+        "一定要",
+        "has to run before",
+        "must run before",
+        "needs to run before",
     ];
     const CAUSE: &[&str] = &[
         "because",

@@ -45,6 +45,16 @@ pub(super) fn check_key(command: &str) -> Option<String> {
     })
 }
 
+/// The checks a command line runs one after another with `&&` beside its first: when it
+/// passes, each of them passed (`node scripts/gen.js && node build.js` passing is a pass of
+/// `node build.js` too).
+pub(super) fn chained_keys(command: &str) -> Vec<String> {
+    let first_line = command.lines().next().unwrap_or_default();
+    let mut keys: Vec<String> = first_line.split("&&").filter_map(check_key).collect();
+    keys.dedup();
+    keys
+}
+
 /// Whether a command only looks at things: its outcome says nothing about the work.
 pub(super) fn is_look_around(command: &str) -> bool {
     check_key(command).is_none()
