@@ -370,7 +370,9 @@ fn is_question(sentence: &str) -> bool {
         "could ", "do ", "does ", "did ", "should ", "would ", "will ", "have ", "has ",
     ];
     let ends_zh = bare(s).ends_with(['吗', '呢', '么']);
-    ASK_EN.iter().any(|a| lower.starts_with(a))
+    // "Do not use X" and "Don't…" tell, they do not ask.
+    let tells = lower.starts_with("do not ") || lower.starts_with("don't ");
+    (!tells && ASK_EN.iter().any(|a| lower.starts_with(a)))
         || ends_zh
         || ["为什么", "怎么", "什么", "如何", "哪个", "哪些", "是否"].iter().any(|w| s.contains(w))
 }
@@ -396,7 +398,9 @@ fn after_remember(sentence: &str) -> Option<&str> {
             return None;
         }
         let at = skipped + cue.len();
-        return sentence.get(at..).map(str::trim);
+        // "Remember to run X" keeps the rule: "run X".
+        let rest = sentence.get(at..).map(str::trim)?;
+        return Some(rest.strip_prefix("to ").unwrap_or(rest));
     }
     if let Some(cue) = starts_with_any(stripped, REMEMBER_ZH) {
         let at = skipped + cue.len();
@@ -836,6 +840,16 @@ mod tests {
         assert_eq!(s.reason.as_deref(), Some("it needs no server"));
         let s = one("决定用 jiff 处理时间，因为 chrono 的时区 API 容易用错。");
         assert_eq!(s.kind, StatedKind::Decision);
+    }
+
+    #[test]
+    fn a_rule_that_opens_with_do_not_or_asks_to_remember_to() {
+        let s = one("Do not use unwrap in library code anymore; use thiserror instead.");
+        assert_eq!(s.kind, StatedKind::Decision);
+        assert_eq!(s.replaces, ["unwrap"]);
+        let s = one("Remember to run make gen before every build.");
+        assert!(s.explicit);
+        assert_eq!(s.text, "run make gen before every build");
     }
 
     #[test]
