@@ -14,7 +14,9 @@
 //! memory of what the user said both read prompts through [`read`].
 //!
 //! Must not: touch the store, or read anything but the text it is given (never tool output or
-//! file content: only a person's prompt is a statement).
+//! file content: only a person's prompt is a statement); or lowercase beyond ASCII, since a
+//! cue found in the lowercased text cuts the original at the same byte (full Unicode
+//! lowercasing changes the length of letters such as `İ`).
 
 use crate::text::{clip, one_line};
 
@@ -364,7 +366,7 @@ fn is_question(sentence: &str) -> bool {
     if s.ends_with(['?', '？']) {
         return true;
     }
-    let lower = s.to_lowercase();
+    let lower = s.to_ascii_lowercase();
     const ASK_EN: &[&str] = &[
         "what ", "why ", "how ", "when ", "where ", "who ", "which ", "is ", "are ", "can ",
         "could ", "do ", "does ", "did ", "should ", "would ", "will ", "have ", "has ",
@@ -387,7 +389,7 @@ fn contains_any(text: &str, markers: &[&str]) -> bool {
 
 /// The sentence after its request to remember, when it opens with one.
 fn after_remember(sentence: &str) -> Option<&str> {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     let stripped = opening_stripped(&lower);
     let skipped = lower.len() - stripped.len();
     if let Some(cue) = starts_with_any(stripped, REMEMBER_EN) {
@@ -412,7 +414,7 @@ fn after_remember(sentence: &str) -> Option<&str> {
 }
 
 fn is_standing(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     let stripped = opening_stripped(&lower);
     let subject_stripped = ["we ", "you should ", "you must ", "you need to ", "you ", "i "]
         .iter()
@@ -425,34 +427,34 @@ fn is_standing(sentence: &str) -> bool {
 }
 
 fn is_preference(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     contains_any(&lower, PREFER_EN) || contains_any(sentence, PREFER_ZH)
 }
 
 fn is_personal_topic(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     contains_any(&lower, PERSONAL_TOPICS_EN) || contains_any(sentence, PERSONAL_TOPICS_ZH)
 }
 
 fn is_decided(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     contains_any(&lower, DECIDED_EN)
         || contains_any(sentence, DECIDED_ZH)
         || no_longer_used(sentence).is_some()
 }
 
 fn has_reason(sentence: &str) -> bool {
-    let lower = format!(" {}", sentence.to_lowercase());
+    let lower = format!(" {}", sentence.to_ascii_lowercase());
     contains_any(&lower, BECAUSE)
 }
 
 fn is_change(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     contains_any(&lower, CHANGE_EN) || contains_any(sentence, CHANGE_ZH)
 }
 
 fn is_request(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     let stripped = opening_stripped(&lower);
     starts_with_any(stripped, REQUEST_EN).is_some()
         || starts_with_any(stripped, REQUEST_ZH).is_some()
@@ -482,14 +484,14 @@ fn object_en(rest: &str) -> Option<String> {
     let rest = rest.trim_start();
     let end = OBJECT_ENDS_EN
         .iter()
-        .filter_map(|m| rest.to_lowercase().find(m))
+        .filter_map(|m| rest.to_ascii_lowercase().find(m))
         .min()
         .unwrap_or(rest.len());
     let words: Vec<&str> = rest[..end]
         .split_whitespace()
         .filter(|w| {
             !["the", "a", "an", "our", "this", "that", "it", "using", "use"]
-                .contains(&w.to_lowercase().as_str())
+                .contains(&w.to_ascii_lowercase().as_str())
         })
         .take(3)
         .collect();
@@ -521,7 +523,7 @@ fn object_zh(rest: &str) -> Option<String> {
 
 /// What a sentence says is no longer used, if it says so.
 fn no_longer_used(sentence: &str) -> Option<String> {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     // English: the object follows the cue, or (for "X is out", "no more X") is named by it.
     for cue in [
         "no longer use ",
@@ -594,7 +596,7 @@ fn no_longer_used(sentence: &str) -> Option<String> {
 
 /// The statement without its reason, and the reason, when it gives one.
 fn reason_of(text: &str) -> (String, Option<String>) {
-    let lower = text.to_lowercase();
+    let lower = text.to_ascii_lowercase();
     let trim = |s: &str| {
         s.trim().trim_matches([',', '，', '、', ':', '：', ' ', '.', '。']).trim().to_owned()
     };
@@ -650,14 +652,16 @@ pub fn read(prompt: &str) -> Vec<Stated> {
             // A change of mind goes on into what replaces it: "We no longer use X; switch to Y".
             let replacement = (decided || change)
                 && no_longer_used(&text).is_some()
-                && (is_change(next) || is_decided(next) || next.to_lowercase().starts_with("use "));
+                && (is_change(next)
+                    || is_decided(next)
+                    || next.to_ascii_lowercase().starts_with("use "));
             let follows = !is_question(all[at])
                 && (replacement || !is_request(next))
                 && after_remember(next).is_none()
                 && (replacement
                     || remembered.is_some() && (body.is_empty() || body.ends_with([':', '：']))
-                    || next.to_lowercase().starts_with("because")
-                    || next.to_lowercase().starts_with("since ")
+                    || next.to_ascii_lowercase().starts_with("because")
+                    || next.to_ascii_lowercase().starts_with("since ")
                     || next.starts_with("因为")
                     || next.starts_with("原因")
                     || (remembered.is_some() && next.chars().count() <= 40));
@@ -850,6 +854,17 @@ mod tests {
         let s = one("Remember to run make gen before every build.");
         assert!(s.explicit);
         assert_eq!(s.text, "run make gen before every build");
+    }
+
+    #[test]
+    fn letters_that_lowercase_to_another_length_never_break_a_cut() {
+        for prompt in [
+            "İİİİ we no longer use İRedis for the queue because İt lost jobs.",
+            "Remember that İstanbul ẞ uses Redis since ſtart; switch from İ to NATS.",
+            "İ stop using 中文工具 anymore, switch to English tools because they are faster.",
+        ] {
+            let _ = read(prompt);
+        }
     }
 
     #[test]
