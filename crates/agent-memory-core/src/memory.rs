@@ -84,6 +84,18 @@ impl<'s> Writer<'s> {
         Writer { store, settings, trust_agents, now_ms }
     }
 
+    /// A writer by the configuration's rules (`[promote]`: how statements are compared, and
+    /// whether agents are trusted), as the CLI, MCP and the HTTP review queue use it.
+    pub fn configured(
+        store: &'s mut Store,
+        config: &crate::config::Config,
+        now_ms: i64,
+    ) -> Writer<'s> {
+        let settings =
+            promote::Settings::from_config(&config.promote, config.search.embedding_model());
+        Writer::new(store, settings, config.promote.trust_agents, now_ms)
+    }
+
     fn trusted(&self, actor: &Actor) -> bool {
         matches!(actor, Actor::Person) || self.trust_agents
     }

@@ -635,7 +635,7 @@ fn decide(
 /// thing (as a word, any case) and, unless the thing is a name (`Redis`, `pytest`,
 /// `消息队列`), shares another word with the statement; and a fact that names it and shares
 /// another word ("Redis is the job queue", never "Redis also holds the cache").
-pub fn replaced(
+fn replaced(
     memories: &[memories::Memory],
     statement: &Statement,
     terms: &BTreeSet<String>,

@@ -557,10 +557,7 @@ impl MemoryServer {
     }
 
     fn writer<'s>(&self, store: &'s mut Store) -> memory::Writer<'s> {
-        let config = &self.settings.config;
-        let settings =
-            promote::Settings::from_config(&config.promote, config.search.embedding_model());
-        memory::Writer::new(store, settings, config.promote.trust_agents, time::now_ms())
+        memory::Writer::configured(store, &self.settings.config, time::now_ms())
     }
 }
 

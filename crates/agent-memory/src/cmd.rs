@@ -141,14 +141,9 @@ impl Context {
 
     /// The one way commands change long-term memory, as the person.
     pub fn writer<'s>(&self, store: &'s mut Store) -> agent_memory_core::memory::Writer<'s> {
-        let settings = agent_memory_core::promote::Settings::from_config(
-            &self.config.promote,
-            self.config.search.embedding_model(),
-        );
-        agent_memory_core::memory::Writer::new(
+        agent_memory_core::memory::Writer::configured(
             store,
-            settings,
-            self.config.promote.trust_agents,
+            &self.config,
             agent_memory_core::time::now_ms(),
         )
     }

@@ -105,6 +105,24 @@ pub struct RecallCandidate {
     pub subject: String,
 }
 
+/// A recall candidate of `kind` from a row whose columns are, in order: id, time, agent,
+/// session, type, title, lesson, text, project name, subject.
+fn candidate_row(kind: ItemKind, r: &rusqlite::Row<'_>) -> rusqlite::Result<RecallCandidate> {
+    Ok(RecallCandidate {
+        kind,
+        id: r.get(0)?,
+        at_ms: r.get(1)?,
+        agent: r.get(2)?,
+        session_id: r.get(3)?,
+        item_type: r.get(4)?,
+        title: r.get(5)?,
+        lesson: r.get(6)?,
+        text: r.get(7)?,
+        project: r.get(8)?,
+        subject: r.get(9)?,
+    })
+}
+
 /// The most of an item's lesson a recall line is made from, in characters (a line shows less).
 const LESSON_CHARS: usize = 600;
 
@@ -286,21 +304,7 @@ impl Store {
                     LESSON_CHARS as i64,
                     asking.across_projects
                 ],
-                |r| {
-                    Ok(RecallCandidate {
-                        kind,
-                        id: r.get(0)?,
-                        at_ms: r.get(1)?,
-                        agent: r.get(2)?,
-                        session_id: r.get(3)?,
-                        item_type: r.get(4)?,
-                        title: r.get(5)?,
-                        lesson: r.get(6)?,
-                        text: r.get(7)?,
-                        project: r.get(8)?,
-                        subject: r.get(9)?,
-                    })
-                },
+                |r| candidate_row(kind, r),
             )?;
             for row in rows {
                 found.push(row?);
@@ -349,21 +353,9 @@ impl Store {
         let mut found = Vec::new();
         for (kind, sql) in [(ItemKind::Observation, OBSERVATIONS), (ItemKind::Summary, SUMMARIES)] {
             let mut stmt = self.conn().prepare_cached(sql)?;
-            let rows =
-                stmt.query_map(params![project_key, limit as i64, LESSON_CHARS as i64], |r| {
-                    Ok(RecallCandidate {
-                        kind,
-                        id: r.get(0)?,
-                        at_ms: r.get(1)?,
-                        agent: r.get(2)?,
-                        session_id: r.get(3)?,
-                        item_type: r.get(4)?,
-                        title: r.get(5)?,
-                        lesson: r.get(6)?,
-                        text: r.get(7)?,
-                        project: r.get(8)?,
-                        subject: r.get(9)?,
-                    })
+            let rows = stmt
+                .query_map(params![project_key, limit as i64, LESSON_CHARS as i64], |r| {
+                    candidate_row(kind, r)
                 })?;
             for row in rows {
                 found.push(row?);

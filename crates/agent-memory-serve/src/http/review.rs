@@ -8,7 +8,6 @@
 //! Must not: decide anything on a GET.
 
 use agent_memory_core::memory::Writer;
-use agent_memory_core::promote;
 use agent_memory_core::store::memories::{self, Edit, Filter, Kind, MemoryError, Status};
 use agent_memory_core::time;
 use axum::Json;
@@ -94,8 +93,7 @@ fn apply(
     id: i64,
     decision: &Decision,
 ) -> Result<Value, ApiError> {
-    let settings = promote::Settings::from_config(&config.promote, config.search.embedding_model());
-    let mut writer = Writer::new(store, settings, config.promote.trust_agents, time::now_ms());
+    let mut writer = Writer::configured(store, config, time::now_ms());
     let memory = match decision.action.as_str() {
         "approve" | "approve_global" => {
             let approved =
