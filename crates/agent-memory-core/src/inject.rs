@@ -282,6 +282,30 @@ pub fn briefing_markdown(
     project_key: &str,
     asking: Option<&Asking<'_>>,
 ) -> Result<Option<String>, StoreError> {
+    compose_briefing(store, home, config, project_key, asking, true)
+}
+
+/// The briefing kept in a project's brief file: the session-start briefing, without the
+/// person's global memory unless they asked for it there (a file inside a repository travels
+/// with it).
+pub fn brief_file_markdown(
+    store: &Store,
+    home: &Home,
+    config: &Config,
+    project_key: &str,
+    global: bool,
+) -> Result<Option<String>, StoreError> {
+    compose_briefing(store, home, config, project_key, None, global)
+}
+
+fn compose_briefing(
+    store: &Store,
+    home: &Home,
+    config: &Config,
+    project_key: &str,
+    asking: Option<&Asking<'_>>,
+    global: bool,
+) -> Result<Option<String>, StoreError> {
     let timeline = store.briefing_timeline(project_key, TIMELINE_CANDIDATES)?;
     let (agent, session) = asking.map_or(("", ""), |a| (a.agent, a.session));
     let last = store.last_summary(project_key, agent, session)?;
@@ -292,7 +316,10 @@ pub fn briefing_markdown(
             .map(|mode| mode.types.into_iter().map(|t| (t.key, t.emoji)).collect())
             .unwrap_or_default();
     let options = ContextOptions::new(config.inject.budget_tokens, language, icons);
-    let stored = store.briefing_memories(project_key, BRIEFING_MEMORY_CANDIDATES)?;
+    let mut stored = store.briefing_memories(project_key, BRIEFING_MEMORY_CANDIDATES)?;
+    if !global {
+        stored.retain(|memory| memory.project.is_some());
+    }
     let weights = briefing::MemoryWeights::from_config(&config.inject);
     let memories = briefing::rank_memories(&stored, &weights, crate::time::now_ms());
     let briefing =
@@ -300,22 +327,25 @@ pub fn briefing_markdown(
     Ok(briefing::markdown(&briefing, &options))
 }
 
-/// Rewrites the brief file of every project that has one; returns each file with whether it
-/// changed, or why it could not be written.
+/// Rewrites the brief files the person asked for (`agent-memory brief --write`) that still
+/// exist; returns each with whether it changed, or why it could not be written. A brief file
+/// nobody asked for here (one a cloned repository brought) is left alone.
 pub fn refresh_briefs(
     store: &Store,
     home: &Home,
     config: &Config,
 ) -> Result<Vec<brief_file::Refreshed>, StoreError> {
     let mut done = Vec::new();
-    for (key, root) in store.project_roots()? {
-        let path = brief_file::path(&root);
+    for kept in store.kept_brief_files()? {
+        let path = brief_file::path(&kept.root);
         if !path.is_file() {
             continue;
         }
-        let written = briefing_markdown(store, home, config, &key, None)
+        let written = brief_file_markdown(store, home, config, &kept.project_key, kept.global)
             .map_err(brief_file::BriefError::from)
-            .and_then(|text| brief_file::write(&root, text.as_deref(), &config.distil.language));
+            .and_then(|text| {
+                brief_file::write(&kept.root, text.as_deref(), &config.distil.language)
+            });
         done.push((path, written));
     }
     Ok(done)

@@ -46,6 +46,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0009_team.sql"),
     include_str!("store/migrations/0010_team_items.sql"),
     include_str!("store/migrations/0011_vector_changes.sql"),
+    include_str!("store/migrations/0012_brief_files.sql"),
 ];
 
 /// The schema version this build writes.

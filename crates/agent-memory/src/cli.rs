@@ -486,9 +486,14 @@ pub struct ReindexArgs {
 #[derive(Debug, Args)]
 pub struct BriefArgs {
     /// Keep it in `<project root>/.agent-memory/brief.md` (with a `.gitignore` of `*`), for your
-    /// agent's instructions file to include; `agent-memory work` refreshes it from then on.
+    /// agent's instructions file to include; `agent-memory work` refreshes it from then on
+    /// (delete the file to stop). Never written where git tracks it.
     #[arg(long)]
     pub write: bool,
+    /// With `--write`: put your global memory (from every project) in the file too; without
+    /// it the file holds this project's memory only.
+    #[arg(long, requires = "write")]
+    pub global: bool,
     /// A directory inside the project (default: the current one).
     #[arg(long)]
     pub project: Option<PathBuf>,

@@ -2,8 +2,12 @@
 //! agents and setups that cannot take injected context; their instructions file includes it
 //! (`@.agent-memory/brief.md` in `CLAUDE.md`, a line in `AGENTS.md` or `GEMINI.md`).
 //!
+//! The file exists only where the person asked for it: the store records the ask, and the work
+//! pass refreshes nothing else, so a `brief.md` shipped by a cloned repository stays as it came.
 //! The directory holds a `.gitignore` of `*`, so git ignores it without a change to the user's
-//! own `.gitignore`. The briefing inside is wrapped in the sentinel, so an agent that reads the
+//! own `.gitignore`; a directory the repository already tracks is never written, since the
+//! next `git commit -am` would publish the memory in it. Global memory (the person's, from every
+//! project) goes in only when asked for. The briefing inside is wrapped in the sentinel, so an agent that reads the
 //! file and echoes it back is not recorded as saying it. Files are written atomically and only
 //! when their content changes, and never through a link: the project may be a clone whose
 //! directory or brief is a link planted to make the next work pass write elsewhere.
@@ -12,6 +16,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use crate::fsutil;
 use crate::store::StoreError;
@@ -28,6 +33,11 @@ pub enum BriefError {
     Store(#[from] StoreError),
     #[error("cannot write {path}: {source}; check that the project directory is writable")]
     Write { path: PathBuf, source: io::Error },
+    #[error(
+        "{path} is tracked by git, so memory written there would go into the next commit; \
+         untrack it (`git rm -r --cached .agent-memory`) and run `agent-memory brief --write` again"
+    )]
+    Tracked { path: PathBuf },
 }
 
 /// A brief file, and whether a refresh changed it or why it could not write it.
@@ -58,6 +68,9 @@ pub fn contents(markdown: Option<&str>, language: &str) -> String {
 /// when the brief changed.
 pub fn write(root: &Path, markdown: Option<&str>, language: &str) -> Result<bool, BriefError> {
     let dir = root.join(DIR);
+    if tracked_by_git(root) {
+        return Err(BriefError::Tracked { path: dir });
+    }
     let failed = |path: &Path| {
         let path = path.to_owned();
         move |source| BriefError::Write { path, source }
@@ -69,6 +82,23 @@ pub fn write(root: &Path, markdown: Option<&str>, language: &str) -> Result<bool
     write_if_changed(&ignore, b"*\n").map_err(failed(&ignore))?;
     let brief = dir.join(FILE);
     write_if_changed(&brief, contents(markdown, language).as_bytes()).map_err(failed(&brief))
+}
+
+/// Whether git tracks anything in the project's brief directory. Outside a work tree, or with
+/// no git installed, nothing is tracked (and nothing can be committed either).
+fn tracked_by_git(root: &Path) -> bool {
+    let listed = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        // The repository's own config must not run anything on our behalf.
+        .args(["-c", "core.fsmonitor=false", "ls-files", "-z", "--", DIR])
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    matches!(listed, Ok(out) if out.status.success() && !out.stdout.is_empty())
 }
 
 fn write_if_changed(path: &Path, bytes: &[u8]) -> io::Result<bool> {
@@ -129,5 +159,24 @@ mod tests {
         symlink(&elsewhere, other.join(DIR)).expect("link");
         assert!(write(&other, Some("# Memory"), "en").is_err());
         assert_eq!(std::fs::read_dir(&elsewhere).expect("ls").count(), 0, "nothing written");
+    }
+
+    /// A repository that tracks the brief directory: writing would put memory into a commit.
+    #[test]
+    fn a_tracked_brief_is_never_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let git = |args: &[&str]| {
+            let out = Command::new("git").arg("-C").arg(dir.path()).args(args).output();
+            assert!(out.is_ok_and(|o| o.status.success()), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        assert!(write(dir.path(), Some("# Memory"), "en").expect("untracked: written"));
+        let brief = path(dir.path());
+        std::fs::write(&brief, "the repository's own text").expect("replace");
+        git(&["add", "-f", ".agent-memory/brief.md"]);
+        let err = write(dir.path(), Some("# Memory"), "en").expect_err("tracked");
+        assert!(matches!(err, BriefError::Tracked { .. }), "{err}");
+        assert!(err.to_string().contains("git rm -r --cached .agent-memory"), "{err}");
+        assert_eq!(std::fs::read_to_string(&brief).expect("brief"), "the repository's own text");
     }
 }

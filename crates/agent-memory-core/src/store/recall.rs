@@ -8,11 +8,12 @@
 
 use std::path::PathBuf;
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 use super::distilled::TimelineItem;
 use super::{Result, Store};
+use crate::project::ProjectIdentity;
 
 /// A project's distilled memory in tokens: what reading it costs against the work it stands for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -435,15 +436,46 @@ impl Store {
         Ok(stmt.query_row(params![agent, session], |r| r.get(0))?)
     }
 
-    /// Every project with a root directory: (key, root).
-    pub fn project_roots(&self) -> Result<Vec<(String, PathBuf)>> {
-        let mut stmt =
-            self.conn().prepare_cached("SELECT key, root FROM projects WHERE root <> ''")?;
+    /// Records that the person asked for the brief file of `project` (with global memory in it
+    /// when `global`); the work pass refreshes only the files asked for.
+    pub fn keep_brief_file(&mut self, project: &ProjectIdentity, global: bool) -> Result<()> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let project_id = super::upsert_project(&tx, project, crate::time::now_ms())?;
+        tx.execute(
+            "INSERT INTO brief_files (project_id, root, global, asked_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (project_id) DO UPDATE SET root = excluded.root, global = excluded.global,
+                                                    asked_at = excluded.asked_at",
+            params![project_id, project.root.to_string_lossy(), global, crate::time::now_ms()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The brief files the person asked for: each project's key, root and whether global
+    /// memory goes in.
+    pub fn kept_brief_files(&self) -> Result<Vec<KeptBrief>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT p.key, b.root, b.global FROM brief_files b JOIN projects p ON p.id = b.project_id
+             ORDER BY p.key",
+        )?;
         let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, PathBuf::from(r.get::<_, String>(1)?)))
+            Ok(KeptBrief {
+                project_key: r.get(0)?,
+                root: PathBuf::from(r.get::<_, String>(1)?),
+                global: r.get(2)?,
+            })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+/// A brief file the person asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptBrief {
+    pub project_key: String,
+    pub root: PathBuf,
+    /// Whether the file may hold global memory (the person's, from every project).
+    pub global: bool,
 }
 
 #[cfg(test)]
@@ -597,6 +629,11 @@ mod tests {
             store.recall_candidates(&asking, "\"parser\"", 10).expect("still found").len(),
             1
         );
-        assert_eq!(store.project_roots().expect("roots").len(), 1);
+        assert!(store.kept_brief_files().expect("none asked").is_empty());
+        store.keep_brief_file(&project("/w/app"), true).expect("asked");
+        store.keep_brief_file(&project("/w/app"), false).expect("asked again");
+        let kept = store.kept_brief_files().expect("kept");
+        assert_eq!(kept.len(), 1);
+        assert_eq!((kept[0].root.clone(), kept[0].global), (PathBuf::from("/w/app"), false));
     }
 }

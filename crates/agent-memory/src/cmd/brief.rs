@@ -1,7 +1,7 @@
 //! `agent-memory brief`: a project's session-start briefing, printed as Markdown or kept in
 //! `<project root>/.agent-memory/brief.md` for agents and setups that cannot take injected
-//! context (their instructions file includes it). `agent-memory work` refreshes the files that
-//! exist.
+//! context (their instructions file includes it). `--write` records the ask: `agent-memory work`
+//! refreshes the files asked for that still exist, and no other.
 
 use agent_memory_core::{inject, project};
 use anyhow::Context as _;
@@ -22,15 +22,17 @@ pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
     let project = project::resolve(&dir, &store.registered_roots()?);
-    let markdown = inject::briefing_markdown(&store, &ctx.home, &ctx.config, &project.key, None)?;
     if args.write {
+        let markdown =
+            inject::brief_file_markdown(&store, &ctx.home, &ctx.config, &project.key, args.global)?;
         let changed = inject::brief_file::write(
             &project.root,
             markdown.as_deref(),
             &ctx.config.distil.language,
         )?;
+        store.keep_brief_file(&project, args.global)?;
         let file = inject::brief_file::path(&project.root);
         if args.json {
             let answer = BriefAnswer {
@@ -43,7 +45,10 @@ pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
         } else {
             output::brief_written(&file, changed)?;
         }
-    } else if args.json {
+        return Ok(());
+    }
+    let markdown = inject::briefing_markdown(&store, &ctx.home, &ctx.config, &project.key, None)?;
+    if args.json {
         let answer = BriefAnswer { project: project.name, markdown, file: None, changed: None };
         output::json_value(&answer)?;
     } else {

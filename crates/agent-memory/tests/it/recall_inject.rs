@@ -645,6 +645,53 @@ fn the_brief_file_is_written_kept_and_refreshed() {
     assert!(refreshed.contains("claude-code") && refreshed.contains("jiff"), "{refreshed}");
 }
 
+/// A brief file arrives with a cloned repository: nobody asked for it here, so `work` leaves it
+/// as it came. Asked for, it holds the project's memory, and global memory only when asked.
+#[test]
+fn a_brief_file_is_refreshed_only_where_asked_and_global_memory_only_on_request() {
+    let home = home();
+    let project = home.user_home().join("cloned");
+    let brief_path = project.join(".agent-memory/brief.md");
+    std::fs::create_dir_all(brief_path.parent().expect("dir")).expect("brief dir");
+    std::fs::write(&brief_path, "shipped with the repository\n").expect("shipped brief");
+    let dir = project.to_str().expect("utf-8 path");
+
+    codex_fixes_the_parser(&home, "codex-fix", dir, CODEX_PROMPT);
+    home.ok(&["remember", "My partner's birthday is on the ninth of May", "--global"]);
+    home.ok(&["work"]);
+    assert_eq!(
+        std::fs::read_to_string(&brief_path).expect("brief"),
+        "shipped with the repository\n",
+        "a brief nobody asked for is not refreshed"
+    );
+
+    home.ok(&["brief", "--write", "--project", dir]);
+    let asked = std::fs::read_to_string(&brief_path).expect("brief");
+    assert!(asked.contains("src/parser.rs"), "{asked}");
+    assert!(!asked.contains("birthday"), "global memory stays out of the file: {asked}");
+    let printed = home.ok(&["brief", "--project", dir]);
+    assert!(printed.contains("birthday"), "the printed briefing has it: {printed}");
+
+    home.ok(&["brief", "--write", "--global", "--project", dir]);
+    let with_global = std::fs::read_to_string(&brief_path).expect("brief");
+    assert!(with_global.contains("birthday"), "{with_global}");
+    let claude = |event: &str, extra: Value| {
+        let mut fields = extra;
+        fields["session_id"] = json!("claude-later");
+        fields["cwd"] = json!(dir);
+        let out = home.hook("claude-code", event, &with(sample("claude-code", event), fields));
+        assert!(out.status.success());
+    };
+    claude("UserPromptSubmit", json!({ "prompt": "from now on use jiff instead of chrono" }));
+    claude("Stop", json!({ "last_assistant_message": "noted" }));
+    home.ok(&["work"]);
+    let refreshed = std::fs::read_to_string(&brief_path).expect("brief");
+    assert!(
+        refreshed.contains("jiff") && refreshed.contains("birthday"),
+        "the ask is kept, with its reach: {refreshed}"
+    );
+}
+
 #[test]
 fn unreadable_prompt_and_tool_payloads_stay_quiet() {
     let home = home();
