@@ -801,7 +801,8 @@ fn import_events(store: &mut Store, vocab: &Vocabulary, n: usize, dir: &std::pat
     out.flush().expect("flush");
     drop(out);
     let mut input = std::io::BufReader::new(std::fs::File::open(&path).expect("open export"));
-    let report = store.import(&mut input, &|_| {}, &|text| text.to_owned()).expect("import");
+    let trust = agent_memory_core::store::transfer::ImportTrust::Everything;
+    let report = store.import(&mut input, &|_| {}, &|text| text.to_owned(), trust).expect("import");
     assert_eq!(report.events, n, "every event imported");
 }
 

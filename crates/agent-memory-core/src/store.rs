@@ -47,6 +47,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0010_team_items.sql"),
     include_str!("store/migrations/0011_vector_changes.sql"),
     include_str!("store/migrations/0012_brief_files.sql"),
+    include_str!("store/migrations/0013_store_id.sql"),
 ];
 
 /// The schema version this build writes.
@@ -857,7 +858,14 @@ mod tests {
         let mut exported = Vec::new();
         store.export(&mut exported, &transfer::ExportFilter::default(), 2_000).expect("export");
         let mut other = Store::open_in_memory().expect("store");
-        other.import(&mut &exported[..], &|_| {}, &|t| t.to_owned()).expect("import");
+        other
+            .import(
+                &mut &exported[..],
+                &|_| {},
+                &|t| t.to_owned(),
+                transfer::ImportTrust::OwnExports,
+            )
+            .expect("import");
         assert_eq!(read_back(&other, "t1").facts, tool.facts);
     }
 

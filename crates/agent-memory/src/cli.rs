@@ -334,6 +334,10 @@ pub struct ExportArgs {
 pub struct ImportArgs {
     /// The JSONL file to read; `-` or nothing for standard input.
     pub file: Option<PathBuf>,
+    /// Keep the memories of a file this store did not export as they are (active, global
+    /// ones in every project); without it they arrive as candidates for `agent-memory review`.
+    #[arg(long)]
+    pub trust: bool,
     /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,

@@ -172,7 +172,7 @@ mod tests {
         git(&["init", "-q"]);
         assert!(write(dir.path(), Some("# Memory"), "en").expect("untracked: written"));
         let brief = path(dir.path());
-        std::fs::write(&brief, "the repository's own text").expect("replace");
+        fsutil::write_atomic(&brief, b"the repository's own text").expect("replace");
         git(&["add", "-f", ".agent-memory/brief.md"]);
         let err = write(dir.path(), Some("# Memory"), "en").expect_err("tracked");
         assert!(matches!(err, BriefError::Tracked { .. }), "{err}");

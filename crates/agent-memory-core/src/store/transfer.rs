@@ -12,6 +12,11 @@
 //! same memory the one edited last wins. Imported memories keep their tier, kind and
 //! importance, and say `imported` as their origin.
 //!
+//! The header names the store that wrote it (a random identity made with the store). Only this
+//! store's own export read back, or a file the person says they trust, keeps its memories as
+//! they are and may match them by id; memory in anyone else's file arrives as candidates for
+//! review, as a pack's does, because an active global memory is injected into every session.
+//!
 //! Must not: redact. The importer takes sanitizers from the caller and runs every event and
 //! memory text through them, because an imported file is input like any other.
 
@@ -67,6 +72,20 @@ pub struct Header {
     pub format: String,
     pub version: u32,
     pub exported_at: i64,
+    /// The identity of the store that wrote it; absent in exports of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+}
+
+/// Which memories of an import are kept as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportTrust {
+    /// This store's own export read back (its header names this store); memory from any other
+    /// file arrives as candidates.
+    OwnExports,
+    /// Every memory as it is: the person vouches for the file (`import --trust`), or it is
+    /// this home's own store carried over (`recover`).
+    Everything,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,6 +137,10 @@ pub struct TransferReport {
     pub memories_present: usize,
     /// Memories present in an older version, brought up to the imported edit (imports only).
     pub memories_updated: usize,
+    /// Of `memories`, those that arrived as candidates to review, from a file that is not this
+    /// store's own export (imports only).
+    #[serde(default)]
+    pub memories_for_review: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,8 +172,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<TransferReport, TransferError> {
         let mut report = TransferReport::default();
-        let header = Header { format: FORMAT.into(), version: FORMAT_VERSION, exported_at: now_ms };
-        write_line(out, &Line::Header(header))?;
+        write_line(out, &Line::Header(self.export_header(now_ms)?))?;
         let conn = self.conn();
         let since = filter.since_ms.unwrap_or(i64::MIN);
         let mut stmt = conn.prepare("SELECT key, name, root, origin FROM projects ORDER BY id")?;
@@ -224,11 +246,24 @@ impl Store {
         now_ms: i64,
     ) -> Result<TransferReport, TransferError> {
         let mut report = TransferReport::default();
-        let header = Header { format: FORMAT.into(), version: FORMAT_VERSION, exported_at: now_ms };
-        write_line(out, &Line::Header(header))?;
+        write_line(out, &Line::Header(self.export_header(now_ms)?))?;
         self.memory_lines(out, filter, &mut report, true)?;
         out.flush()?;
         Ok(report)
+    }
+
+    /// The identity written into this store's exports.
+    pub fn identity(&self) -> Result<String, TransferError> {
+        Ok(self.conn().query_row("SELECT id FROM store_identity", [], |r| r.get(0))?)
+    }
+
+    fn export_header(&self, now_ms: i64) -> Result<Header, TransferError> {
+        Ok(Header {
+            format: FORMAT.into(),
+            version: FORMAT_VERSION,
+            exported_at: now_ms,
+            store: Some(self.identity()?),
+        })
     }
 
     /// The memory lines of an export, preceded by their projects' lines when `with_projects`.
@@ -280,14 +315,20 @@ impl Store {
     /// Reads a JSONL export into the store in one transaction. Every event passes through
     /// `sanitize` first, every memory's text through `sanitize_text`. Idempotent: events whose
     /// uid is stored already, and memories whose text is stored already in the same scope, are
-    /// counted, not added.
+    /// counted, not added. `trust` says whose memories are kept as they are; the others arrive
+    /// as candidates.
     pub fn import(
         &mut self,
         input: &mut dyn BufRead,
         sanitize: &dyn Fn(&mut Event),
         sanitize_text: &dyn Fn(&str) -> String,
+        trust: ImportTrust,
     ) -> Result<TransferReport, TransferError> {
-        self.import_as(input, sanitize, sanitize_text, "imported", false)
+        let source = match trust {
+            ImportTrust::OwnExports => Source::Unknown,
+            ImportTrust::Everything => Source::Trusted,
+        };
+        self.import_as(input, sanitize, sanitize_text, "imported", source)
     }
 
     /// Mounts a memory pack (see [`crate::store::memories`]): its reviewed memories are added
@@ -306,7 +347,8 @@ impl Store {
     ) -> Result<TransferReport, TransferError> {
         // A pack carries memories only; sessions and events in one are passed over unread.
         let origin = format!("pack:{name}");
-        self.import_as(input, &|_| {}, sanitize_text, &origin, !trusted)
+        let source = if trusted { Source::Trusted } else { Source::Foreign };
+        self.import_as(input, &|_| {}, sanitize_text, &origin, source)
     }
 
     fn import_as(
@@ -315,8 +357,9 @@ impl Store {
         sanitize: &dyn Fn(&mut Event),
         sanitize_text: &dyn Fn(&str) -> String,
         origin: &str,
-        as_candidates: bool,
+        source: Source,
     ) -> Result<TransferReport, TransferError> {
+        let identity = self.identity()?;
         // A bulk write touches every index page again and again; give it room (64 MiB).
         self.conn.pragma_update(None, "cache_size", -65_536)?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -329,7 +372,8 @@ impl Store {
             projects: HashMap::new(),
             sessions: HashMap::new(),
             origin: origin.to_owned(),
-            as_candidates,
+            identity,
+            source,
         };
         let read = importer.read_all(input, sanitize, sanitize_text);
         self.fts_deferred.store(false, Ordering::Relaxed);
@@ -346,6 +390,28 @@ enum Imported {
     Added,
     Present,
     Updated,
+    /// Left out: a memory someone else rejected or forgot is not put up for review here.
+    Passed,
+}
+
+/// Where an import's memories come from, as far as is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// Not known yet: the header decides (this store's own export, or someone else's file).
+    Unknown,
+    /// This store's own export, read back.
+    Own,
+    /// A file the person vouches for.
+    Trusted,
+    /// Someone else's file.
+    Foreign,
+}
+
+impl Source {
+    /// Whether its memories arrive as candidates to review.
+    fn for_review(self) -> bool {
+        matches!(self, Source::Unknown | Source::Foreign)
+    }
 }
 
 /// The state of one import: ids of the projects and sessions seen so far.
@@ -355,8 +421,10 @@ struct Importer<'a> {
     sessions: HashMap<(String, String), i64>,
     /// The origin imported memories are given: `imported`, or `pack:NAME` for a pack.
     origin: String,
-    /// Whether reviewed memories arrive as candidates (an untrusted pack's).
-    as_candidates: bool,
+    /// This store's identity, which its own exports carry in their header.
+    identity: String,
+    /// Whose memories these are; decides whether they arrive as candidates.
+    source: Source,
 }
 
 impl Importer<'_> {
@@ -391,7 +459,13 @@ impl Importer<'_> {
             let line: Line = serde_json::from_str(&buf)
                 .map_err(|e| TransferError::BadLine { line: line_no, message: e.to_string() })?;
             match line {
-                Line::Header(h) => check_header(&h, line_no)?,
+                Line::Header(h) => {
+                    check_header(&h, line_no)?;
+                    if self.source == Source::Unknown {
+                        let own = h.store.as_deref() == Some(self.identity.as_str());
+                        self.source = if own { Source::Own } else { Source::Foreign };
+                    }
+                }
                 Line::Project(p) => {
                     let identity = ProjectIdentity {
                         key: p.key.clone(),
@@ -429,9 +503,13 @@ impl Importer<'_> {
                     record.text = sanitize_text(&record.text);
                     record.created_at = record.created_at.min(now);
                     match self.memory(&record, line_no)? {
-                        Imported::Added => report.memories += 1,
+                        Imported::Added => {
+                            report.memories += 1;
+                            report.memories_for_review += usize::from(self.source.for_review());
+                        }
                         Imported::Present => report.memories_present += 1,
                         Imported::Updated => report.memories_updated += 1,
+                        Imported::Passed => {}
                     }
                 }
             }
@@ -476,11 +554,19 @@ impl Importer<'_> {
     /// the imported version when that was edited later; another is added unless the same text
     /// is stored already in the same scope.
     fn memory(&mut self, record: &MemoryRecord, line: usize) -> Result<Imported, TransferError> {
-        use super::memories::{NewMemory, Tier, check_text};
+        use super::memories::{NewMemory, Status, Tier, check_text};
         let bad = |message: String| TransferError::BadLine { line, message };
+        let set_aside =
+            matches!(record.status, Status::Rejected | Status::Forgotten | Status::Superseded);
+        if set_aside && self.source.for_review() {
+            return Ok(Imported::Passed);
+        }
         let text = check_text(&record.text).map_err(|e| bad(e.to_string()))?;
-        // Ids of someone else's store mean nothing here: a pack is matched by its text only.
-        if !self.origin.starts_with("pack:") {
+        // Ids of someone else's store mean nothing here (and a crafted file could name any id
+        // to rewrite that memory): only this store's own export, or a backup the person
+        // vouches for, is matched by id.
+        let by_id = matches!(self.source, Source::Own | Source::Trusted);
+        if by_id && !self.origin.starts_with("pack:") {
             let same: Option<i64> = self
                 .tx
                 .query_row(
@@ -534,7 +620,7 @@ impl Importer<'_> {
             return Ok(Imported::Present);
         }
         let new = NewMemory {
-            tier: if self.as_candidates { Tier::L1 } else { record.tier },
+            tier: if self.source.for_review() { Tier::L1 } else { record.tier },
             kind: record.kind,
             text,
             project_id,
@@ -544,11 +630,19 @@ impl Importer<'_> {
             origin: self.origin.clone(),
             supersedes: None,
         };
-        super::memories::insert_row(self.tx, &new, record.created_at, crate::time::now_ms())
-            .map_err(|e| match e {
-                super::memories::MemoryError::Store(e) => TransferError::Store(e),
-                other => bad(other.to_string()),
-            })?;
+        let id =
+            super::memories::insert_row(self.tx, &new, record.created_at, crate::time::now_ms())
+                .map_err(|e| match e {
+                    super::memories::MemoryError::Store(e) => TransferError::Store(e),
+                    other => bad(other.to_string()),
+                })?;
+        if set_aside {
+            // A backup restored keeps what was rejected, replaced or forgotten out of every briefing.
+            self.tx.execute(
+                "UPDATE memories SET status = ?2 WHERE id = ?1",
+                params![id, record.status.as_str()],
+            )?;
+        }
         Ok(Imported::Added)
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agent_memory_core::store::Store;
 use agent_memory_core::store::memories::{Filter, Status};
-use agent_memory_core::store::transfer::ExportFilter;
+use agent_memory_core::store::transfer::{ExportFilter, ImportTrust};
 use agent_memory_core::{capture, time};
 use anyhow::Context as _;
 
@@ -80,7 +80,13 @@ fn repair(ctx: &Context) -> anyhow::Result<()> {
     let mut fresh = ctx.store()?;
     let mut input = std::io::Cursor::new(&carried[..end]);
     let report = fresh
-        .import(&mut input, &capture::sanitize_event, &|t| capture::sanitize_text(t).into_owned())
+        .import(
+            &mut input,
+            &capture::sanitize_event,
+            &|t| capture::sanitize_text(t).into_owned(),
+            // This home's own store, carried over.
+            ImportTrust::Everything,
+        )
         .context("cannot carry the readable part over into the fresh store")?;
     ctx.leave_log_small(&fresh);
     output::line(&format!(

@@ -31,6 +31,12 @@ pub fn write_transfer(out: &mut impl Write, verb: &str, report: &TransferReport)
         if report.memories_present > 0 {
             line.push_str(&format!(" ({} already stored)", report.memories_present));
         }
+        if report.memories_for_review > 0 {
+            line.push_str(&format!(
+                ", {} to review (`agent-memory review`; `import --trust` keeps a file you trust as it is)",
+                report.memories_for_review
+            ));
+        }
         if report.memories_updated > 0 {
             line.push_str(&format!(
                 ", {} brought up to a later edit",

@@ -405,7 +405,7 @@ fn memories_export_and_import_once() {
     assert_eq!(since.lines().count(), 1, "only the header: {since}");
 
     let target = home();
-    let first = target.json(&["import", file.to_str().expect("utf-8")]);
+    let first = target.json(&["import", "--trust", file.to_str().expect("utf-8")]);
     assert_eq!(
         (first["memories"].as_i64(), first["projects"].as_i64()),
         (Some(4), Some(1)),

@@ -653,7 +653,8 @@ fn a_brief_file_is_refreshed_only_where_asked_and_global_memory_only_on_request(
     let project = home.user_home().join("cloned");
     let brief_path = project.join(".agent-memory/brief.md");
     std::fs::create_dir_all(brief_path.parent().expect("dir")).expect("brief dir");
-    std::fs::write(&brief_path, "shipped with the repository\n").expect("shipped brief");
+    agent_memory_core::fsutil::write_atomic(&brief_path, b"shipped with the repository\n")
+        .expect("shipped brief");
     let dir = project.to_str().expect("utf-8 path");
 
     codex_fixes_the_parser(&home, "codex-fix", dir, CODEX_PROMPT);
