@@ -41,6 +41,12 @@ pub const SERVER_NAME: &str = "agent-memory";
 /// How long a tool call waits for a store another process is writing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a tool that writes memory keeps trying a store a background work pass holds. A
+/// write transaction that began as a read cannot wait in SQLite's busy handler (the snapshot
+/// it read is stale once another writer commits), so the whole write is tried again instead,
+/// well within the time an agent gives a tool call.
+const WRITE_DEADLINE: Duration = Duration::from_secs(25);
+
 const INSTRUCTIONS: &str = "agent-memory is the shared memory of every coding agent on this \
 machine: what was done, decided and learned in earlier sessions, by any agent. Read cheaply: \
 `search` first for a compact index (one line per hit with its id and token cost), then \
@@ -498,9 +504,12 @@ impl MemoryServer {
             (memory::Scope::Project(id), format!("the memory of project {}", identity.name))
         };
         let kind = args.kind.map(MemoryKindArg::kind);
+        drop(store);
         let done = self
-            .writer(&mut store)
-            .remember(&self.actor(origin), memory::Remember { text, kind, importance, scope })
+            .writing(|writer| {
+                let what = memory::Remember { text: text.clone(), kind, importance, scope };
+                writer.remember(&self.actor(origin), what)
+            })
             .map_err(memory_failed)?;
         let (id, kind) = (done.memory.id, done.memory.kind.as_str());
         if done.for_review {
@@ -537,14 +546,14 @@ impl MemoryServer {
                 ));
             }
         };
-        let mut store = self.store()?;
-        let memory =
-            self.writer(&mut store).forget(&self.actor(origin), id).map_err(|err| match err {
+        let memory = self.writing(|writer| writer.forget(&self.actor(origin), id)).map_err(
+            |err| match err {
                 memories::MemoryError::NotFound(_) => {
                     format!("`id`: no memory m{id}; find memories with `search` (ids m…)")
                 }
                 other => memory_failed(other),
-            })?;
+            },
+        )?;
         Ok(format!(
             "forgot m{id}: {}; it is no longer searched or shown (undo: `agent-memory forget m{id} --undo`)",
             memory.text
@@ -556,8 +565,30 @@ impl MemoryServer {
         memory::Actor::Agent(origin.to_owned())
     }
 
-    fn writer<'s>(&self, store: &'s mut Store) -> memory::Writer<'s> {
-        memory::Writer::configured(store, &self.settings.config, time::now_ms())
+    /// Runs one memory write, tried again while another process holds the store, until
+    /// [`WRITE_DEADLINE`].
+    fn writing<T>(
+        &self,
+        mut write: impl FnMut(&mut memory::Writer<'_>) -> Result<T, memories::MemoryError>,
+    ) -> Result<T, memories::MemoryError> {
+        let deadline = std::time::Instant::now() + WRITE_DEADLINE;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            let attempt = Store::open(&self.settings.home.db_path(), BUSY_TIMEOUT)
+                .map_err(memories::MemoryError::from)
+                .and_then(|mut store| {
+                    let now = time::now_ms();
+                    write(&mut memory::Writer::configured(&mut store, &self.settings.config, now))
+                });
+            match attempt {
+                Err(err) if err.is_busy() && std::time::Instant::now() + pause < deadline => {
+                    tracing::debug!(%err, "the store is busy; trying the write again");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(500));
+                }
+                done => return done,
+            }
+        }
     }
 }
 

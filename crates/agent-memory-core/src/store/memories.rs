@@ -254,6 +254,13 @@ pub enum MemoryError {
     Store(#[from] StoreError),
 }
 
+impl MemoryError {
+    /// Another process held the store past the busy timeout: worth trying again.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, MemoryError::Store(err) if err.is_busy())
+    }
+}
+
 impl From<rusqlite::Error> for MemoryError {
     fn from(err: rusqlite::Error) -> Self {
         MemoryError::Store(StoreError::Sql(err))

@@ -322,6 +322,33 @@ fn an_agent_proposes_memory_and_forgets_only_its_own() {
     server.finish();
 }
 
+/// A work pass holding the store longer than a connection waits: `remember` tries again and
+/// gets through once it is free, rather than failing with "database is locked".
+#[test]
+fn remember_waits_out_a_store_held_by_another_writer() {
+    let (home, app) = seeded();
+    let mut server = initialized(&home);
+    let (held, released) = std::sync::mpsc::channel();
+    let db_path = home.db_path();
+    let holder = std::thread::spawn(move || {
+        let db = rusqlite::Connection::open(&db_path).expect("open");
+        db.execute_batch("BEGIN IMMEDIATE; UPDATE projects SET name = name;").expect("hold");
+        held.send(()).expect("held");
+        // Longer than the busy timeout of one attempt.
+        std::thread::sleep(std::time::Duration::from_secs(6));
+        db.execute_batch("COMMIT").expect("release");
+    });
+    released.recv().expect("the store is held");
+    let (error, text) = server.call(
+        "remember",
+        json!({ "text": "The parser keeps its depth per nested list", "project": app }),
+    );
+    holder.join().expect("holder");
+    assert!(!error, "{text}");
+    assert!(text.contains("proposed"), "{text}");
+    server.finish();
+}
+
 #[test]
 fn bad_arguments_are_explained_and_the_server_keeps_serving() {
     let (home, _) = seeded();
