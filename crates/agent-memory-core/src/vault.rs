@@ -22,6 +22,13 @@
 //!   kept and reported if it was edited;
 //! - a note without an `id` (written in Obsidian) → a new memory, and its id is written into it.
 //!
+//! A note speaks for memory `m<id>` only where that memory's note is: at the path last linked
+//! to it, or (moved, or the state file new) alone inside the memory's own top folder (its
+//! project's, or `Global/`). Any other note claiming that id (one synced in from elsewhere, a
+//! copy) is named in the report and changes nothing, and a memory whose claims are disputed is
+//! left as it is that sync. Front-matter values are bounded, and an `id` that is not a memory
+//! id is reported, never taken.
+//!
 //! Must not: delete a note the person changed, write outside the configured folder, or let text
 //! reach the store unsanitized.
 
@@ -132,7 +139,7 @@ pub fn sync(store: &mut Store, root: &Path, state_path: &Path, now_ms: i64) -> R
     let mut report = SyncReport::default();
     inbox(store, root, now_ms, &mut report)?;
 
-    let (by_id, fresh) = scan(root, &mut report.problems)?;
+    let (claims, fresh) = scan(root, &mut report.problems)?;
     let active = memories::list(
         store,
         &Filter {
@@ -145,7 +152,21 @@ pub fn sync(store: &mut Store, root: &Path, state_path: &Path, now_ms: i64) -> R
 
     for memory in &active {
         let linked = state.notes.get(&memory.id).cloned();
-        let note = by_id.get(&memory.id);
+        let note = match claimant(memory, linked.as_ref(), claims.get(&memory.id)) {
+            Claim::Note(note, others) => {
+                disputed(root, memory, &others, &mut report);
+                Some(note)
+            }
+            Claim::Nothing => None,
+            Claim::Disputed(others) => {
+                disputed(root, memory, &others, &mut report);
+                if linked.is_some() {
+                    // Neither forgotten nor rewritten on a claim that may not be the person's.
+                    continue;
+                }
+                None
+            }
+        };
         let next = match (linked, note) {
             (None, None) => Some(write_note(root, memory, None, None, &mut report)?),
             // A note of this id but no record of it (the state file is new): the vault wins.
@@ -320,14 +341,74 @@ fn ticked(text: &str) -> Vec<i64> {
         .collect()
 }
 
-/// Every note under the folder but the inbox and conflict copies: those with an `id` by it,
-/// and those without one. Links and unreadable folders or notes are left alone and named in
-/// `problems`.
+/// Which note speaks for a memory, of the notes claiming its id.
+enum Claim<'n> {
+    /// This one; the others claiming the id change nothing.
+    Note(&'n Note, Vec<&'n Note>),
+    /// No note claims it.
+    Nothing,
+    /// Notes claim it, but none where the memory's note is.
+    Disputed(Vec<&'n Note>),
+}
+
+/// The note that speaks for `memory`: the one at the path last linked to it; else, when none
+/// is there (the note moved, or the state file is new), the only one claiming it inside the
+/// memory's own top folder.
+fn claimant<'n>(
+    memory: &Memory,
+    linked: Option<&Linked>,
+    claims: Option<&'n Vec<Note>>,
+) -> Claim<'n> {
+    let Some(claims) = claims.filter(|c| !c.is_empty()) else { return Claim::Nothing };
+    let others = |chosen: &Note| claims.iter().filter(|n| n.rel != chosen.rel).collect();
+    if let Some(at_link) = linked.and_then(|l| claims.iter().find(|n| n.rel == l.path)) {
+        return Claim::Note(at_link, others(at_link));
+    }
+    let home = note_path(memory).components().next().map(|c| c.as_os_str().to_owned());
+    let in_home: Vec<&Note> = claims
+        .iter()
+        .filter(|n| n.rel.components().next().map(|c| c.as_os_str().to_owned()) == home)
+        .collect();
+    match in_home.as_slice() {
+        [one] => Claim::Note(one, others(one)),
+        _ => Claim::Disputed(claims.iter().collect()),
+    }
+}
+
+/// Names in the report the notes claiming a memory that do not speak for it.
+fn disputed(root: &Path, memory: &Memory, notes: &[&Note], report: &mut SyncReport) {
+    for note in notes {
+        report.problems.push((
+            root.join(&note.rel),
+            format!(
+                "claims {} but is not its note; changed nothing (remove its `id` line to make it a new memory)",
+                memory.show_id()
+            ),
+        ));
+    }
+}
+
+/// The longest front-matter value a note may carry: far above any real kind, project name or
+/// time, and short enough that a hostile note cannot swell reports or lookups.
+const MAX_FRONT_VALUE: usize = 512;
+
+/// A note's `id:` as a memory id: `m` and a positive number.
+fn note_id(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix('m').unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<i64>().ok().filter(|id| *id > 0)
+}
+
+/// Every note under the folder but the inbox and conflict copies: those with an `id` by it
+/// (each id with every note claiming it), and those without one. Links, unreadable folders or
+/// notes, and notes whose front matter is out of bounds are left alone and named in `problems`.
 fn scan(
     root: &Path,
     problems: &mut Vec<(PathBuf, String)>,
-) -> Result<(HashMap<i64, Note>, Vec<Note>)> {
-    let mut by_id = HashMap::new();
+) -> Result<(HashMap<i64, Vec<Note>>, Vec<Note>)> {
+    let mut by_id: HashMap<i64, Vec<Note>> = HashMap::new();
     let mut fresh = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(dir) = stack.pop() {
@@ -373,12 +454,26 @@ fn scan(
             };
             let text = String::from_utf8_lossy(&bytes);
             let (front, body) = parse(&text);
+            if front.iter().any(|(k, v)| k.len() + v.len() > MAX_FRONT_VALUE) {
+                problems.push((
+                    path,
+                    format!(
+                        "a front-matter line is longer than {MAX_FRONT_VALUE} bytes; skipped until it is shortened"
+                    ),
+                ));
+                continue;
+            }
             let rel = path.strip_prefix(root).unwrap_or(&path).to_owned();
             let note = Note { rel, front, body, bytes };
-            match note.front.get("id").and_then(|id| id.trim_start_matches('m').parse().ok()) {
-                Some(id) => {
-                    by_id.insert(id, note);
-                }
+            match note.front.get("id").map(|id| note_id(id.trim())) {
+                Some(Some(id)) => by_id.entry(id).or_default().push(note),
+                Some(None) => problems.push((
+                    path,
+                    format!(
+                        "`id: {}` is not a memory id (m and a number); skipped (remove the line to make it a new memory)",
+                        note.front["id"]
+                    ),
+                )),
                 None => fresh.push(note),
             }
         }

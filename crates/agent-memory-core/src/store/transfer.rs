@@ -467,11 +467,13 @@ impl Importer<'_> {
                     }
                 }
                 Line::Project(p) => {
+                    within(line_no, "project key", &p.key, MAX_PATH_BYTES)?;
+                    within(line_no, "project root", &p.root, MAX_PATH_BYTES)?;
                     let identity = ProjectIdentity {
                         key: p.key.clone(),
                         root: clean(&p.root).into(),
-                        name: clean(&p.name),
-                        origin: clean_opt(p.origin),
+                        name: crate::text::clip(&clean(&p.name), MAX_NAME_CHARS),
+                        origin: clean_opt(p.origin).map(|o| crate::text::clip(&o, MAX_PATH_BYTES)),
                     };
                     let id = upsert_project(self.tx, &identity, crate::time::now_ms())?;
                     self.projects.insert(p.key, id);
@@ -479,9 +481,11 @@ impl Importer<'_> {
                 }
                 Line::Session(_) | Line::Event(_) if self.origin.starts_with("pack:") => {}
                 Line::Session(mut s) => {
+                    within(line_no, "session agent", &s.agent, MAX_NAME_CHARS)?;
+                    within(line_no, "session id", &s.source_id, MAX_PATH_BYTES)?;
                     s.cwd = clean_opt(s.cwd);
                     s.transcript_path = clean_opt(s.transcript_path);
-                    s.title = clean_opt(s.title);
+                    s.title = clean_opt(s.title).map(|t| crate::text::clip(&t, 500));
                     s.started_at = s.started_at.min(now);
                     s.last_event_at = s.last_event_at.min(now);
                     s.ended_at = s.ended_at.map(|t| t.min(now));
@@ -489,6 +493,9 @@ impl Importer<'_> {
                     report.sessions += 1;
                 }
                 Line::Event(mut record) => {
+                    within(line_no, "event agent", &record.event.agent, MAX_NAME_CHARS)?;
+                    within(line_no, "event session", &record.event.session, MAX_PATH_BYTES)?;
+                    within(line_no, "event uid", &record.event.uid, MAX_PATH_BYTES)?;
                     sanitize(&mut record.event);
                     record.event.at_ms = record.event.at_ms.min(now);
                     match self.event(&record)? {
@@ -500,6 +507,15 @@ impl Importer<'_> {
                     if self.origin.starts_with("pack:")
                         && record.tier == super::memories::Tier::L1 => {}
                 Line::Memory(mut record) => {
+                    if record.id < 1 {
+                        return Err(TransferError::BadLine {
+                            line: line_no,
+                            message: format!("memory id {} is not a memory id", record.id),
+                        });
+                    }
+                    if let Some(key) = &record.project {
+                        within(line_no, "memory project", key, MAX_PATH_BYTES)?;
+                    }
                     record.text = sanitize_text(&record.text);
                     record.created_at = record.created_at.min(now);
                     match self.memory(&record, line_no)? {
@@ -675,6 +691,26 @@ impl Importer<'_> {
         };
         Ok(insert_event(self.tx, event, &record.content_hash, session_id, project_id)?.is_some())
     }
+}
+
+/// The longest key, path or id an import takes: a path the system could open, and more than
+/// any key or id this program makes.
+const MAX_PATH_BYTES: usize = 4096;
+/// The longest name (of an agent, a project) an import takes, or keeps: longer ones are cut.
+const MAX_NAME_CHARS: usize = 200;
+
+/// Refuses a field longer than `max` bytes: no export writes one.
+fn within(line: usize, field: &str, value: &str, max: usize) -> Result<(), TransferError> {
+    if value.len() <= max {
+        return Ok(());
+    }
+    Err(TransferError::BadLine {
+        line,
+        message: format!(
+            "the {field} is {} bytes, more than the {max} any export writes",
+            value.len()
+        ),
+    })
 }
 
 /// The longest line an import reads: far above any event capture keeps, and small enough that

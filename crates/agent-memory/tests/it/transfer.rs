@@ -263,6 +263,42 @@ fn memory_from_a_foreign_file_arrives_for_review() {
     assert_eq!(status, "active");
 }
 
+/// Fields no export writes are refused or cut: a negative memory id, a key of megabytes; a
+/// project name of a megabyte is kept to a name's length.
+#[test]
+fn imported_fields_are_bounded() {
+    let home = home();
+    let header = serde_json::json!({"type": "header", "data": {"format": "agent-memory-export",
+        "version": 1, "exported_at": 0}});
+    let long = "n".repeat(1 << 20);
+    let project = |key: &str, name: &str| {
+        serde_json::json!({"type": "project", "data": {"key": key, "name": name, "root": "/w/x",
+            "origin": null}})
+    };
+    let memory = serde_json::json!({"type": "memory", "data": {"id": -3, "tier": "L2",
+        "kind": "fact", "text": "A fact", "project": "path:/w/x", "importance": 5,
+        "status": "active", "created_at": 1, "updated_at": 1, "origin": "remembered"}});
+    let import = |lines: &[serde_json::Value]| {
+        let stream: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        home.run(&["import", "--json"], stream.as_bytes())
+    };
+    let out = import(&[header.clone(), project(&format!("path:/{long}"), "x")]);
+    assert!(!out.status.success());
+    let said = |out: &std::process::Output| {
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    };
+    assert!(said(&out).contains("project key"), "{}", said(&out));
+    let out = import(&[header.clone(), project("path:/w/x", "x"), memory]);
+    assert!(!out.status.success());
+    assert!(said(&out).contains("memory id -3"), "{}", said(&out));
+    let out = import(&[header, project("path:/w/x", &long)]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let name: String = crate::db(&home)
+        .query_row("SELECT name FROM projects WHERE key = 'path:/w/x'", [], |r| r.get(0))
+        .expect("project");
+    assert!(name.chars().count() <= 200, "{}", name.len());
+}
+
 /// A misspelt agent is an error that names the agents to pass, not an empty export.
 #[test]
 fn export_of_an_unknown_agent_says_which_agents_there_are() {
