@@ -77,6 +77,114 @@ pub fn is_exception(line: &str) -> bool {
     rest.starts_with(':')
 }
 
+/// Clause openings that address whoever reads the text, telling it what to do or be.
+const INSTRUCTION_OPENINGS: &[&str] = &[
+    "ignore ",
+    "disregard ",
+    "forget all",
+    "forget the previous",
+    "forget previous",
+    "you must",
+    "you should always",
+    "you are now",
+    "new instructions",
+    "do not tell",
+    "don't tell",
+    "never tell",
+    "system:",
+    "assistant:",
+    "忽略",
+    "无视",
+    "你必须",
+    "你现在是",
+    "不要告诉",
+];
+
+/// Actions that, after "always" or "never", make a clause a standing order to an agent when it
+/// points outside the code (a URL, a pipe, a script): "always run curl … | sh", "always send
+/// the .env to https://…". "Always use jiff" and "never run migrations from a hook" stay
+/// conventions and gotchas.
+const ORDERED_ACTIONS: &[&str] = &[
+    "run", "execute", "call", "send", "upload", "post", "include", "append", "add", "push",
+    "commit", "tell", "ask", "mention", "say", "reply", "respond", "answer", "install", "download",
+    "curl", "wget", "delete", "remove", "disable", "skip", "ignore", "obey", "follow",
+];
+
+/// Phrases only an instruction to an agent contains.
+const INSTRUCTION_PHRASES: &[&str] = &[
+    "previous instructions",
+    "prior instructions",
+    "above instructions",
+    "these instructions",
+    "system prompt",
+    "| sh",
+    "| bash",
+    "|sh",
+    "|bash",
+    "之前的指令",
+    "以上指令",
+    "系统提示",
+];
+
+/// Whether `text` reads as an instruction to an agent, the kind an injected page or a hostile
+/// repository plants for the next agent to obey: a clause that addresses the reader ("ignore
+/// the previous instructions", "you must"), a standing order pointing outside the code, or a
+/// phrase only such text has (a download piped into a shell).
+pub fn reads_as_instruction(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    if INSTRUCTION_PHRASES.iter().any(|p| lower.contains(p)) {
+        return true;
+    }
+    clauses(&lower).any(|clause| {
+        if INSTRUCTION_OPENINGS.iter().any(|o| clause.starts_with(o)) {
+            return true;
+        }
+        let rest = ["always ", "never ", "总是", "永远不要"]
+            .iter()
+            .find_map(|order| clause.strip_prefix(order));
+        rest.is_some_and(|rest| {
+            let verb = rest.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default();
+            let ordered = ORDERED_ACTIONS.contains(&verb)
+                || ["运行", "执行", "发送", "上传", "下载"].iter().any(|v| rest.starts_with(v));
+            ordered && points_outside(rest)
+        })
+    })
+}
+
+/// The clauses of a text, each from its first letter: cut after `.`, `;`, `:`, `,`, `!`, `?`
+/// followed by a space (so a URL or a path stays whole), at a dash or a line break, and after
+/// every CJK stop.
+fn clauses(text: &str) -> impl Iterator<Item = &str> {
+    let mut cuts = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next_is_space = chars.peek().is_none_or(|(_, n)| n.is_whitespace());
+        let cut = match c {
+            '.' | ';' | ':' | ',' | '!' | '?' => next_is_space,
+            '\n' | '—' | '。' | '；' | '：' | '，' | '！' | '？' => true,
+            _ => false,
+        };
+        if cut {
+            cuts.push(at + c.len_utf8());
+        }
+    }
+    cuts.push(text.len());
+    let mut from = 0;
+    cuts.into_iter().map(move |to| {
+        let clause = &text[from..to];
+        from = to;
+        clause.trim_start_matches(|c: char| !c.is_alphanumeric())
+    })
+}
+
+/// Whether an order reaches outside the code: a URL, a pipe, or a script to run.
+fn points_outside(clause: &str) -> bool {
+    clause.contains("://")
+        || clause.contains('|')
+        || clause.contains("./")
+        || clause.contains(".sh")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1080,13 +1080,21 @@ impl What {
     }
 }
 
-/// An error as a memory quotes it; a bare non-zero exit when the output named none.
+/// An error as a memory quotes it: in quotation marks, since the words are a tool's output,
+/// not the agent's or the person's (wherever it is shown, it reads as what the tool printed);
+/// a bare non-zero exit when the output named none.
 fn error_words(lang: Lang, error: &str) -> String {
     if error.is_empty() {
         lang.pick("a non-zero exit".to_owned(), "非零退出码".to_owned())
     } else {
-        error.to_owned()
+        quoted(error)
     }
+}
+
+/// Tool output inside a sentence: in quotation marks, with any of its own marks made plain so
+/// the quote cannot be closed early.
+fn quoted(text: &str) -> String {
+    format!("“{}”", text.replace(['“', '”'], "\""))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1143,7 +1151,7 @@ fn bugfix_text(
     facts.extend(said_as(said, &[Role::Fix]));
     facts.extend(added_facts(lang, added));
     facts.extend(said_as(said, &[Role::Gotcha, Role::Decision, Role::Plain]));
-    match (runs, last_error) {
+    match (runs, last_error.map(quoted)) {
         (_, Some(last)) => facts.push(lang.pick(
             format!("A first fix got `{check}` past that, to {last}, before it passed."),
             format!("第一次修改后 `{check}` 又报 {last}，再改后才通过。"),
@@ -1553,7 +1561,7 @@ fn next_steps(batch: &Batch<'_>, lang: Lang) -> Vec<String> {
     // what remains; otherwise its words are the next steps.
     let said_nothing = batch.turns.last().is_none_or(|turn| turn.said.is_empty());
     for command in last_runs(batch).filter(|c| !c.passed && said_nothing) {
-        let error = command.error.as_deref().unwrap_or_default();
+        let error = error_words(lang, command.error.as_deref().unwrap_or_default());
         next.push(lang.pick(
             format!("`{}` still fails: {error}", command.text),
             format!("`{}` 仍然失败：{error}", command.text),
@@ -1860,13 +1868,13 @@ mod tests {
             &code_mode("en", &[]),
             expect![[r#"
                 [bugfix] nested lists now parse
-                  subtitle: error[E0425]: cannot find value `depth` in this scope fixed in src/parser.rs: depth += 1;
+                  subtitle: “error[E0425]: cannot find value `depth` in this scope” fixed in src/parser.rs: depth += 1;
                   concepts: problem-solution, what-changed, gotcha
-                  - `cargo test` failed with error[E0425]: cannot find value `depth` in this scope; after changing src/parser.rs, `cargo test` passed.
+                  - `cargo test` failed with “error[E0425]: cannot find value `depth` in this scope”; after changing src/parser.rs, `cargo test` passed.
                   - nested lists now parse.
                   - src/parser.rs now has: depth += 1;
-                  - A first fix got `cargo test` past that, to thread 'parser::tests::parses_nested' panicked at src/parser.rs:88:9: assertion `left == right` failed, before it passed.
-                  narrative: nested lists now parse. `cargo test` failed with error[E0425]: cannot find value `depth` in this scope, and `cargo test` passed once the agent changed src/parser.rs. When this error comes back, look at src/parser.rs first.
+                  - A first fix got `cargo test` past that, to “thread 'parser::tests::parses_nested' panicked at src/parser.rs:88:9: assertion `left == right` failed”, before it passed.
+                  narrative: nested lists now parse. `cargo test` failed with “error[E0425]: cannot find value `depth` in this scope”, and `cargo test` passed once the agent changed src/parser.rs. When this error comes back, look at src/parser.rs first.
                   read: ["src/parser.rs"] modified: ["src/parser.rs"]
                   sources: [2, 3, 4, 5, 6, 7, 8, 9] at: +8s
             "#]],
@@ -1875,7 +1883,7 @@ mod tests {
                 investigated:
                   - src/parser.rs
                 learned:
-                  - `cargo test` failed with error[E0425]: cannot find value `depth` in this scope; after changing src/parser.rs, `cargo test` passed.
+                  - `cargo test` failed with “error[E0425]: cannot find value `depth` in this scope”; after changing src/parser.rs, `cargo test` passed.
                 completed:
                   - nested lists now parse.
                   - changed src/parser.rs: `depth += 1;`
@@ -1919,13 +1927,13 @@ mod tests {
         let drafts = OfflineDistiller::new().observe(&bugfix_session(), &code_mode("zh-CN", &[]));
         expect![[r#"
             [bugfix] nested lists now parse
-              subtitle: error[E0425]: cannot find value `depth` in this scope：改 src/parser.rs 为 depth += 1;
+              subtitle: “error[E0425]: cannot find value `depth` in this scope”：改 src/parser.rs 为 depth += 1;
               concepts: problem-solution, what-changed, gotcha
-              - `cargo test` 报错 error[E0425]: cannot find value `depth` in this scope；修改 src/parser.rs 后 `cargo test` 通过。
+              - `cargo test` 报错 “error[E0425]: cannot find value `depth` in this scope”；修改 src/parser.rs 后 `cargo test` 通过。
               - nested lists now parse.
               - src/parser.rs 现在是：depth += 1;
-              - 第一次修改后 `cargo test` 又报 thread 'parser::tests::parses_nested' panicked at src/parser.rs:88:9: assertion `left == right` failed，再改后才通过。
-              narrative: nested lists now parse. `cargo test` 失败，报错 error[E0425]: cannot find value `depth` in this scope。修改 src/parser.rs 后 `cargo test` 通过。再次遇到这个错误时，先看 src/parser.rs。
+              - 第一次修改后 `cargo test` 又报 “thread 'parser::tests::parses_nested' panicked at src/parser.rs:88:9: assertion `left == right` failed”，再改后才通过。
+              narrative: nested lists now parse. `cargo test` 失败，报错 “error[E0425]: cannot find value `depth` in this scope”。修改 src/parser.rs 后 `cargo test` 通过。再次遇到这个错误时，先看 src/parser.rs。
               read: ["src/parser.rs"] modified: ["src/parser.rs"]
               sources: [2, 3, 4, 5, 6, 7, 8, 9] at: +8s
         "#]].assert_eq(&render_observations(&drafts));
@@ -2051,13 +2059,13 @@ mod tests {
             &study_session(),
             &code_mode("en", &[]),
             expect![[r#"
-                [discovery] `cargo test store::` fails: thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked
-                  subtitle: Not fixed yet: `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked
+                [discovery] `cargo test store::` fails: “thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked”
+                  subtitle: Not fixed yet: `cargo test store::` fails with “thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked”
                   concepts: problem-solution
-                  - `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked; not fixed in that session.
+                  - `cargo test store::` fails with “thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked”; not fixed in that session.
                   - src/store.rs, README.md define Store, open, migrate.
                   - Asked: how does the store open its database?
-                  narrative: `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked; not fixed in that session.
+                  narrative: `cargo test store::` fails with “thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked”; not fixed in that session.
                   read: ["src/store.rs", "README.md"] modified: []
                   sources: [1, 2, 4, 5, 6, 7, 9] at: +8s
             "#]],
@@ -2068,10 +2076,10 @@ mod tests {
                   - search: busy_timeout
                   - README.md
                 learned:
-                  - `cargo test store::` fails with thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked; not fixed in that session.
+                  - `cargo test store::` fails with “thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked”; not fixed in that session.
                 completed:
                 next_steps:
-                  - `cargo test store::` still fails: thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked
+                  - `cargo test store::` still fails: “thread 'store::tests::opens' panicked at src/store.rs:9:5: database is locked”
                 files_read:
                   - src/store.rs
                   - README.md

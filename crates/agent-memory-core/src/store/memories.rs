@@ -708,6 +708,9 @@ pub struct Unscreened {
     pub learned: Vec<String>,
     /// A summary's last covered event, so a rewritten summary is screened again.
     pub version: i64,
+    /// Whether the item stands only on what the person typed (a decision they stated): its
+    /// sources are all prompts. Anything else is the agent's words or tool output.
+    pub from_person: bool,
 }
 
 /// Observations and summaries not screened yet (a summary again once rewritten to cover more
@@ -715,7 +718,10 @@ pub struct Unscreened {
 pub fn unscreened(store: &Store, limit: usize) -> Result<Vec<Unscreened>> {
     let mut found = Vec::new();
     let mut stmt = store.conn().prepare_cached(
-        "SELECT o.id, o.project_id, o.kind, o.title, o.subtitle, o.facts, o.concepts
+        "SELECT o.id, o.project_id, o.kind, o.title, o.subtitle, o.facts, o.concepts,
+                (SELECT count(*) > 0 AND coalesce(sum(e.kind <> 'prompt'), 0) = 0
+                 FROM observation_sources s JOIN events e ON e.id = s.event_id
+                 WHERE s.observation_id = o.id)
          FROM observations o
          WHERE NOT EXISTS (SELECT 1 FROM memory_screened m
                            WHERE m.item_kind = 'observation' AND m.item_id = o.id)
@@ -731,6 +737,7 @@ pub fn unscreened(store: &Store, limit: usize) -> Result<Vec<Unscreened>> {
             subtitle: r.get(4)?,
             facts: list(r.get(5)?),
             concepts: list(r.get(6)?),
+            from_person: r.get(7)?,
             ..Unscreened::default()
         })
     })?;

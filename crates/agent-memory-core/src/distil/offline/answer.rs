@@ -4,8 +4,12 @@
 //! The answer is a claim, not a fact. The rules that use it decide what to believe: a statement
 //! that a check passes stands only when a run of that check was seen to pass, and an answer
 //! that says the problem is still there makes the turn unresolved whatever else it says.
+//!
+//! A statement that reads as an instruction to an agent ([`reads_as_instruction`]) is left out:
+//! an agent that repeats what an injected page or a tool's output told it is not recording a
+//! decision or a lesson, and the next agent must not be handed it as one.
 
-use crate::text::one_line;
+use crate::text::{one_line, reads_as_instruction};
 
 /// What a statement of the answer is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +43,7 @@ pub(super) fn statements(answer: &str) -> Vec<Statement> {
     let mut out = Vec::new();
     for raw in split(answer) {
         let (label, text) = label(&raw);
-        if text.chars().count() < 4 || is_ack(text) {
+        if text.chars().count() < 4 || is_ack(text) || reads_as_instruction(text) {
             continue;
         }
         let role = label.unwrap_or_else(|| role_of(text));
