@@ -183,11 +183,17 @@ impl InFlight {
 
 /// A payload that capture did not finish, as the spool may keep it: sanitized, and with no
 /// content at all when it names a sensitive file, since capture had no chance to keep only the
-/// fact of the access.
+/// fact of the access. A whole JSON payload is sanitized leaf by leaf, as capture would: the
+/// rules that read lines (tables, a command's output) and the context between leaves (a token
+/// command in one, its output in another) need the strings unescaped.
 fn raw_for_spool(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     if capture::redact::command_touches_sensitive_path(&text) {
         return String::new();
+    }
+    if let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&text) {
+        capture::sanitize_json(&mut value);
+        return value.to_string();
     }
     sanitize_text(&text).into_owned()
 }

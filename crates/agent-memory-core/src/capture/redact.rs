@@ -28,18 +28,41 @@ pub struct Rule {
     /// Lowercase ASCII literals, matched case-insensitively; the regex runs only when one occurs.
     /// Every text the pattern can match must contain one of them.
     pub keywords: &'static [&'static str],
+    /// For a secret with no literal to wake on (bare hex, base64): a scan of the text that is
+    /// true wherever the pattern can match. The regex runs when it or a keyword says so.
+    pub shape: Option<fn(&[u8]) -> bool>,
     /// The regex, compiled with Unicode off (`\b`, `\s`, `(?i)` are ASCII); `(?u:…)` where a
     /// negated class must match whole characters.
     pub pattern: &'static str,
     /// The named capture group holding the secret, or `None` for the whole match. A group that
     /// starts and ends with the same quote keeps its quotes.
     pub secret_group: Option<&'static str>,
+    /// Where in a match the secrets are: the group above, or several parts a function finds.
+    pub spans: Spans,
     /// What a match must also satisfy, for what a regex without look-around cannot say.
     pub guard: Guard,
     /// A realistic text this rule must redact (made-up secret of the right shape).
     pub must_match: &'static str,
     /// A near miss that must come through unchanged.
     pub must_not_match: &'static str,
+}
+
+/// Where the secrets of one match are. Most rules redact one group; the context-only kinds
+/// redact several parts of what their regex found (the cells of a column, the arguments of a
+/// call), each checked by the guard on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spans {
+    /// The secret group, or the whole match.
+    Group,
+    /// The `rows` group is a table whose first line, a header, names a secret in some column:
+    /// the cells of that column in the rows below.
+    TableColumn,
+    /// The `args` group is the argument list of a call that builds credentials: its string
+    /// literals.
+    StringArguments,
+    /// The match is a command that prints a token: the tokens on the lines it printed, up to the
+    /// next prompt.
+    CommandOutput,
 }
 
 /// Checks applied to a match before it is redacted.
@@ -61,6 +84,10 @@ pub enum Guard {
     Context,
     /// The secret is not a placeholder: `${VAR}`, `<your-token>`, `xxx`, `changeme`, `null`…
     NotPlaceholder,
+    /// A value only context makes a secret: at least 16 characters, no blank, Shannon entropy of
+    /// at least 3.5 bits a character, and not a word, identifier, path, URL or placeholder (see
+    /// [`is_random`]). As gitleaks does for its keyword-anchored generic rules.
+    Random,
     /// `key = value` forms, whose `key` group must name a secret (not a count, URL, type…:
     /// `max_tokens` and `token_url` are not). The value must not be a placeholder nor the key's
     /// own name (`token=token`), and it must sit where config puts values rather than where code
@@ -114,9 +141,17 @@ impl Redactor {
     /// Returns the text with every secret replaced by `[REDACTED:<rule-name>]`, and how many were
     /// replaced.
     pub fn redact<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
+        let (out, count, _) = self.redact_noting_commands(text);
+        (out, count)
+    }
+
+    /// [`Redactor::redact`], and whether the text runs a command that prints a token (whose
+    /// output, in a payload, may sit in another string than the command).
+    fn redact_noting_commands<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize, bool) {
         let candidates = self.candidates(text);
         let mut out = Cow::Borrowed(text);
         let mut count = 0;
+        let mut command = false;
         // Rules run in table order over the progressively redacted text: a secret taken by a
         // specific rule is a `[REDACTED:…]` marker by the time the generic ones look, and `apply`
         // skips matches that reach into a marker, so overlaps cannot garble the output.
@@ -127,12 +162,13 @@ impl Redactor {
             let Some(regex) = self.regex(index, out.len()) else {
                 continue;
             };
+            command |= rule.spans == Spans::CommandOutput && regex.is_match(out.as_ref());
             if let Some((redacted, n)) = apply(rule, regex, &out) {
                 out = Cow::Owned(redacted);
                 count += n;
             }
         }
-        (out, count)
+        (out, count, command)
     }
 
     /// Drops `<private>` spans, then redacts; the count is of secrets only.
@@ -153,13 +189,50 @@ impl Redactor {
     /// Redacts every string leaf (and object keys are left alone) of a JSON value in place; returns
     /// the count. A string under a key that names a secret (`"password": "…"`) is replaced whole,
     /// since the leaf alone carries no `key=` context for the generic rule to see.
+    ///
+    /// A payload that runs a command printing a token (`gh auth token`) carries its output in
+    /// another leaf than the command (`tool_response.stdout`), so when one leaf runs such a
+    /// command, the tokens on the first lines of every leaf go too, but for leaves whose key
+    /// names an identifier (`session_id`, `tool_use_id`, `transcript_path`).
     pub fn redact_json(&self, value: &mut Value) -> usize {
-        self.walk_json(value, false)
+        self.redact_json_with(value, false)
     }
 
     /// [`Redactor::redact_json`] that also drops `<private>` spans from every string leaf.
     pub fn scrub_json(&self, value: &mut Value) -> usize {
-        self.walk_json(value, true)
+        self.redact_json_with(value, true)
+    }
+
+    fn redact_json_with(&self, value: &mut Value, drop: bool) -> usize {
+        let mut command = false;
+        let count = self.walk_json(value, drop, &mut command);
+        if !command {
+            return count;
+        }
+        let Some(rule) = RULES.iter().find(|rule| rule.spans == Spans::CommandOutput) else {
+            return count;
+        };
+        count
+            + each_leaf(value, "", &mut |key, text| {
+                if has_word(key, IDENTIFIER_KEY_WORDS) {
+                    return 0;
+                }
+                let mut spans = Vec::new();
+                command_output(text, 0, &mut spans);
+                let mut replacer = Replacer::new(text);
+                for (start, end, _) in spans {
+                    if is_random(&text[start..end]) {
+                        replacer.replace(start, end, rule.name);
+                    }
+                }
+                match replacer.finish() {
+                    Some((redacted, n)) => {
+                        *text = redacted;
+                        n
+                    }
+                    None => 0,
+                }
+            })
     }
 
     /// How many rules have compiled their regex so far (for tests and `doctor`).
@@ -171,16 +244,34 @@ impl Redactor {
             .count()
     }
 
-    fn walk_json(&self, value: &mut Value, drop: bool) -> usize {
+    /// Redacts every leaf; `command` becomes true when a leaf runs a command that prints a token.
+    fn walk_json(&self, value: &mut Value, drop: bool, command: &mut bool) -> usize {
         match value {
             Value::String(text) => {
-                let (cleaned, count) = if drop { self.scrub(text) } else { self.redact(text) };
-                if let Cow::Owned(cleaned) = cleaned {
+                let (cleaned, count) = {
+                    let kept = if drop { drop_private(text) } else { Cow::Borrowed(text.as_str()) };
+                    let (cleaned, count, runs) = self.redact_noting_commands(&kept);
+                    *command |= runs;
+                    let cleaned = match cleaned {
+                        Cow::Owned(cleaned) => Some(cleaned),
+                        Cow::Borrowed(_) => None,
+                    };
+                    (
+                        cleaned.or(match kept {
+                            Cow::Owned(kept) => Some(kept),
+                            Cow::Borrowed(_) => None,
+                        }),
+                        count,
+                    )
+                };
+                if let Some(cleaned) = cleaned {
                     *text = cleaned;
                 }
                 count
             }
-            Value::Array(items) => items.iter_mut().map(|item| self.walk_json(item, drop)).sum(),
+            Value::Array(items) => {
+                items.iter_mut().map(|item| self.walk_json(item, drop, command)).sum()
+            }
             Value::Object(map) => map
                 .iter_mut()
                 .map(|(key, item)| match item {
@@ -188,16 +279,23 @@ impl Redactor {
                         *text = format!("[REDACTED:{GENERIC_RULE}]");
                         1
                     }
-                    _ => self.walk_json(item, drop),
+                    _ => self.walk_json(item, drop, command),
                 })
                 .sum(),
             Value::Null | Value::Bool(_) | Value::Number(_) => 0,
         }
     }
 
-    /// A bit per rule whose keywords occur in `text`.
+    /// A bit per rule whose keywords occur in `text`, or whose shape does.
     fn candidates(&self, text: &str) -> u128 {
-        self.keywords.rules_in(text.as_bytes())
+        let bytes = text.as_bytes();
+        RULES.iter().enumerate().fold(self.keywords.rules_in(bytes), |found, (index, rule)| {
+            let bit = 1u128 << index;
+            match rule.shape {
+                Some(shape) if found & bit == 0 && shape(bytes) => found | bit,
+                _ => found,
+            }
+        })
     }
 
     /// The regex of rule `index` for a text of `len` bytes.
@@ -327,49 +425,104 @@ pub fn redactor() -> &'static Redactor {
 
 /// Replaces every accepted match of one rule; `None` when nothing was replaced.
 fn apply(rule: &Rule, regex: &Regex, text: &str) -> Option<(String, usize)> {
-    let mut out = String::new();
-    let mut copied = 0;
-    let mut count = 0;
-    // Markers left by earlier rules, in order. A match reaching into one would cut it in half
-    // (`https://[REDACTED:github-pat]@…` read as user `[REDACTED`, password `github-pat]`), so
-    // such matches are skipped: the secret there is already gone.
-    let mut markers = text.match_indices("[REDACTED:").filter_map(|(start, _)| {
-        let close = text.as_bytes()[start..].iter().take(64).position(|&b| b == b']')?;
-        Some((start, start + close + 1))
-    });
-    let mut marker = markers.next();
+    let mut replacer = Replacer::new(text);
+    let mut spans = Vec::new();
     for caps in regex.captures_iter(text) {
         let caps = Caps { text, caps };
-        let Some((start, end, quoted)) = secret_span(rule, &caps) else {
-            continue;
-        };
-        while marker.is_some_and(|(_, marker_end)| marker_end <= start) {
-            marker = markers.next();
+        spans.clear();
+        secret_spans(rule, &caps, &mut spans);
+        for &(start, end, quoted) in &spans {
+            if replacer.may_replace(start, end)
+                && rule.guard.allows(text, &caps, start..end, quoted)
+            {
+                replacer.replace(start, end, rule.name);
+            }
         }
-        if marker.is_some_and(|(marker_start, _)| marker_start < end) {
-            continue;
+    }
+    replacer.finish()
+}
+
+/// Builds the redacted copy of a text, one secret at a time, in order.
+struct Replacer<'t> {
+    text: &'t str,
+    out: String,
+    copied: usize,
+    count: usize,
+    /// Markers left by earlier rules, in order. A match reaching into one would cut it in half
+    /// (`https://[REDACTED:github-pat]@…` read as user `[REDACTED`, password `github-pat]`), so
+    /// such secrets are skipped: the secret there is already gone. Looked up by position, as the
+    /// secrets of one rule need not come in order (a command's output lies past its match, where
+    /// the next match may start).
+    markers: Vec<(usize, usize)>,
+}
+
+impl<'t> Replacer<'t> {
+    fn new(text: &'t str) -> Replacer<'t> {
+        let markers = text
+            .match_indices("[REDACTED:")
+            .filter_map(|(start, _)| {
+                let close = text.as_bytes()[start..].iter().take(64).position(|&b| b == b']')?;
+                Some((start, start + close + 1))
+            })
+            .collect();
+        Replacer { text, out: String::new(), copied: 0, count: 0, markers }
+    }
+
+    /// True when `start..end` lies past what was replaced and clear of every marker.
+    fn may_replace(&self, start: usize, end: usize) -> bool {
+        let next = self.markers.partition_point(|&(_, marker_end)| marker_end <= start);
+        start >= self.copied
+            && self.markers.get(next).is_none_or(|&(marker_start, _)| marker_start >= end)
+    }
+
+    /// Replaces `start..end` (character boundaries, past what was replaced) by a marker.
+    fn replace(&mut self, start: usize, end: usize, name: &str) {
+        if !self.may_replace(start, end) {
+            return;
         }
-        if !rule.guard.allows(text, &caps, start..end, quoted) {
-            continue;
-        }
-        if count == 0 {
-            out.reserve(text.len());
+        if self.count == 0 {
+            self.out.reserve(self.text.len());
         }
         // Regex offsets on a `str` always fall on character boundaries, and so do the quote
-        // adjustments (quotes are ASCII), so these slices cannot panic.
-        out.push_str(&text[copied..start]);
-        out.push_str("[REDACTED:");
-        out.push_str(rule.name);
-        out.push(']');
-        copied = end;
-        count += 1;
+        // adjustments and the splits of the span finders (at ASCII bytes), so these slices
+        // cannot panic.
+        self.out.push_str(&self.text[self.copied..start]);
+        self.out.push_str("[REDACTED:");
+        self.out.push_str(name);
+        self.out.push(']');
+        self.copied = end;
+        self.count += 1;
     }
-    if count == 0 {
-        return None;
+
+    /// The redacted text and how many secrets went; `None` when nothing was replaced.
+    fn finish(mut self) -> Option<(String, usize)> {
+        if self.count == 0 {
+            return None;
+        }
+        self.out.push_str(&self.text[self.copied..]);
+        Some((self.out, self.count))
     }
-    out.push_str(&text[copied..]);
-    Some((out, count))
 }
+
+/// Applies `each` to every string leaf of a JSON value, with the key it is under (an array's
+/// items are under the array's key); the sum of what it returns.
+fn each_leaf(
+    value: &mut Value,
+    key: &str,
+    each: &mut impl FnMut(&str, &mut String) -> usize,
+) -> usize {
+    match value {
+        Value::String(text) => each(key, text),
+        Value::Array(items) => items.iter_mut().map(|item| each_leaf(item, key, each)).sum(),
+        Value::Object(map) => map.iter_mut().map(|(key, item)| each_leaf(item, key, each)).sum(),
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+    }
+}
+
+/// Words in a JSON key that say its value identifies something (`session_id`, `toolUseId`,
+/// `transcript_path`): random, and no secret.
+const IDENTIFIER_KEY_WORDS: &str =
+    "id ids uuid path cwd dir url uri name type kind event model version hash sha digest";
 
 /// One match of a rule's regex, with its groups.
 struct Caps<'t> {
@@ -423,6 +576,28 @@ impl<'t> Group<'t> {
     }
 }
 
+/// The secrets of one match, as [`secret_span`] gives them, in order.
+fn secret_spans(rule: &Rule, caps: &Caps<'_>, spans: &mut Vec<(usize, usize, bool)>) {
+    match rule.spans {
+        Spans::Group => spans.extend(secret_span(rule, caps)),
+        Spans::TableColumn => {
+            if let Some(rows) = caps.name("rows") {
+                table_column(caps.text, rows.start()..rows.end(), spans);
+            }
+        }
+        Spans::StringArguments => {
+            if let Some(args) = caps.name("args") {
+                string_arguments(caps.text, args.start()..args.end(), spans);
+            }
+        }
+        Spans::CommandOutput => {
+            if let Some(command) = caps.get(0) {
+                command_output(caps.text, command.end(), spans);
+            }
+        }
+    }
+}
+
 /// Byte range of the secret in a match, and whether surrounding quotes were trimmed off it.
 fn secret_span(rule: &Rule, caps: &Caps<'_>) -> Option<(usize, usize, bool)> {
     let found = match rule.secret_group {
@@ -448,6 +623,7 @@ impl Guard {
             Guard::NumericIdPrefix => base64_of_digits(value.split('.').next().unwrap_or("")),
             Guard::Context => caps.name("before").is_some() || caps.name("after").is_some(),
             Guard::NotPlaceholder => !is_placeholder(value),
+            Guard::Random => is_random(value),
             Guard::Assignment => is_assigned_secret(text, caps, secret, quoted),
         }
     }
@@ -728,6 +904,240 @@ fn is_colour(value: &str) -> bool {
     })
 }
 
+/// The [`Guard::Random`] check, for values that only their surroundings make secrets (a table's
+/// `api_key` column, a credentials constructor's arguments, what `gh auth token` printed):
+/// gitleaks' test for its generic rules, at least 16 characters at 3.5 bits of Shannon entropy
+/// or more, plus what that lets through in code and output: words and identifiers
+/// (`OPENAI_API_KEY`, `authorizations:create`), paths, URLs, e-mail addresses, placeholders.
+fn is_random(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    if bytes.len() < 16 || !bytes.iter().all(u8::is_ascii_graphic) {
+        return false;
+    }
+    // An identifier or a path is made of words: every part short, or letters with at most three
+    // digits after them (`my-service-v2`, `oauth2-client`, `src/auth/token.rs`, `sha256`,
+    // `2024-05-01T10:00:00Z`).
+    let wordy = value.split(['-', '_', '.', ':', '/', '\\']).all(|part| {
+        let letters = part.trim_end_matches(|c: char| c.is_ascii_digit());
+        part.len() <= 4
+            || (part.len() - letters.len() <= 3 && letters.bytes().all(|b| b.is_ascii_alphabetic()))
+    });
+    !wordy
+        && !value.contains("://")
+        && !value.contains('@')
+        && !value.starts_with(['/', '.', '~', '$', '%', '{', '<'])
+        && !is_code_path(value)
+        && !is_placeholder(value)
+        && entropy_bits(bytes) >= 3.5
+}
+
+/// Shannon entropy of the bytes, in bits a byte.
+fn entropy_bits(bytes: &[u8]) -> f64 {
+    let mut counts = [0u32; 256];
+    for &b in bytes {
+        counts[usize::from(b)] += 1;
+    }
+    let len = bytes.len() as f64;
+    counts
+        .iter()
+        .filter(|&&count| count > 0)
+        .map(|&count| {
+            let share = f64::from(count) / len;
+            -share * share.log2()
+        })
+        .sum()
+}
+
+/// The cells of one line of a table, split at `|` and `│`, each with its offset in the line.
+fn table_cells(line: &str) -> Vec<(usize, &str)> {
+    let mut cells = Vec::new();
+    let mut start = 0;
+    for (at, c) in line.char_indices() {
+        if c == '|' || c == '│' {
+            cells.push((start, &line[start..at]));
+            start = at + c.len_utf8();
+        }
+    }
+    cells.push((start, &line[start..]));
+    cells
+}
+
+/// A table's border or header rule: `|---|:--|`, `------+------`, `+====+`, `├──┼──┤`.
+fn is_table_border(line: &str) -> bool {
+    line.chars().any(|c| matches!(c, '-' | '=' | '─' | '═'))
+        && line.chars().all(|c| {
+            matches!(c, ' ' | '\t' | '\r' | '-' | '=' | '+' | ':' | '|') || ('─'..='╿').contains(&c)
+        })
+}
+
+/// A column header that says its cells are secrets: `api_key`, `Password`, `Secret Access Key`,
+/// but not `token_count` or `auth_url`, and not a line of shell (`echo $TOKEN `).
+fn is_secret_column(header: &str) -> bool {
+    let header = header.trim();
+    header.len() <= 40
+        && header.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-. ".contains(&b))
+        && is_secret_key_name(header)
+}
+
+/// [`Spans::TableColumn`]: the cells, in the rows of `rows`, of the columns its first line names
+/// as secrets. Rows are matched to the header by their number of cells; a line with another
+/// number ends the table, and borders are passed over.
+fn table_column(text: &str, rows: Range<usize>, spans: &mut Vec<(usize, usize, bool)>) {
+    let mut start = rows.start;
+    let mut lines = text[rows].split_inclusive('\n').map(|line| {
+        let at = start;
+        start += line.len();
+        (at, line.trim_end_matches(['\n', '\r']))
+    });
+    let Some((_, header)) = lines.next() else {
+        return;
+    };
+    let columns: Vec<bool> =
+        table_cells(header).into_iter().map(|(_, cell)| is_secret_column(cell)).collect();
+    if !columns.contains(&true) {
+        return;
+    }
+    for (at, line) in lines {
+        if is_table_border(line) {
+            continue;
+        }
+        let cells = table_cells(line);
+        if cells.len() != columns.len() {
+            break;
+        }
+        for ((offset, cell), _) in cells.into_iter().zip(&columns).filter(|(_, secret)| **secret) {
+            // Blanks are ASCII, so the trimmed cell starts and ends on character boundaries.
+            let value = cell.trim_matches([' ', '\t']);
+            let from = at + offset + (cell.len() - cell.trim_start_matches([' ', '\t']).len());
+            if !value.is_empty() {
+                spans.push((from, from + value.len(), false));
+            }
+        }
+    }
+}
+
+/// [`Spans::StringArguments`]: the string literals (`"…"`, `'…'`, `` `…` ``, escapes allowed)
+/// in `args`, without their quotes.
+fn string_arguments(text: &str, args: Range<usize>, spans: &mut Vec<(usize, usize, bool)>) {
+    let bytes = text.as_bytes();
+    let mut at = args.start;
+    while at < args.end {
+        let quote = bytes[at];
+        if !matches!(quote, b'"' | b'\'' | b'`') {
+            at += 1;
+            continue;
+        }
+        let mut end = at + 1;
+        while end < args.end && bytes[end] != quote {
+            end += if bytes[end] == b'\\' { 2 } else { 1 };
+        }
+        if end >= args.end {
+            return;
+        }
+        // Both quotes are ASCII bytes, so the literal's bounds are character boundaries.
+        spans.push((at + 1, end, true));
+        at = end + 1;
+    }
+}
+
+/// How many lines after a command [`command_output`] looks at.
+const OUTPUT_LINES: usize = 20;
+
+/// [`Spans::CommandOutput`]: the words on the lines after `from` (where a command's line ends),
+/// up to [`OUTPUT_LINES`] of them or the next prompt (`$ `, `% `, `❯ `). Words are split at
+/// blanks, quotes, brackets, `,;|│` and box drawing, so a token in a JSON answer or a table
+/// cell stands alone; the guard tells a token from the other words.
+fn command_output(text: &str, from: usize, spans: &mut Vec<(usize, usize, bool)>) {
+    let mut start = from;
+    for line in text[from..].split_inclusive('\n').take(OUTPUT_LINES + 1) {
+        let at = start;
+        start += line.len();
+        if at > from
+            && ["$ ", "% ", "❯ "].iter().any(|prompt| line.trim_start().starts_with(prompt))
+        {
+            return;
+        }
+        let mut word = None;
+        for (offset, c) in line.char_indices().chain([(line.len(), ' ')]) {
+            let separator =
+                c.is_whitespace() || "\"'`,;|()[]{}<>".contains(c) || ('─'..='╿').contains(&c);
+            match (separator, word) {
+                (false, None) => word = Some(offset),
+                (true, Some(begin)) => {
+                    spans.push((at + begin, at + offset, false));
+                    word = None;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// True where a Mailgun key of the newer form may be: 32 hex digits, `-`, 8, `-`, 8.
+fn has_mailgun_key_shape(text: &[u8]) -> bool {
+    has_separated_runs(text, b'-', u8::is_ascii_hexdigit, &[32, 8, 8])
+}
+
+/// True where a Discord bot token may be: 24 base64url characters or more, `.`, 6, `.`, 27.
+fn has_discord_token_shape(text: &[u8]) -> bool {
+    let base64url = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
+    has_separated_runs(text, b'.', base64url, &[24, 6, 27])
+}
+
+/// True when `text` holds runs of `class` bytes of the given `lengths` (at least), one
+/// `separator` between each two, looked for only where a separator occurs.
+fn has_separated_runs(
+    text: &[u8],
+    separator: u8,
+    class: fn(&u8) -> bool,
+    lengths: &[usize],
+) -> bool {
+    let Some((&first, rest)) = lengths.split_first() else {
+        return false;
+    };
+    let run = |range: Range<usize>| text.get(range).is_some_and(|part| part.iter().all(class));
+    memchr::memchr_iter(separator, text).any(|at| {
+        let mut next = at;
+        at >= first
+            && run(at - first..at)
+            && rest.iter().enumerate().all(|(index, &len)| {
+                let ends = index + 1 == rest.len() || text.get(next + 1 + len) == Some(&separator);
+                let found = ends && run(next + 1..next + 1 + len);
+                next += 1 + len;
+                found
+            })
+    })
+}
+
+/// True where a table may name a secret in its header: a line holding a `|` (or `│`) and a word
+/// of [`TABLE_HEADER_WORDS`], with a line after it.
+fn has_secret_table_header(text: &[u8]) -> bool {
+    let mut from = 0;
+    // Only the lines with a pipe are looked at: `|`, or the lead byte of `│` (U+2502).
+    while let Some(found) = memchr::memchr2(b'|', 0xE2, &text[from..]) {
+        let at = from + found;
+        let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |newline| newline + 1);
+        let Some(end) = memchr::memchr(b'\n', &text[at..]).map(|newline| at + newline) else {
+            return false;
+        };
+        let line = &text[start..end];
+        if line.contains(&b'|') || line.windows(3).any(|w| w == "│".as_bytes()) {
+            let named = TABLE_HEADER_WORDS.iter().any(|word| {
+                line.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+            });
+            if named && end + 1 < text.len() {
+                return true;
+            }
+        }
+        from = end + 1;
+    }
+    false
+}
+
+/// Words of which a column header naming secrets holds one (as the table rule's regex asks).
+const TABLE_HEADER_WORDS: &[&str] =
+    &["token", "secret", "passw", "pwd", "key", "auth", "credential", "passphrase"];
+
 /// Drops `<private>…</private>` spans (case-insensitive tags, multi-line, several spans; an
 /// unclosed `<private>` drops everything after it). Returns `Cow::Borrowed` when there is nothing
 /// to drop. Nested spans count depth, so `<private>a<private>b</private>c</private>` drops all of
@@ -846,6 +1256,13 @@ const SECRET_WORDS: &[&str] = &[
     "_pass", "-pass", ".pass", "pass:", "pass=", "pass =", "pass\":", "pass':",
 ];
 
+/// A word that names a secret in a table's header (see [`TABLE_HEADER_WORDS`]).
+macro_rules! table_header_word {
+    () => {
+        r"(?i:token|secret|passw|pwd|key|auth|credential|passphrase)"
+    };
+}
+
 /// Everything after the `-----BEGIN …-----` line of an armoured block: a line break (real,
 /// JSON-escaped `\n`, or escaped twice, `\\n`, for JSON inside a JSON string), then base64,
 /// header lines (`Proc-Type: 4,ENCRYPTED`), blank lines and the `  12→` line numbers of a file
@@ -869,13 +1286,24 @@ macro_rules! k8s_data {
     };
 }
 
-/// A double- or single-quoted string (escapes allowed), or an unquoted run of token characters,
-/// then an end: space, line end, `,;&`, a closing bracket or quote.
+/// What an unquoted value may go on with after a `&`. In a query string `&name=` starts the next
+/// parameter, so the value stops before it; any other `&` is part of the value (`abc&def123`).
+macro_rules! ampersand_continued {
+    () => {
+        r"(?:&(?:[A-Za-z0-9_.\-]*[+/~!@#$%^*?:][A-Za-z0-9_\-.+/=~!@#$%^*?:]*|[A-Za-z0-9_.\-]+))*"
+    };
+}
+
+/// A double- or single-quoted string (escapes allowed), or an unquoted run of token characters
+/// (with `&` as `ampersand_continued!` says), then an end: space, line end, `,;&`, a closing
+/// bracket or quote.
 macro_rules! assigned_value {
     () => {
         concat!(
             r#"(?P<secret>(?u:"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*')"#,
-            r#"|[A-Za-z0-9_\-.+/=~!@#$%^*?:]+)(?:[ \t\r\n,;&"'`)\]}\\]|，|。|；|）|、|$)"#
+            r"|[A-Za-z0-9_\-.+/=~!@#$%^*?:]+",
+            ampersand_continued!(),
+            r#")(?:[ \t\r\n,;&"'`)\]}\\]|，|。|；|）|、|$)"#
         )
     };
 }
@@ -898,7 +1326,9 @@ const fn rule(
         name,
         keywords,
         pattern,
+        shape: None,
         secret_group: None,
+        spans: Spans::Group,
         guard: Guard::None,
         must_match,
         must_not_match,
@@ -913,6 +1343,16 @@ impl Rule {
 
     const fn guarded(self, guard: Guard) -> Rule {
         Rule { guard, ..self }
+    }
+
+    /// Wake on a shape of the text rather than a keyword.
+    const fn woken_by(self, shape: fn(&[u8]) -> bool) -> Rule {
+        Rule { shape: Some(shape), ..self }
+    }
+
+    /// Redact the parts of each match that `spans` finds.
+    const fn redacting(self, spans: Spans) -> Rule {
+        Rule { spans, ..self }
     }
 }
 
@@ -1152,14 +1592,16 @@ const RULES: &[Rule] = &[
         "{\"sid\": \"SK089a58f3aef3416f9386bd8773c9d519\", \"friendly_name\": \"ci\", \"secret\"\
          : null}",
         "SKIP_CHECKS=1 and SKU0123 and task_7513064d6d59").guarded(Guard::HasDigit),
-    // Keys of the newer form (32 hex, then two groups of 8) are bare hex: only in context.
-    rule("mailgun-key", &["mailgun", "\"api\"", "'api'", "api:"],
-        concat!(r#"(?:(?i:mailgun)(?u:[^\n]*?)|["']api["'][ \t]*,[ \t]*["']|\bapi:)"#,
-            r"\b(?P<secret>(?:key-)?[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})\b"),
+    // Keys of the newer form: 32 hex digits, then two groups of 8. Bare hex, but no identifier
+    // in common use has that shape, so the shape alone wakes the rule.
+    rule("mailgun-key", &[],
+        r"\b(?P<secret>(?:key-)?[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})\b",
         "requests.post(\"https://api.mailgun.net/v3/mg.example.com/messages\", auth=(\"api\", \"\
-         40ea4e095bd1d6854575622f85646960-2d1ba9f2-0df4875b\"))",
-        "mailgun domain mg.example.com, message id 20240101120000.abc@mg.example.com")
-        .redacting_group(),
+         40ea4e095bd1d6854575622f85646960-2d1ba9f2-0df4875b\"))\n\
+         0123456789abcdef0123456789abcdef-0a1b2c3d-4e5f6a7b",
+        "build 40ea4e095bd1d6854575622f85646960-2d1ba9f2 of 5d1ba9f2ab40ea4e095bd1d6854575622f8564\
+         6960-2d1ba9f2-0df4875b")
+        .redacting_group().woken_by(has_mailgun_key_shape),
     rule("aws-access-key-id", &["akia", "asia", "abia", "acca", "a3t"],
         r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b",
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
@@ -1276,15 +1718,16 @@ const RULES: &[Rule] = &[
         "https://discord.com/api/webhooks/123456789012345678/8zV5yPU8d0FZfWe7ihGyiRUIQfHOJMaidDn\
          87XG3-q-xbMtEPO6UkzYuF0ie9Pu2njHk",
         "see https://discord.com/developers/docs/resources/webhook"),
-    // Next to a word that says so, or as the argument of `client.run(…)` (discord.py) or
-    // `client.login(…)` (discord.js); its first part must be the base64 of the bot's numeric id.
-    rule("discord-bot-token", &["discord", ".run(", ".login("],
-        concat!(r#"(?:(?i:discord)[A-Za-z0-9_ \t."':=\-]{0,40}?|\.(?:run|login)\([ \t]*["'])"#,
-            r"\b(?P<secret>[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})\b"),
+    // Three dotted base64url parts whose first is the base64 of the bot's numeric id (17 digits
+    // or more): that alone tells a token from a dotted name, wherever it stands.
+    rule("discord-bot-token", &[],
+        r"\b(?P<secret>[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})\b",
         "DISCORD_TOKEN=MTIzNDU2Nzg5MDEyMzQ1Njc4.7kvmlP.7HVDctQUy1xvCkgafrfwA94hJ9WnywX0t0ZBfd\n\
-         client.run('MTEyMjMzNDQ1NTY2Nzc4ODk5.IIemGp.b3EfKoNSvphIk7s4pqL0KJFlK6CXzU6M98NdFQ')",
+         client.run('MTEyMjMzNDQ1NTY2Nzc4ODk5.IIemGp.b3EfKoNSvphIk7s4pqL0KJFlK6CXzU6M98NdFQ')\n\
+         MTA4NzY1NDMyMTA5ODc2NTQzMg.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB",
         "discord.py 2.3.2 needs Python 3.8; app.run('NetworkManagerConfiguration.client.\
-         handle_the_request_for_each_user')").redacting_group().guarded(Guard::NumericIdPrefix),
+         handle_the_request_for_each_user')").redacting_group().guarded(Guard::NumericIdPrefix)
+        .woken_by(has_discord_token_shape),
     // `scheme://user:password@host`: only the password goes. Brackets are not allowed in userinfo
     // (RFC 3986), which also keeps earlier markers out of the match.
     // JSON may escape the slashes (`postgres:\/\/app:pw@db`).
@@ -1325,6 +1768,39 @@ const RULES: &[Rule] = &[
          docker login -u ci -p dckr_pat_2bX9qLm4 registry.example.com",
         "mysql -u root -p shop && docker login --password-stdin -u ci && mysql -P 3306 -h db")
         .redacting_group().guarded(Guard::NotPlaceholder),
+    // Values only their surroundings make secrets, each checked for randomness (`Guard::Random`):
+    // the cells of a table column named like a key (Markdown, psql, ASCII borders)…
+    rule("secret-table-column", &[],
+        concat!(r"(?m:^)(?P<rows>(?u:[^\n])*(?:(?:\||│)(?u:[^\n])*", table_header_word!(),
+            r"|", table_header_word!(), r"(?u:[^\n])*(?:\||│))(?u:[^\n])*",
+            r"(?:\r?\n(?:(?u:[^\n])*(?:\||│)(?u:[^\n])*",
+            r"|[ \t]*(?:[\-+=:]|─|┼|├|┤|┌|┐|└|┘|┬|┴)(?:[\-+=: \t]|─|┼|├|┤|┌|┐|└|┘|┬|┴)*\r?))+)"),
+        "$ psql -c 'select name, api_key from clients'\n name |         api_key\n------+-----------\
+         ---------------\n prod | q8Zr2mXv9LpT4wYb7NcK3hJd\n(1 row)\n",
+        "| name | token_count | auth |\n|------|-------------|------|\n| prod | 1234 | oauth2-client-credentials |\n")
+        .redacting(Spans::TableColumn).guarded(Guard::Random).woken_by(has_secret_table_header),
+    // …the string arguments of a call that builds credentials or a client from them…
+    rule("credential-arguments", &["credentials(", "credential(", "credentials.new(",
+        "credentials.create(", "credentials.of(", "provider(",
+        "auth(", "client(", "session(", "signer(", "token(", "apikey(", "api_key(", "secret("],
+        concat!(r"\b[A-Za-z0-9_]*(?i:credentials?|provider|auth|client|session|signer|token",
+            r"|api_?key|secret)(?:\.(?:new|create|of))?\((?P<args>(?u:[^(){};])*)"),
+        "creds = Credentials(\"AKIAIOSFODNN7EXAMPLE\", \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\")",
+        "Credentials(username, password); boto3.client('s3', region_name='eu-west-1'); \
+         secretsManager.getSecretValue(params)")
+        .redacting(Spans::StringArguments).guarded(Guard::Random),
+    // …and what a command that prints a token printed.
+    rule("cli-auth-token", &["gh auth token", "heroku auth:token", "npm token create",
+        "vercel token", "doctl auth token", "print-access-token", "print-identity-token",
+        "get-login-password", "kubectl create token", "vault print token", "firebase login:ci"],
+        concat!(r"(?m:^)[ \t]*(?:(?:[$%>#]|❯)[ \t]*)?(?:sudo[ \t]+)?(?i:gh auth token",
+            r"|heroku auth:token|npm token create|vercel tokens? (?:add|create)|doctl auth token",
+            r"|gcloud auth (?:application-default )?print-(?:access|identity)-token",
+            r"|aws ecr(?:-public)? get-login-password|kubectl create token|vault print token",
+            r"|firebase login:ci)(?:[ \t](?u:[^\n|;&)`])*)?\r?(?m:$)"),
+        "$ gcloud auth print-access-token\nya29.a0AfH6SMBq8Zr2mXv9LpT4wYb7NcK3hJdQ2\n$ ls\n",
+        "$ gh auth token | pbcopy\nCopied. Logged in to github.com as octocat_2024-dev-account\n")
+        .redacting(Spans::CommandOutput).guarded(Guard::Random),
     // A secret named in prose or echoed by a prompt: "your API key is X", `Enter password: X`,
     // `密码：X`. Only a value that looks generated (see [`Guard::Opaque`]).
     // A bare `token:` is left to the generic rule: it starts half the fields of typed code.
@@ -1349,7 +1825,8 @@ const RULES: &[Rule] = &[
         concat!(r"(?:^|[ \t])--?(?P<key>(?:[A-Za-z0-9]+-)*(?i:token|secret|passw(?:or)?d|pwd",
             r"|api-?key|access-?key|private-?key|auth|credential|passphrase)[A-Za-z0-9\-]*)[ \t]+",
             r#"(?P<secret>(?u:"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*')"#,
-            r"|[A-Za-z0-9_.+/=~!@#$%^*?:][A-Za-z0-9_\-.+/=~!@#$%^*?:]*)(?:[ \t\r\n;&|)]|$)"),
+            r"|[A-Za-z0-9_.+/=~!@#$%^*?:][A-Za-z0-9_\-.+/=~!@#$%^*?:]*", ampersand_continued!(),
+            r")(?:[ \t\r\n;&|)]|$)"),
         "mysql --password hunter2-ish -h db",
         "docker login --password-stdin -u me < pw.txt && gh run --token-file ./t")
         .redacting_group().guarded(Guard::Assignment),
@@ -1377,12 +1854,16 @@ mod tests {
     fn own_secrets<'t>(redactor: &Redactor, index: usize, text: &'t str) -> Vec<&'t str> {
         let rule = &RULES[index];
         let regex = redactor.regex(index, text.len()).expect("every pattern compiles");
-        let accepted = |caps| {
+        let mut secrets = Vec::new();
+        for caps in regex.captures_iter(text) {
             let caps = Caps { text, caps };
-            let (start, end, quoted) = secret_span(rule, &caps)?;
-            rule.guard.allows(text, &caps, start..end, quoted).then_some(&text[start..end])
-        };
-        regex.captures_iter(text).filter_map(accepted).collect()
+            let mut spans = Vec::new();
+            secret_spans(rule, &caps, &mut spans);
+            secrets.extend(spans.into_iter().filter_map(|(start, end, quoted)| {
+                rule.guard.allows(text, &caps, start..end, quoted).then_some(&text[start..end])
+            }));
+        }
+        secrets
     }
 
     /// Each non-blank line of `cases` is `input ⇒ output`, or just `input` when it must come
@@ -1415,19 +1896,24 @@ mod tests {
                     "{name}: no {group}"
                 );
             }
-            assert!(!rule.keywords.is_empty(), "{name}");
+            assert!(!rule.keywords.is_empty() || rule.shape.is_some(), "{name}");
             for keyword in rule.keywords {
                 assert_eq!(keyword.to_ascii_lowercase(), *keyword, "{name}");
             }
 
             // The rule itself finds the example's secret, and the prefilter lets it run: one of
-            // its keywords lies inside the match.
+            // its keywords lies inside the match, or the match has its shape.
             let secrets = own_secrets(&redactor, index, rule.must_match);
             assert!(!secrets.is_empty(), "{name}: its regex misses its must_match");
-            let whole =
-                &rule.must_match[regex.find(rule.must_match).expect("matched above").range()];
-            let lower = whole.to_ascii_lowercase();
-            assert!(rule.keywords.iter().any(|k| lower.contains(k)), "{name}: no keyword");
+            for found in regex.find_iter(rule.must_match) {
+                let whole = &rule.must_match[found.range()];
+                let lower = whole.to_ascii_lowercase();
+                assert!(
+                    rule.keywords.iter().any(|k| lower.contains(k))
+                        || rule.shape.is_some_and(|shape| shape(whole.as_bytes())),
+                    "{name}: no keyword or shape in {whole}"
+                );
+            }
 
             // The whole redactor replaces it under this rule's name and leaves no trace; a second
             // pass changes nothing, so markers never look like secrets.
@@ -1496,7 +1982,7 @@ mod tests {
             HF_ORG_TOKEN=[REDACTED:huggingface-org-token]
             heroku authorizations:create printed [REDACTED:heroku-api-token]
             {"sid": "[REDACTED:twilio-api-key-sid]", "friendly_name": "ci", "secret": null}
-            requests.post("https://api.mailgun.net/v3/mg.example.com/messages", auth=("api", "[REDACTED:mailgun-key]"))
+            requests.post("https://api.mailgun.net/v3/mg.example.com/messages", auth=("api", "[REDACTED:mailgun-key]"))⏎[REDACTED:mailgun-key]
             aws_access_key_id = [REDACTED:aws-access-key-id]
             aws_secret_access_key = [REDACTED:aws-secret-access-key]
             git clone https://[REDACTED:github-pat]@github.com/o/r
@@ -1526,12 +2012,15 @@ mod tests {
             X-Shopify-Access-Token: [REDACTED:shopify-token]
             https://api.telegram.org/bot[REDACTED:telegram-bot-token]/getMe
             [REDACTED:discord-webhook]
-            DISCORD_TOKEN=[REDACTED:discord-bot-token]⏎client.run('[REDACTED:discord-bot-token]')
+            DISCORD_TOKEN=[REDACTED:discord-bot-token]⏎client.run('[REDACTED:discord-bot-token]')⏎[REDACTED:discord-bot-token]
             DATABASE_URL=postgres://app:[REDACTED:password-in-url]@db.internal:5432/app
             curl -H 'Authorization: Bearer [REDACTED:authorization-bearer]' https://api.example.com
             Authorization: Basic [REDACTED:authorization-basic]
             curl -u admin:[REDACTED:curl-user-password] https://ci.internal/api/json
             mysqldump -u root -p'[REDACTED:cli-password]' shop > shop.sql⏎sshpass -p [REDACTED:cli-password] ssh deploy@web1⏎docker login -u ci -p [REDACTED:cli-password] registry.example.com
+            $ psql -c 'select name, api_key from clients'⏎ name |         api_key⏎------+--------------------------⏎ prod | [REDACTED:secret-table-column]⏎(1 row)⏎
+            creds = Credentials("[REDACTED:aws-access-key-id]", "[REDACTED:credential-arguments]")
+            $ gcloud auth print-access-token⏎[REDACTED:cli-auth-token]⏎$ ls⏎
             Here is my setup. Your API key is [REDACTED:secret-in-prose] and the admin password: [REDACTED:secret-in-prose]
             mysql --password [REDACTED:secret-cli-flag] -h db
             export DB_PASSWORD="[REDACTED:secret-assignment]"
@@ -1583,11 +2072,12 @@ mod tests {
         texts.extend(
             ["", "s", "SK", "ssk-", "数据库密码是", "ghghp_", "\u{0}\u{ff}"].map(str::to_owned),
         );
+        let redactor = Redactor::new();
         let mut woken = 0;
         for text in &texts {
             let found = keywords.rules_in(text.as_bytes());
             assert_eq!(found, naive(text), "{text:?}");
-            woken |= found;
+            woken |= redactor.candidates(text);
         }
         assert_eq!(woken, (1u128 << RULES.len()) - 1, "every rule woken by some text");
     }
@@ -1886,6 +2376,179 @@ curl -H \"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJ
             let (out, count) = redactor.redact(text);
             assert!(matches!(out, Cow::Borrowed(_)) && count == 0, "changed: {out}");
         }
+    }
+
+    /// An unquoted value runs on past a `&`, unless `&name=` starts the next parameter of a
+    /// query string.
+    #[test]
+    fn an_ampersand_ends_a_value_only_before_a_parameter() {
+        check_lines(
+            r"
+            password=abc&def123XYZ789 ⇒ password=[REDACTED:secret-assignment]
+            api_key=Ab3&dE5fG7hJ9kL ⇒ api_key=[REDACTED:secret-assignment]
+            export DB_PASS=Xy9&k2!m ./run ⇒ export DB_PASS=[REDACTED:secret-assignment] ./run
+            https://x.io/cb?token=abc123XYZ&user=bob ⇒ https://x.io/cb?token=[REDACTED:secret-assignment]&user=bob
+            ?token=abc&def123&user=bob&password=Xy9k2m ⇒ ?token=[REDACTED:secret-assignment]&user=bob&password=[REDACTED:secret-assignment]
+            ?access_token=abc123&x=1 ⇒ ?access_token=[REDACTED:secret-assignment]&x=1
+            TOKEN=abc123& ⇒ TOKEN=[REDACTED:secret-assignment]&
+            deploy --api-key Ab3&dE5fG7hJ9kL -v ⇒ deploy --api-key [REDACTED:secret-cli-flag] -v
+            ",
+            redacted,
+        );
+    }
+
+    /// Provider keys whose shape is the only clue: DigitalOcean's three prefixes, Mailgun's newer
+    /// keys, Discord bot tokens, each bare as a command prints it.
+    #[test]
+    fn provider_shapes_need_no_keyword() {
+        let hex64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        let mailgun = "0123456789abcdef0123456789abcdef-0a1b2c3d-4e5f6a7b";
+        let discord = "MTA4NzY1NDMyMTA5ODc2NTQzMg.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB";
+        let cases = [
+            (format!("dop_v1_{hex64}"), "digitalocean-token"),
+            (format!("doo_v1_{hex64}"), "digitalocean-token"),
+            (format!("dor_v1_{hex64}"), "digitalocean-token"),
+            (mailgun.to_owned(), "mailgun-key"),
+            (discord.to_owned(), "discord-bot-token"),
+        ];
+        for (secret, name) in cases {
+            for text in
+                [format!("{secret}\n"), format!("key {secret}, next"), format!("'{secret}'")]
+            {
+                let out = redacted(&text);
+                assert!(out.contains(&format!("[REDACTED:{name}]")), "{out}");
+                assert!(!out.contains(&secret[secret.len() - 12..]), "{out}");
+            }
+        }
+        // The same shapes slightly off: longer hex, a dotted name, a first part that is not the
+        // base64 of a number.
+        for text in [
+            "0123456789abcdef0123456789abcdef01-0a1b2c3d-4e5f6a7b",
+            "0123456789abcdef0123456789abcdef-0a1b2c3d",
+            "NetworkManagerConfiguration.client.handle_the_request_for_each_user",
+            "TWFueSBoYW5kcyBtYWtlIGxpZ2h0.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB",
+        ] {
+            assert_eq!(redacted(text), text);
+        }
+    }
+
+    /// Values only their surroundings give away: a table column named like a key, the arguments
+    /// of a credentials constructor, what an auth command printed.
+    #[test]
+    fn values_only_context_makes_secrets() {
+        let key = "q8Zr2mXv9LpT4wYb7NcK3hJd";
+        let cases = [
+            format!("| name | api_key |\n|------|---------|\n| prod | {key} |\n| dev | {key}2 |"),
+            format!(
+                "+------+--------+\n| NAME | TOKEN  |\n+------+--------+\n| ci   | {key} |\n+------+--------+"
+            ),
+            format!(
+                " id | name |      password\n----+------+-----------\n  1 | prod | {key}\n(1 row)"
+            ),
+            format!("Credentials(\"AKIAIOSFODNN7EXAMPLE\", \"{key}\")"),
+            format!("AwsBasicCredentials.create(\"AKIAIOSFODNN7EXAMPLE\", \"{key}\")"),
+            format!("new StaticCredentialsProvider(\"svc-reader\", \"{key}\")"),
+            format!(
+                "s3 = boto3.client('s3', 'eu-west-1', None, True, None, None, 'AKIAIOSFODNN7EXAMPLE',\n    '{key}')"
+            ),
+            format!("client = Client(api_key, \"{key}\")"),
+            format!("Aws::Credentials.new('AKIAIOSFODNN7EXAMPLE', '{key}')"),
+            format!("$ gh auth token\n{key}\n"),
+            format!(
+                "$ heroku auth:token\n ›   Warning: token will expire 01/01/2026\n ›   Use heroku authorizations:create to generate a long-term token\n{key}"
+            ),
+            format!("❯ doctl auth token\n{key}"),
+            format!(
+                "$ gcloud auth application-default print-access-token\nya29.{key}\n$ echo done"
+            ),
+            format!(
+                "$ npm token create\n┌────────┬──────────────────────────┐\n│ token  │ {key} │\n└────────┴──────────────────────────┘"
+            ),
+            format!("vercel tokens add ci\n> Success! Token {key} created"),
+        ];
+        for text in &cases {
+            let out = redacted(text);
+            assert!(!out.contains(&key[..16]), "{out}");
+            assert_eq!(redacted(&out), out, "a second pass changes nothing");
+        }
+    }
+
+    /// Code, identifiers and output that merely sit near the words of the rules above.
+    #[test]
+    fn lookalikes_near_context_stay() {
+        let texts = [
+            "password_field = form.get(\"password\")",
+            "token_count = len(tokens)",
+            "api_key_env = \"OPENAI_API_KEY\"",
+            "const secret = await secretsManager.getSecretValue(params).promise();",
+            "Credentials(username, password)",
+            "creds = Credentials(\"OPENAI_API_KEY\", \"src/config/credentials.json\")",
+            "client = Client(\"https://api.example.com/v1/billing\", timeout=30)",
+            "session = Session(\"2024-05-01T10:00:00Z\", 'eu-west-1')",
+            "| name | token_count | auth |\n|------|-------------|------|\n| prod | 1234 | oauth2-client-credentials |",
+            "| key | value |\n|-----|-------|\n| colour | #a3aab2 |\n| id | 7c9e6679-7425-40de-944b-e07fc1f90ae7 |",
+            "echo $TOKEN | base64\nfoo | 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+            "$ git log --oneline\n4b825dc642cb6eb9a060e54bf8d69288fbee4904 auth: refresh the token\n",
+            "2024-05-01T10:00:00Z INFO auth request 7c9e6679-7425-40de-944b-e07fc1f90ae7 token refreshed",
+            "$ gh auth token | pbcopy\n$ ls /home/me/.config/gh/hosts.yml",
+            "$ gh auth token\n$ git push origin feature/auth-token-refresh-2024\n4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+            "color: #cccccc; /* token border */ background: #a3aab2;",
+            "see src/auth/token_refresh_handler.rs and ~/.config/credentials/default_profile.toml",
+        ];
+        for text in texts {
+            assert_eq!(redacted(text), text);
+        }
+    }
+
+    #[test]
+    fn random_values_are_told_from_words() {
+        for yes in [
+            "q8Zr2mXv9LpT4wYb7NcK3hJd",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "ya29.a0AfH6SMBq8Zr2mXv9LpT4wYb7NcK3hJd",
+            "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+        ] {
+            assert!(is_random(yes), "{yes}");
+        }
+        for no in [
+            "q8Zr2mXv9LpT4wY",
+            "OPENAI_API_KEY_FOR_PRODUCTION",
+            "oauth2-client-credentials",
+            "authorizations:create",
+            "https://api.example.com/v1/q8Zr2mXv9LpT4wYb",
+            "/home/me/q8Zr2mXv9LpT4wYb7NcK3hJd",
+            "2024-05-01T10:00:00.123456Z",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaa1111",
+            "12345678901234567890",
+            "octocat2024@example.com",
+            "${PRODUCTION_API_KEY_2024}",
+            "settings.api_key_for_production",
+            "q8Zr2mXv9LpT 4wYb7NcK3hJd",
+        ] {
+            assert!(!is_random(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_token_command_in_one_leaf_redacts_the_output_in_another() {
+        let mut value = serde_json::json!({
+            "session_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+            "tool_input": {"command": "gh auth token", "description": "Print the token"},
+            "tool_response": {"stdout": "q8Zr2mXv9LpT4wYb7NcK3hJd", "stderr": ""},
+            "tool_use_id": "toolu_01Q8Zr2mXv9LpT4wYb7NcK3h",
+        });
+        let count = Redactor::new().scrub_json(&mut value);
+        assert_eq!(value["tool_response"]["stdout"], "[REDACTED:cli-auth-token]");
+        assert_eq!(value["session_id"], "7c9e6679-7425-40de-944b-e07fc1f90ae7");
+        assert_eq!(value["tool_use_id"], "toolu_01Q8Zr2mXv9LpT4wYb7NcK3h");
+        assert_eq!(count, 1);
+
+        // Without such a command, the same output is left alone.
+        let mut value = serde_json::json!({
+            "tool_input": {"command": "uuidgen | tr -d -"},
+            "tool_response": {"stdout": "q8Zr2mXv9LpT4wYb7NcK3hJd"},
+        });
+        assert_eq!(Redactor::new().redact_json(&mut value), 0);
     }
 
     #[test]

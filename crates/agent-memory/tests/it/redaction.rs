@@ -3,9 +3,14 @@
 
 use crate::{assert_quiet_success, home, payload};
 
+/// The random part of the secrets below.
+fn tail() -> &'static str {
+    "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+}
+
 /// Real-looking secrets of the common kinds, built at run time so this file holds none.
 fn secrets() -> Vec<(&'static str, String)> {
-    let tail = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    let tail = tail();
     vec![
         ("github", format!("ghp_{}", &tail[..36])),
         ("aws key id", format!("AKIA{}", "QWERTYUIOPASDFGH")),
@@ -24,7 +29,7 @@ fn secrets() -> Vec<(&'static str, String)> {
 /// Secrets that only their surroundings give away, each with the line that carries it as a
 /// person pastes it or a command prints it; built at run time as well.
 fn secrets_in_context() -> Vec<(String, String)> {
-    let tail = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    let tail = tail();
     let hex = "9f3c2b7a1e8d4c6b0a9f8e7d6c5b4a3928f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3";
     let uuid =
         format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]);
@@ -68,6 +73,13 @@ fn secrets_in_context() -> Vec<(String, String)> {
         line("Enter password: #", &format!("En{}!", &tail[18..28])),
         line("NEW_RELIC=#", &format!("NRAK-{}", "Q3ZC7X9VB2NM4LK8JH6GF5DS1AP")),
         line("grafana: #", &format!("glsa_{}_{}", &tail[..32], &hex[..8])),
+        line("password=abc&#", &tail[3..15]),
+        line("#", &format!("dop_v1_{hex}")),
+        line("#", &format!("{}-{}-{}", &hex[16..48], &hex[..8], &hex[8..16])),
+        line("#", &format!("MTA4NzY1NDMyMTA5ODc2NTQzMg.GhIjKl.{}", &tail[..34])),
+        line("| name | api_key |\n|------|---------|\n| prod | # |", &tail[3..27]),
+        line("Credentials(\"AKIAIOSFODNN7EXAMPLE\", \"#\")", &tail[5..29]),
+        line("$ doctl auth token\n#\n$ ls", &tail[7..31]),
     ]
 }
 
@@ -124,6 +136,20 @@ fn no_secret_byte_reaches_the_store() {
         }),
     );
     assert_quiet_success(&home.hook("claude-code", "PostToolUse", &tool));
+    // A command that prints a token, and the token in the output: two leaves of one payload.
+    let printed = &tail()[9..33];
+    let auth = payload(
+        "s-secrets",
+        "PostToolUse",
+        "/tmp",
+        serde_json::json!({
+            "tool_name": "Bash",
+            "tool_input": {"command": "gh auth token"},
+            "tool_response": {"stdout": printed, "stderr": ""},
+            "tool_use_id": "toolu_t",
+        }),
+    );
+    assert_quiet_success(&home.hook("claude-code", "PostToolUse", &auth));
     // A third event through the spool path: the spool must hold no secret either.
     let (out, spooled) = crate::hook_while_locked(&home, "codex", "UserPromptSubmit", &prompt);
     assert_quiet_success(&out);
@@ -149,6 +175,7 @@ fn no_secret_byte_reaches_the_store() {
         );
     }
     assert!(!contains(&haystack, b"PRIVATEKEYBODYxyz"), "private key body found");
+    assert!(!contains(&haystack, printed.as_bytes()), "the printed token found");
     let stored: String = crate::db(&home)
         .query_row("SELECT group_concat(body, '\n') FROM events", [], |r| r.get(0))
         .expect("bodies");
