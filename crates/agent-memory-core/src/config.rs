@@ -391,7 +391,8 @@ impl VaultConfig {
 pub struct TeamConfig {
     /// The database, libpq style (`postgres://member@host/db?sslmode=require`); empty: no team.
     pub url: String,
-    /// The name teammates see; empty: git's `user.name`, else the login name.
+    /// What this machine calls the member in `team status`; empty: git's `user.name`, else
+    /// the login name. Teammates see the name the server gives the role.
     pub member: String,
     /// The name of this machine on the server; empty: the host name.
     pub machine: String,
@@ -399,6 +400,9 @@ pub struct TeamConfig {
     pub exclude_projects: Vec<String>,
     /// Whether global (L3) memory (preferences, cross-project conventions) is shared too.
     pub share_global: bool,
+    /// Teammates (by their shown name, or `*`) whose global memory reaches this member's
+    /// projects; empty: none.
+    pub teammates_global: Vec<String>,
     /// Projects (keys, names or roots) whose observations and session summaries are shared
     /// too; `exclude_projects` wins.
     pub share_observations: Vec<String>,
@@ -416,6 +420,7 @@ impl Default for TeamConfig {
             machine: String::new(),
             exclude_projects: Vec::new(),
             share_global: false,
+            teammates_global: Vec::new(),
             share_observations: Vec::new(),
             sync_interval_minutes: 10,
             batch_size: 200,
@@ -427,6 +432,11 @@ impl TeamConfig {
     /// Whether a team database is configured.
     pub fn enabled(&self) -> bool {
         !self.url.trim().is_empty()
+    }
+
+    /// Whether the global memory of the teammate shown as `member` reaches this member.
+    pub fn takes_global_of(&self, member: &str) -> bool {
+        self.teammates_global.iter().any(|name| name == "*" || name.trim() == member)
     }
 }
 

@@ -49,7 +49,7 @@ pub enum TeamError {
     )]
     SchemaVersion { found: i32, supported: i32, remedy: &'static str },
     #[error(
-        "role {role} is no member of a team on this database; its owner adds it with SELECT agent_memory.add_member('{role}', 'TEAM')"
+        "role {role} is no member of a team on this database; its owner adds it with SELECT agent_memory.add_member('{role}', 'TEAM', 'Display Name')"
     )]
     NotMember { role: String },
     #[error("cannot open the team sync lock {path}: {source}; check that the folder is writable")]

@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0001_team.sql"),
     include_str!("schema/0002_vector_index.sql"),
     include_str!("schema/0003_items.sql"),
+    include_str!("schema/0004_member_names.sql"),
 ];
 
 /// The schema version this build speaks.

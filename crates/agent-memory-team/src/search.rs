@@ -101,7 +101,18 @@ pub fn search(config: &TeamConfig, query: &TeamQuery<'_>) -> Result<Vec<TeamHit>
         return Ok(Vec::new());
     }
     let mut client = connect::connect(&config.url)?;
-    search_on(&mut client, query)
+    let mut hits = search_on(&mut client, query)?;
+    // A teammate's global memory is found only when this member takes it (`teammates_global`).
+    if hits.iter().any(|hit| hit.tier == "L3") {
+        let me: Option<String> =
+            client.query_opt(crate::sync::SHOWN_NAME, &[])?.map(|row| row.get(0));
+        hits.retain(|hit| {
+            hit.tier != "L3"
+                || me.as_deref() == Some(hit.member.as_str())
+                || config.takes_global_of(&hit.member)
+        });
+    }
+    Ok(hits)
 }
 
 const FIND: &str = "SELECT source, gid, member, agent, project_name, tier, kind, text, updated_at,

@@ -203,6 +203,10 @@ fn sync_once(
         let role: String = client.query_one("SELECT current_user::text", &[])?.get(0);
         return Err(TeamError::NotMember { role });
     }
+    // Teammates see the name the server gives this role; the rows pulled back carry it.
+    let shown: Option<String> = client.query_opt(SHOWN_NAME, &[])?.map(|row| row.get(0));
+    let me = Identity { member: shown.map_or(me.member, |name| clip(&one_line(&name), 64)), ..me };
+    take_teammates_global(store, config, &me)?;
     let batch = config.batch_size.clamp(1, 10_000);
     let vectors = match embedder {
         Some(embedder) => Some(Vectors::new(&mut client, embedder)?),
@@ -212,7 +216,7 @@ fn sync_once(
         push(store, &mut client, &share(config, &me), &me, batch, vectors.as_ref())?;
     let items_pushed =
         items::push(store, &mut client, &item_share(config), &me, batch, vectors.as_ref())?;
-    let (pulled, cursor) = pull(store, &mut client, batch, now_ms)?;
+    let (pulled, cursor) = pull(store, &mut client, config, batch, now_ms)?;
     let items_pulled = items::pull(store, &mut client, batch, now_ms)?;
     Ok(SyncReport { pushed, conflicts, pulled, cursor, items_pushed, items_pulled })
 }
@@ -531,12 +535,38 @@ fn push(
 const PULL: &str = "
     SELECT gid::text, member, machine, agent, project_key, project_name, tier, kind, text,
            importance, status, created_at, updated_at, revision, conflict_of::text,
-           supersedes::text, superseded_by::text
+           supersedes::text, superseded_by::text, member_role = session_user
     FROM agent_memory.memories WHERE revision > $1 ORDER BY revision LIMIT $2";
+
+/// The name the server shows this member under: the one the owner gave the role, or the role.
+pub(crate) const SHOWN_NAME: &str = "
+    SELECT coalesce(nullif(btrim(display_name), ''), role::text) FROM agent_memory.members
+    WHERE role = session_user";
+
+/// Brings the teammates whose global memory this member takes in step with the configuration:
+/// when it changed (or was never recorded), what is no longer taken goes, and the next pull
+/// reads from the start to bring what now is.
+fn take_teammates_global(
+    store: &Store,
+    config: &TeamConfig,
+    me: &Identity,
+) -> Result<(), TeamError> {
+    let mut wanted: Vec<&str> = config.teammates_global.iter().map(|n| n.trim()).collect();
+    wanted.sort_unstable();
+    let wanted = serde_json::to_string(&wanted).unwrap_or_default();
+    if team::state(store, keys::TEAMMATES_GLOBAL)?.as_deref() == Some(wanted.as_str()) {
+        return Ok(());
+    }
+    team::drop_teammates_global(store, &me.member, &|member| config.takes_global_of(member))?;
+    team::set_state(store, keys::PULL_CURSOR, "0")?;
+    team::set_state(store, keys::TEAMMATES_GLOBAL, &wanted)?;
+    Ok(())
+}
 
 fn pull(
     store: &Store,
     client: &mut postgres::Client,
+    config: &TeamConfig,
     batch: usize,
     now_ms: i64,
 ) -> Result<(Applied, i64), TeamError> {
@@ -547,7 +577,13 @@ fn pull(
         let rows = client.query(PULL, &[&cursor, &(batch as i64)])?;
         let Some(last) = rows.last() else { break };
         let last: i64 = last.get(13);
-        let incoming: Vec<Incoming> = rows.iter().filter_map(incoming).collect();
+        // A teammate's global memory reaches this member's projects only when asked for.
+        let taken = |row: &&postgres::Row| {
+            row.get::<_, &str>(6) != Tier::L3.as_str()
+                || row.get::<_, bool>(17)
+                || config.takes_global_of(row.get(1))
+        };
+        let incoming: Vec<Incoming> = rows.iter().filter(taken).filter_map(incoming).collect();
         let applied = team::apply_pulled(store, &incoming, last, now_ms)?;
         total.added += applied.added;
         total.updated += applied.updated;

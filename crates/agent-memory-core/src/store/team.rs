@@ -113,6 +113,8 @@ pub mod keys {
     pub const LAST_SUCCESS_AT: &str = "last_success_at";
     /// Syncs failed in a row since the last success, for the worker's backoff.
     pub const FAILURES: &str = "failures";
+    /// The teammates whose global memory the last pull took (`[team] teammates_global`).
+    pub const TEAMMATES_GLOBAL: &str = "teammates_global";
 }
 
 const OUTBOX_WHERE: &str = "
@@ -382,6 +384,40 @@ fn project_for(
 }
 
 /// One fact of the sync ([`keys`]), if set.
+/// Removes the teammates' global memory this member no longer takes (`takes` says whose it
+/// takes); what `me` learned on other machines stays. The next pull from the start brings back
+/// what is taken. Returns how many were removed.
+pub fn drop_teammates_global(
+    store: &Store,
+    me: &str,
+    takes: &dyn Fn(&str) -> bool,
+) -> Result<usize> {
+    let tx = store.conn().unchecked_transaction()?;
+    let members: Vec<String> = tx
+        .prepare(
+            "SELECT DISTINCT team_member FROM memories
+             WHERE tier = 'L3' AND team_member IS NOT NULL AND team_member <> ?1",
+        )?
+        .query_map([me], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut removed = 0;
+    for member in members.iter().filter(|m| !takes(m)) {
+        let ids = "SELECT id FROM memories WHERE tier = 'L3' AND team_member = ?1";
+        tx.execute(
+            &format!("UPDATE memories SET superseded_by = NULL WHERE superseded_by IN ({ids})"),
+            [member],
+        )?;
+        tx.execute(
+            &format!("UPDATE memories SET supersedes = NULL WHERE supersedes IN ({ids})"),
+            [member],
+        )?;
+        removed +=
+            tx.execute("DELETE FROM memories WHERE tier = 'L3' AND team_member = ?1", [member])?;
+    }
+    tx.commit()?;
+    Ok(removed)
+}
+
 pub fn state(store: &Store, key: &str) -> Result<Option<String>> {
     Ok(store
         .conn()

@@ -25,7 +25,7 @@ pub fn write_team_init(out: &mut impl Write, migrated: &Migrated, as_json: bool)
         writeln!(out, "team schema: version {} → {}", migrated.from, migrated.to)?;
         writeln!(
             out,
-            "add members as the database's owner: SELECT agent_memory.add_member('ROLE', 'TEAM');"
+            "add members as the database's owner: SELECT agent_memory.add_member('ROLE', 'TEAM', 'Display Name');"
         )
     }
 }

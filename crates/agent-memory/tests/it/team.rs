@@ -46,9 +46,9 @@ fn team_server(bin: &Path) -> PgServer {
         assert!(out.status.success(), "team init:\n{}", agent_memory_testkit::describe(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    assert!(init().contains("version 0 → 3"));
+    assert!(init().contains("version 0 → 4"));
     // A second init is a no-op: forward-only, nothing applied twice.
-    assert!(init().contains("already at version 3"));
+    assert!(init().contains("already at version 4"));
     pg.owner(
         DB,
         "SELECT agent_memory.add_member('alice', 'core'), agent_memory.add_member('bob', 'core'),
@@ -80,6 +80,17 @@ impl Member {
     ) -> Member {
         let home = home();
         std::fs::create_dir_all(home.home()).expect("home");
+        // The name teammates see is the one the database's owner gives the role (a server of
+        // the first schema has no display names yet).
+        pg.owner(
+            DB,
+            &format!(
+                "DO $$ BEGIN
+                     UPDATE agent_memory.members SET display_name = '{name}' WHERE role = '{role}';
+                 EXCEPTION WHEN undefined_column OR undefined_table THEN NULL;
+                 END $$"
+            ),
+        );
         // One member asks for TLS when the server offers it; this server does not, so the
         // client falls back to plain TCP as libpq does.
         let url = pg
@@ -317,6 +328,73 @@ fn a_teammates_reviewed_decision_reaches_the_next_briefing_with_their_name() {
         ),
         "2 active,forgotten"
     );
+}
+
+/// The name teammates see is the one the owner gave the role, whatever a client calls itself;
+/// a teammate's shared global memory reaches a member's projects only once asked for, labelled
+/// with the teammate's name, and leaves again when no longer asked for.
+#[test]
+fn names_come_from_the_server_and_a_teammates_global_memory_is_opt_in() {
+    let test = "names_come_from_the_server_and_a_teammates_global_memory_is_opt_in";
+    let Some(bin) = pg_bin(test) else { return };
+    let pg = team_server(&bin);
+    let alice = Member::new(&pg, "alice", "Alice Liddell", "alice-pw", false);
+    // Bob's client claims to be Alice; the server shows him as the owner named him.
+    let bob = Member::new(&pg, "bob", "Bob", "bob-pw", false);
+    agent_memory_core::fsutil::write_atomic(
+        &bob.home.home().join("config.toml"),
+        format!(
+            "[team]\nurl = \"{}\"\nmember = \"Alice Liddell\"\nmachine = \"bob-laptop\"\n",
+            pg.url("bob", DB)
+        )
+        .as_bytes(),
+    )
+    .expect("config");
+    let shop_a = clone_at(&alice.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let shop_b = clone_at(&bob.home.user_home().join("shop"), "https://github.com/acme/shop");
+    let elsewhere = bob.home.user_home().join("notes");
+    std::fs::create_dir_all(&elsewhere).expect("dir");
+    bob.ok(&["remember", "Refunds need a second approval", "--project", &shop_b.to_string_lossy()]);
+    bob.ok(&["team", "sync"]);
+    assert_eq!(
+        pg.owner(DB, "SELECT member FROM agent_memory.memories WHERE text LIKE 'Refunds%'"),
+        "Bob"
+    );
+
+    // Alice shares her global memory; Bob does not take it until he asks.
+    let config = alice.home.home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str("share_global = true\n");
+    agent_memory_core::fsutil::write_atomic(&config, text.as_bytes()).expect("config");
+    alice.ok(&["remember", "Answer in short sentences", "--global"]);
+    alice.ok(&[
+        "remember",
+        "Invoices are numbered per year",
+        "--project",
+        &shop_a.to_string_lossy(),
+    ]);
+    assert!(alice.ok(&["team", "sync"]).contains("2 memories pushed"));
+    bob.ok(&["team", "sync"]);
+    let briefing = bob.session_start(&elsewhere, "b1");
+    assert!(!briefing.contains("short sentences"), "{briefing}");
+    assert!(bob.session_start(&shop_b, "b2").contains("Invoices are numbered"));
+    let remote = bob.ok(&["search", "--team", "short", "sentences"]);
+    assert!(!remote.contains("short sentences"), "{remote}");
+
+    let config = bob.home.home().join("config.toml");
+    let plain = std::fs::read_to_string(&config).expect("config");
+    let asked = format!("{plain}teammates_global = [\"Alice Liddell\"]\n");
+    agent_memory_core::fsutil::write_atomic(&config, asked.as_bytes()).expect("config");
+    bob.ok(&["team", "sync"]);
+    let briefing = bob.session_start(&elsewhere, "b3");
+    assert!(briefing.contains("Answer in short sentences"), "{briefing}");
+    assert!(briefing.contains("Alice Liddell"), "labelled: {briefing}");
+    assert!(bob.ok(&["search", "--team", "short", "sentences"]).contains("short sentences"));
+
+    agent_memory_core::fsutil::write_atomic(&config, plain.as_bytes()).expect("config");
+    bob.ok(&["team", "sync"]);
+    assert!(!bob.session_start(&elsewhere, "b4").contains("short sentences"));
+    assert!(bob.session_start(&shop_b, "b5").contains("Invoices are numbered"));
 }
 
 #[test]
@@ -723,7 +801,7 @@ fn a_server_of_the_first_schema_migrates_forward_and_indexes_vectors_by_dimensio
         .output()
         .expect("run team init");
     assert!(init.status.success(), "{}", agent_memory_testkit::describe(&init));
-    assert!(String::from_utf8_lossy(&init.stdout).contains("version 1 → 3"));
+    assert!(String::from_utf8_lossy(&init.stdout).contains("version 1 → 4"));
     assert!(alice.ok(&["team", "sync"]).contains("3 memories pushed"));
 
     // Vectors of the two indexed dimensions and of another one: all are kept.
