@@ -13,6 +13,7 @@
 
 pub mod fence;
 pub mod filter;
+pub mod lost;
 pub mod redact;
 pub mod spool;
 pub mod transcript;
@@ -408,6 +409,49 @@ pub fn drain(
     report
 }
 
+/// At most this many lost events are recorded as hook runs at once; the rest wait for the next
+/// run.
+const LOST_RECORDED_AT_ONCE: u64 = 10_000;
+
+/// Moves the count of events that nothing could take ([`lost`]) into the store as `lost` hook
+/// runs, where `status` reports them; and makes the counter, its bytes allocated, the first
+/// time. Cheap when nothing was lost: a `stat` and one small read.
+pub fn record_lost(store: &mut Store, home: &Home) {
+    if let Err(err) = lost::ensure(home) {
+        tracing::debug!(%err, "cannot make the lost-event counter");
+        return;
+    }
+    let lost = lost::peek(home);
+    if lost.count == 0 {
+        return;
+    }
+    let n = lost.count.min(LOST_RECORDED_AT_ONCE);
+    let detail = format!(
+        "no spool could take the event (the disk was full, or no spool folder could be \
+         written); {} lost then",
+        lost.count
+    );
+    let runs: Vec<HookRun<'_>> = (0..n)
+        .map(|_| HookRun {
+            at_ms: lost.last_ms,
+            agent: &lost.agent,
+            event_name: &lost.event_name,
+            outcome: "lost",
+            detail: Some(detail.clone()),
+            duration_us: 0,
+            event_uid: None,
+        })
+        .collect();
+    match store.write_recovered(&[], &runs) {
+        Ok(_) => {
+            if let Err(err) = lost::subtract(home, n) {
+                tracing::warn!(%err, "lost events recorded, but the counter could not be lowered");
+            }
+        }
+        Err(err) => tracing::debug!(%err, "cannot record lost events yet"),
+    }
+}
+
 /// Stores one spool file's records in one transaction; returns (new events, dropped records).
 fn store_records(
     store: &mut Store,
@@ -417,12 +461,17 @@ fn store_records(
     let mut items = Vec::new();
     let mut runs = Vec::new();
     let mut dropped = 0;
+    // A record dated after now was written by a clock that was ahead: it is dated now, so it
+    // does not sit after everything that happens until the clock catches up.
+    let now_ms = time::now_ms();
     for record in records {
+        let received_at_ms = record.received_at_ms.min(now_ms);
         let prepared = match (&record.prepared, &record.raw) {
             // Sanitized again: a spool is a file, and what reads it back does not take its word
             // that nothing secret or fenced is in it.
             (Some(p), _) => {
                 let mut event = p.event.clone();
+                event.at_ms = event.at_ms.min(now_ms);
                 sanitize_event(&mut event);
                 let mut project = ProjectIdentity::from(p.project.clone());
                 project.name = sanitize_text(&project.name).into_owned();
@@ -435,12 +484,13 @@ fn store_records(
                     &record.agent,
                     &record.event_name,
                     &record.uid,
-                    record.received_at_ms,
+                    received_at_ms,
                     raw.as_bytes(),
                     truncated_from,
                     config,
                 ) {
-                    Stage::Ready { event, hash } => {
+                    Stage::Ready { mut event, hash } => {
+                        event.at_ms = event.at_ms.min(now_ms);
                         let roots = store.registered_roots().unwrap_or_default();
                         let project = resolve_project(event.cwd.as_deref(), &event.agent, &roots);
                         Some((*event, hash, project))
@@ -462,7 +512,7 @@ fn store_records(
             None => dropped += 1,
         }
         runs.push(HookRun {
-            at_ms: record.received_at_ms,
+            at_ms: received_at_ms,
             agent: &record.agent,
             event_name: &record.event_name,
             outcome,

@@ -41,6 +41,8 @@ pub struct Config {
 #[serde(default, deny_unknown_fields)]
 pub struct CaptureConfig {
     pub deadline_ms: u64,
+    /// How long the agent gives a hook run; 0 for the timeout `install` wires for the agent.
+    pub agent_timeout_ms: u64,
     pub busy_timeout_ms: u64,
     pub max_stdin_bytes: usize,
     pub max_body_chars: usize,
@@ -52,6 +54,7 @@ impl Default for CaptureConfig {
     fn default() -> Self {
         CaptureConfig {
             deadline_ms: 1000,
+            agent_timeout_ms: 0,
             busy_timeout_ms: 600,
             max_stdin_bytes: 4 * 1024 * 1024,
             max_body_chars: 8000,

@@ -63,6 +63,131 @@ pub fn is_private_dir(dir: &Path) -> bool {
     dir.is_dir()
 }
 
+/// Creates `dir` in a place other users can reach (the system's temporary directory): every
+/// folder on the way must be owned by this user or root and writable by no one else unless
+/// sticky (as `/tmp` is), and each missing folder is made here, one at a time, 0700, never
+/// through a link. A folder someone else owns or could swap (another user's folder where ours
+/// should be, a link or a file planted in its place) is refused, so nothing is written where
+/// another user could hide it, read it or redirect it.
+#[cfg(unix)]
+pub fn ensure_private_chain(dir: &Path) -> io::Result<()> {
+    use std::path::Component;
+    if !dir.is_absolute() {
+        return Err(unsafe_folder(dir, "is not an absolute path"));
+    }
+    let mut at = PathBuf::new();
+    let parts: Vec<Component<'_>> = dir.components().collect();
+    for (i, part) in parts.iter().enumerate() {
+        match part {
+            Component::RootDir | Component::Prefix(_) => at.push(part.as_os_str()),
+            Component::Normal(name) => {
+                at.push(name);
+                match fs::symlink_metadata(&at) {
+                    Ok(_) => {}
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                        let mut builder = fs::DirBuilder::new();
+                        builder.mode(0o700);
+                        match builder.create(&at) {
+                            Ok(()) => {}
+                            // Another process made it meanwhile: checked like any other.
+                            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                            Err(err) => return Err(err),
+                        }
+                    }
+                    Err(err) => return Err(err),
+                }
+                // Checked before anything is made inside it.
+                check_folder(&at, i + 1 == parts.len())?;
+            }
+            Component::CurDir | Component::ParentDir => {
+                return Err(unsafe_folder(dir, "names `.` or `..`"));
+            }
+        }
+    }
+    check_private_chain(dir)?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn ensure_private_chain(dir: &Path) -> io::Result<()> {
+    ensure_private_dir(dir)
+}
+
+/// Whether `dir` is a private directory (see [`is_private_dir`]) that no other user can move,
+/// replace or redirect: see [`ensure_private_chain`].
+pub fn is_private_chain(dir: &Path) -> bool {
+    check_private_chain(dir).is_ok()
+}
+
+/// Checks every folder from the root down to `dir` as [`ensure_private_chain`] wants them.
+#[cfg(unix)]
+fn check_private_chain(dir: &Path) -> io::Result<()> {
+    let mut at = PathBuf::new();
+    let parts: Vec<_> = dir.components().collect();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part.as_os_str());
+        if matches!(part, std::path::Component::Normal(_)) {
+            check_folder(&at, i + 1 == parts.len())?;
+        }
+    }
+    // Where the links on the way lead: every folder of the real path, too.
+    let real = fs::canonicalize(dir)?;
+    let mut at = PathBuf::new();
+    for part in real.components() {
+        at.push(part.as_os_str());
+        if matches!(part, std::path::Component::Normal(_)) {
+            check_folder(&at, false)?;
+        }
+    }
+    if !is_private_dir(dir) {
+        return Err(unsafe_folder(dir, "is not private to this user (mode 0700)"));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_private_chain(dir: &Path) -> io::Result<()> {
+    if is_private_dir(dir) { Ok(()) } else { Err(unsafe_folder(dir, "is not a folder")) }
+}
+
+/// One folder on the way to a private one: owned by this user or root (a link too, which is
+/// followed only then: system links such as /tmp -> /private/tmp), and writable by no one else
+/// unless sticky. The `last` one may not be a link at all.
+#[cfg(unix)]
+fn check_folder(path: &Path, last: bool) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let trusted_owner = |uid: u32| uid == 0 || Some(uid) == own_uid();
+    let link = fs::symlink_metadata(path)?;
+    if !trusted_owner(link.uid()) {
+        return Err(unsafe_folder(path, "belongs to another user"));
+    }
+    if link.file_type().is_symlink() && last {
+        return Err(unsafe_folder(path, "is a symbolic link"));
+    }
+    let meta = fs::metadata(path)?;
+    if !meta.is_dir() {
+        return Err(unsafe_folder(path, "is not a folder"));
+    }
+    if !trusted_owner(meta.uid()) {
+        return Err(unsafe_folder(path, "belongs to another user"));
+    }
+    if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+        return Err(unsafe_folder(path, "may be written by other users"));
+    }
+    Ok(())
+}
+
+fn unsafe_folder(path: &Path, why: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} {why}, so agent-memory does not keep events under it; remove it (or point \
+             TMPDIR elsewhere) and agent-memory makes its folder anew",
+            path.display()
+        ),
+    )
+}
+
 /// Options that create a file readable by its owner only.
 pub fn private_file_options() -> OpenOptions {
     let mut options = OpenOptions::new();
@@ -228,6 +353,51 @@ pub fn file_len(path: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_chain_is_made_privately_and_refuses_what_others_could_swap() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path();
+        let spool = base.join("am-1").join("spool-x");
+        ensure_private_chain(&spool).expect("made");
+        for made in [base.join("am-1"), spool.clone()] {
+            let mode = fs::metadata(&made).expect("made").permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", made.display());
+        }
+        assert!(is_private_chain(&spool));
+
+        // A parent anyone may write (not sticky): someone could swap what is inside.
+        let open = base.join("open");
+        fs::create_dir(&open).expect("mkdir");
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).expect("chmod");
+        let err = ensure_private_chain(&open.join("spool")).expect_err("refused");
+        assert!(err.to_string().contains("may be written by other users"), "{err}");
+        assert!(!open.join("spool").exists(), "nothing made inside it");
+
+        // A sticky one, as /tmp is, is fine.
+        let sticky = base.join("sticky");
+        fs::create_dir(&sticky).expect("mkdir");
+        fs::set_permissions(&sticky, fs::Permissions::from_mode(0o1777)).expect("chmod");
+        ensure_private_chain(&sticky.join("am").join("spool")).expect("sticky is fine");
+
+        // A link, or a file, where the spool folder should be.
+        let elsewhere = base.join("a-repository");
+        fs::create_dir(&elsewhere).expect("mkdir");
+        fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o700)).expect("chmod");
+        let linked = base.join("am-2");
+        fs::create_dir(&linked).expect("mkdir");
+        fs::set_permissions(&linked, fs::Permissions::from_mode(0o700)).expect("chmod");
+        symlink(&elsewhere, linked.join("spool")).expect("link");
+        let err = ensure_private_chain(&linked.join("spool")).expect_err("refused");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(!is_private_chain(&linked.join("spool")));
+        let filed = base.join("am-3");
+        write_atomic(&filed, b"not a folder").expect("file");
+        assert!(ensure_private_chain(&filed.join("spool")).is_err());
+        assert_eq!(fs::read_dir(&elsewhere).expect("read").count(), 0, "nothing written there");
+    }
 
     #[test]
     fn atomic_write_replaces_and_is_private() {

@@ -8,19 +8,36 @@
 //! outcome. [`InFlight`] lets the binary's watchdog spool an unfinished event when the deadline
 //! passes.
 //!
+//! Time. The agent writes the input, so waiting for it costs the agent nothing: it is read for
+//! as long as the agent's own timeout for a hook run allows, less the deadline and a margin
+//! ([`stdin_budget`]), and the deadline (`capture.deadline_ms`) counts from when the input is
+//! complete. Past that, what came is spooled as a partial payload.
+//!
+//! Kills. An agent may kill a hook (at its timeout, or when the user interrupts it), and
+//! nothing runs after a kill. So a run still reading its input [`HOLD_AFTER`] after it began,
+//! or still waiting for the store that long after its input was complete, copies what it has to
+//! the spool as a claim of its own process ([`spool::append_held`]): no drainer takes it while
+//! the process lives, the first drain after a kill does, and the run removes it once its event
+//! is stored, spooled or dropped. The trade-off: a run that finishes in the usual few
+//! milliseconds writes nothing extra, and one slow enough to be at risk pays two fsyncs (the
+//! copy is written again while more input arrives, every [`HOLD_EVERY`]); a kill in the first
+//! [`HOLD_AFTER`] still loses the event, which no agent's timeout comes near. Input being
+//! turned into an event is not copied: that is the run's own bounded work, and copying would
+//! sanitize a large payload twice.
+//!
 //! The hook must never hurt the agent: this module never panics on input, never blocks past the
 //! deadline it is given, and reports what happened instead of failing.
 //!
 //! Must not: print (the binary answers the agent), start threads or runtimes, open sockets.
 
 use std::io;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::adapter;
 use crate::capture::spool::{self, Prepared, SpoolRecord};
-use crate::capture::{self, Input, Stage, filter, sanitize_text, transcript};
+use crate::capture::{self, Input, Stage, filter, lost, sanitize_text, transcript};
 use crate::config::Config;
 use crate::event::EventKind;
 use crate::paths::Home;
@@ -87,11 +104,37 @@ pub struct HookReport {
     pub answer: Option<String>,
 }
 
-/// A hook run in progress, shared with the watchdog that spools it if the deadline passes.
+/// A hook run in progress, shared with the watchdog that keeps its input safe and spools it if
+/// the deadline passes.
 #[derive(Debug)]
 pub struct InFlight {
-    state: Mutex<Unfinished>,
+    state: Mutex<Held>,
+    /// Held while a copy is being written ([`InFlight::hold`]), so a run that ends waits for
+    /// it and never leaves a copy behind. Taken before `state` whenever both are.
+    holding: Mutex<()>,
+    timing: Mutex<Timing>,
+    moved: Condvar,
     spool_dirs: [PathBuf; 2],
+    home: Home,
+}
+
+/// The run's state and the spool file that keeps it while the run works, if one was written.
+#[derive(Debug)]
+struct Held {
+    run: Unfinished,
+    /// A copy of the run in the spool, held as this process's claim ([`spool::append_held`]).
+    file: Option<PathBuf>,
+    /// How much of the input that copy holds, so it is written again only when more came.
+    file_bytes: usize,
+}
+
+/// When the watchdog acts.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    /// The run is ended at this moment: what is unfinished is spooled.
+    deadline: Instant,
+    /// The run's input is copied to the spool at this moment, if the run is still going.
+    hold_at: Instant,
 }
 
 /// How far the run in flight got, as far as the watchdog is concerned.
@@ -107,13 +150,153 @@ enum Unfinished {
     Done,
 }
 
+/// A run still going this long after it started reading, or after its input was complete, has
+/// its input copied to the spool, so a kill from here on loses nothing. Shorter than any agent
+/// kills a hook after; longer than a run normally takes, which so writes no extra file.
+pub const HOLD_AFTER: Duration = Duration::from_millis(100);
+/// While input keeps arriving, the copy is written again this often when more came.
+pub const HOLD_EVERY: Duration = Duration::from_millis(500);
+/// What is kept back from the agent's own timeout: the process must be gone before it.
+pub const AGENT_TIMEOUT_MARGIN: Duration = Duration::from_millis(500);
+
+/// How long a hook waits for its standard input: the agent's timeout for a hook run less the
+/// deadline for the work after it and a margin, but never less than the deadline itself. The
+/// agent writes the input, so waiting for it costs the agent nothing.
+pub fn stdin_budget(config: &Config, agent: &str) -> Duration {
+    let timeout = match config.capture.agent_timeout_ms {
+        0 => crate::install::hook_timeout_ms(agent),
+        ms => ms,
+    };
+    let deadline = config.capture.deadline_ms;
+    let left = timeout.saturating_sub(deadline + AGENT_TIMEOUT_MARGIN.as_millis() as u64);
+    Duration::from_millis(left.max(deadline))
+}
+
 impl InFlight {
-    pub fn new(home: &Home) -> InFlight {
-        InFlight { state: Mutex::new(Unfinished::Done), spool_dirs: home.spool_dirs() }
+    /// A run whose watchdog ends it at `deadline` unless the deadline moves.
+    pub fn new(home: &Home, deadline: Instant) -> InFlight {
+        InFlight {
+            state: Mutex::new(Held { run: Unfinished::Done, file: None, file_bytes: 0 }),
+            holding: Mutex::new(()),
+            timing: Mutex::new(Timing { deadline, hold_at: Instant::now() + HOLD_AFTER }),
+            moved: Condvar::new(),
+            spool_dirs: home.spool_dirs(),
+            home: home.clone(),
+        }
     }
 
-    fn set(&self, state: Unfinished) {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn set(&self, run: Unfinished) {
+        // A run that ends waits for a copy being written, which then sees the run over.
+        let _holding = matches!(run, Unfinished::Done)
+            .then(|| self.holding.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut held = self.held();
+        held.run = run;
+        if matches!(held.run, Unfinished::Done)
+            && let Some(file) = held.file.take()
+        {
+            // Stored, dropped or spooled for good: the copy is not needed.
+            spool::discard(&file);
+        }
+    }
+
+    /// Moves the deadline: the work after the input counts from when the input is complete.
+    /// The input is copied to the spool if the run is still going [`HOLD_AFTER`] from now.
+    pub fn set_deadline(&self, deadline: Instant) {
+        let mut timing = self.timing.lock().unwrap_or_else(|p| p.into_inner());
+        timing.deadline = deadline;
+        timing.hold_at = Instant::now() + HOLD_AFTER;
+        self.moved.notify_all();
+    }
+
+    /// The watchdog's loop: blocks until the deadline passes, meanwhile copying the input of a
+    /// run that takes long to the spool (see [`HOLD_AFTER`]). The caller then spools what is
+    /// unfinished ([`InFlight::spool_unfinished`]) and ends the process.
+    pub fn watch(&self) {
+        let mut timing = self.timing.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let now = Instant::now();
+            if now >= timing.deadline {
+                return;
+            }
+            if now >= timing.hold_at {
+                timing.hold_at = now + HOLD_EVERY;
+                drop(timing);
+                self.hold();
+                timing = self.timing.lock().unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            let wake = timing.deadline.min(timing.hold_at);
+            timing = self
+                .moved
+                .wait_timeout(timing, wake.saturating_duration_since(now))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Copies the run's input to the spool as this process's claim, unless the copy there is
+    /// as new; the copy goes once the run stores, spools or drops its event. Input still
+    /// arriving and a finished event waiting for the store are copied; input being turned into
+    /// an event is not, since that is bounded work of this process's own and copying it would
+    /// mean sanitizing it twice. The copy is made outside the state's lock, so reading and
+    /// capture never wait for it; only a run that ends waits for a copy being written.
+    fn hold(&self) {
+        enum Snapshot {
+            Reading(Box<SpoolRecord>, Vec<u8>),
+            Ready(Box<SpoolRecord>),
+        }
+        let _holding = self.holding.lock().unwrap_or_else(|p| p.into_inner());
+        let snapshot = {
+            let held = self.held();
+            match &held.run {
+                Unfinished::Reading { meta, bytes }
+                    if held.file.is_none() || held.file_bytes < bytes.len() =>
+                {
+                    Snapshot::Reading(meta.clone(), bytes.clone())
+                }
+                Unfinished::Ready(record) if held.file_bytes != usize::MAX => {
+                    Snapshot::Ready(record.clone())
+                }
+                _ => return,
+            }
+        };
+        let (record, len) = match snapshot {
+            Snapshot::Reading(mut record, bytes) => {
+                record.raw = Some(raw_for_spool(&bytes));
+                record.partial = true;
+                record.reason = format!(
+                    "the hook was ended while its standard input was still arriving, with {} \
+                     bytes read",
+                    bytes.len()
+                );
+                (record, bytes.len())
+            }
+            Snapshot::Ready(mut record) => {
+                record.reason = "the hook was ended before the store took its event".to_owned();
+                (record, usize::MAX)
+            }
+        };
+        let path = match spool::append_held(&self.spool_dirs, &record, time::now_ms()) {
+            Ok(path) => path,
+            Err(err) => {
+                tracing::debug!(%err, "cannot keep the hook's input in the spool yet");
+                return;
+            }
+        };
+        let mut held = self.held();
+        if matches!(held.run, Unfinished::Done) {
+            // The run ended meanwhile: the copy is not needed.
+            spool::discard(&path);
+            return;
+        }
+        if let Some(old) = held.file.replace(path) {
+            spool::discard(&old);
+        }
+        held.file_bytes = len;
     }
 
     /// Reads the hook's standard input (at most `cap` bytes, the rest counted and dropped)
@@ -136,8 +319,8 @@ impl InFlight {
                 Err(err) => break Err(err),
             };
             total += n as u64;
-            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            match &mut *state {
+            let mut held = self.held();
+            match &mut held.run {
                 Unfinished::Reading { bytes, .. } => {
                     let room = cap.saturating_sub(bytes.len());
                     bytes.extend_from_slice(&chunk[..n.min(room)]);
@@ -146,22 +329,30 @@ impl InFlight {
                 _ => break Ok(()),
             }
         };
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes = match std::mem::replace(&mut *state, Unfinished::Done) {
+        let mut held = self.held();
+        let bytes = match std::mem::replace(&mut held.run, Unfinished::Done) {
             Unfinished::Reading { bytes, .. } => bytes,
             _ => Vec::new(),
         };
+        // The copy of a partial input stays until the run turns the whole one into its state.
+        drop(held);
         result?;
         let truncated_from = (total > bytes.len() as u64).then_some(total);
         Ok(Input { bytes, truncated_from })
     }
 
     /// Spools the event unless the run finished, and marks the run over. Called by the
-    /// watchdog at the deadline; returns the spool file, if one was written.
+    /// watchdog at the deadline; returns the spool file, if one was written. When no spool
+    /// takes it, the loss is counted where `status` shows it ([`lost`]).
     pub fn spool_unfinished(&self, reason: &str) -> Option<io::Result<PathBuf>> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let mut record = match std::mem::replace(&mut *state, Unfinished::Done) {
-            Unfinished::Done => return None,
+        let _holding = self.holding.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.held();
+        let mut record = match std::mem::replace(&mut held.run, Unfinished::Done) {
+            Unfinished::Done => {
+                // A copy written while reading, of a run that ended between its reading and
+                // its next state, is the event: it stays, given up to drainers.
+                return held.file.take().map(|file| Ok(release_held(&file)));
+            }
             Unfinished::Ready(record) => record,
             Unfinished::Raw { mut meta, bytes } => {
                 meta.raw = Some(raw_for_spool(&bytes));
@@ -173,11 +364,79 @@ impl InFlight {
                 meta.reason =
                     format!("{reason}, with {} bytes of standard input read", bytes.len());
                 meta.duration_us = 0;
-                return Some(spool::append(&self.spool_dirs, &meta, time::now_ms()));
+                meta
             }
         };
-        record.reason = reason.to_owned();
-        Some(spool::append(&self.spool_dirs, &record, time::now_ms()))
+        if !record.partial {
+            reason.clone_into(&mut record.reason);
+        }
+        let written = spool::append(&self.spool_dirs, &record, time::now_ms());
+        match &written {
+            Ok(_) => {
+                if let Some(file) = held.file.take() {
+                    spool::discard(&file);
+                }
+            }
+            Err(err) => {
+                // The copy made earlier, if any, is the best there is: given up to drainers.
+                if let Some(file) = held.file.take() {
+                    return Some(Ok(release_held(&file)));
+                }
+                count_lost(&self.home, &record.agent, &record.event_name, err);
+            }
+        }
+        Some(written)
+    }
+}
+
+impl InFlight {
+    /// Spools `record` for good, the run's own choice (the store refused it), and marks the run
+    /// over. When no spool takes it, a copy held earlier is given up to drainers instead, or
+    /// else the loss is counted.
+    pub fn spool_now(&self, record: &SpoolRecord) -> io::Result<PathBuf> {
+        let _holding = self.holding.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.held();
+        held.run = Unfinished::Done;
+        let written = spool::append(&self.spool_dirs, record, time::now_ms());
+        match (written, held.file.take()) {
+            (Ok(path), earlier) => {
+                if let Some(file) = earlier {
+                    spool::discard(&file);
+                }
+                Ok(path)
+            }
+            (Err(_), Some(earlier)) => Ok(release_held(&earlier)),
+            (Err(err), None) => {
+                count_lost(&self.home, &record.agent, &record.event_name, &err);
+                Err(err)
+            }
+        }
+    }
+}
+
+/// Gives a spool file this process held up to drainers: renamed to its plain name.
+fn release_held(file: &Path) -> PathBuf {
+    spool::release(file);
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match name.split_once(".claimed-") {
+        Some((base, _)) => file.with_file_name(base),
+        None => file.to_owned(),
+    }
+}
+
+/// Counts an event no spool took where `status` finds it; the log says so too.
+fn count_lost(home: &Home, agent: &str, event_name: &str, err: &io::Error) {
+    match lost::count_one(home, agent, event_name, time::now_ms()) {
+        Ok(n) => tracing::error!(
+            %err,
+            lost = n,
+            "no spool could take the event; it is lost and counted (`agent-memory status`)"
+        ),
+        Err(count_err) => tracing::error!(
+            %err,
+            %count_err,
+            "no spool could take the event, and the lost-event counter could not count it"
+        ),
     }
 }
 
@@ -208,14 +467,17 @@ pub struct HookRequest<'a> {
     pub input: Input,
     pub uid: String,
     pub received_at_ms: i64,
-    /// When the process started; the deadline counts from here.
+    /// When the process started; hook-run durations count from here.
     pub started: Instant,
+    /// When the run gives up on the store and spools: `deadline_ms` after the input was
+    /// complete.
+    pub deadline: Instant,
 }
 
 /// Runs one hook call: capture, store, answer, drain. Never fails: every problem becomes an
 /// outcome.
 pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
-    let deadline = req.started + Duration::from_millis(req.config.capture.deadline_ms);
+    let deadline = req.deadline;
     let mut report = HookReport {
         outcome: HookOutcome::Stored,
         detail: None,
@@ -355,6 +617,8 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
                         Some(format!("{} of event {of}", filter::Layer::NearDuplicate.as_str()));
                 }
             }
+            // Losses counted while nothing could be written go where `status` reads them.
+            capture::record_lost(&mut store, req.home);
             let responder = inject::Responder { home: req.home, config: req.config };
             report.answer = responder.stored(&mut store, &event, &project);
             // Drain what earlier runs spooled while there is time left.
@@ -365,12 +629,11 @@ pub fn run_hook(req: HookRequest<'_>, in_flight: &InFlight) -> HookReport {
             }
         }
         Err(err) => {
-            in_flight.set(Unfinished::Done);
             record.reason = err.to_string();
             record.duration_us = req.started.elapsed().as_micros() as i64;
             report.outcome = HookOutcome::Spooled;
             report.detail = Some(err.to_string());
-            if let Err(spool_err) = spool::append(&req.home.spool_dirs(), &record, time::now_ms()) {
+            if let Err(spool_err) = in_flight.spool_now(&record) {
                 report.outcome = HookOutcome::Failed;
                 report.detail = Some(format!("{err}; spooling failed too: {spool_err}"));
             }
@@ -413,7 +676,7 @@ mod tests {
     #[test]
     fn input_keeps_its_head_and_counts_the_rest() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let in_flight = InFlight::new(&Home::at(dir.path().join("home")));
+        let in_flight = InFlight::new(&Home::at(dir.path().join("home")), Instant::now());
         let meta = || SpoolRecord::new("u1", "codex", "UserPromptSubmit", 1);
         let data = vec![b'a'; 1000];
         let input = in_flight.read_input(&mut &data[..], 100, meta()).expect("read");
@@ -427,12 +690,31 @@ mod tests {
     fn the_watchdog_spools_an_unfinished_run_once_and_sanitized() {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = Home::at(dir.path().join("home"));
-        let in_flight = InFlight::new(&home);
+        let in_flight = InFlight::new(&home, Instant::now());
         assert!(in_flight.spool_unfinished("deadline").is_none(), "nothing in flight");
         let meta = SpoolRecord::new("u1", "codex", "UserPromptSubmit", 1);
         let raw = br#"{"prompt": "keep <private>drop this</private> rest"}"#.to_vec();
+        // Input slow to arrive is held first: a claim of this process, out of drainers' reach
+        // while it lives, sanitized like any spooled record.
+        let reading = Unfinished::Reading { meta: Box::new(meta.clone()), bytes: raw.clone() };
+        in_flight.set(reading);
+        in_flight.hold();
+        let dirs = home.spool_dirs();
+        assert!(spool::pending(&dirs, time::now_ms()).is_empty(), "held by a live process");
+        assert_eq!(spool::depth(&dirs, time::now_ms()).claimed, 1, "but counted as waiting");
+        let held = in_flight.held().file.clone().expect("held");
+        let text = std::fs::read_to_string(&held).expect("read");
+        assert!(text.contains("keep") && !text.contains("drop this"), "{text}");
+        in_flight.hold();
+        assert_eq!(in_flight.held().file.as_ref(), Some(&held), "nothing new came: not again");
+
         in_flight.set(Unfinished::Raw { meta: Box::new(meta), bytes: Arc::new(raw) });
         let path = in_flight.spool_unfinished("deadline").expect("spooled").expect("written");
+        assert_eq!(
+            spool::pending(&dirs, time::now_ms()),
+            std::slice::from_ref(&path),
+            "the held copy went"
+        );
         let (records, bad) = spool::read(&path).expect("read back");
         assert!(bad.is_empty());
         let raw = records[0].raw.as_deref().expect("raw kept");

@@ -37,6 +37,27 @@ pub const MCP_SERVER_NAME: &str = "agent-memory";
 /// Hook timeout in seconds (Gemini takes milliseconds: the same 5 s). The hook gives up after
 /// its own deadline (1 s by default) long before this.
 pub const HOOK_TIMEOUT_S: u64 = 5;
+/// How long our OpenCode plugin waits for a hook run (`HOOK_LIMIT_MS` in the plugin).
+pub const PLUGIN_HOOK_LIMIT_MS: u64 = 5000;
+/// How long our Hermes provider waits for a hook run (`HOOK_TIMEOUT_S` in the provider).
+pub const PROVIDER_HOOK_TIMEOUT_MS: u64 = 3000;
+
+/// How long `agent` gives one hook run before it stops waiting (or kills it), as `install`
+/// wires it: the timeout written into its hook config, or the limit of our plugin or provider
+/// that runs the hook. An agent `install` does not wire gets the shortest of them.
+pub fn hook_timeout_ms(agent: &str) -> u64 {
+    let shortest = (HOOK_TIMEOUT_S * 1000).min(PLUGIN_HOOK_LIMIT_MS).min(PROVIDER_HOOK_TIMEOUT_MS);
+    match Agent::from_name(agent).map(Agent::kind) {
+        Some(
+            InstallKind::JsonHooks
+            | InstallKind::TrustedHooks { .. }
+            | InstallKind::HooksFile { .. },
+        ) => HOOK_TIMEOUT_S * 1000,
+        Some(InstallKind::JsPlugin) => PLUGIN_HOOK_LIMIT_MS,
+        Some(InstallKind::Provider { .. }) => PROVIDER_HOOK_TIMEOUT_MS,
+        None => shortest,
+    }
+}
 
 /// An agent `install` knows how to wire: a registry row with an [`Installer`].
 #[derive(Clone, Copy)]
@@ -663,6 +684,20 @@ pub fn backup_path(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_agent_s_hook_timeout_is_what_its_wiring_says() {
+        assert!(
+            opencode::PLUGIN.contains(&format!("const HOOK_LIMIT_MS = {PLUGIN_HOOK_LIMIT_MS}\n"))
+        );
+        let seconds = PROVIDER_HOOK_TIMEOUT_MS as f64 / 1000.0;
+        assert!(hermes::PROVIDER_PY.contains(&format!("HOOK_TIMEOUT_S = {seconds:.1}\n")));
+        for agent in Agent::all() {
+            let timeout = hook_timeout_ms(agent.name());
+            assert!((3000..=5000).contains(&timeout), "{}: {timeout}", agent.name());
+        }
+        assert_eq!(hook_timeout_ms("some-agent-nobody-wired"), 3000, "the shortest");
+    }
 
     #[test]
     fn hook_command_quotes_only_when_needed() {

@@ -3,7 +3,8 @@
 //! One home directory, `$AGENT_MEMORY_HOME` or `~/.agent-memory`, private to the user (0700):
 //! `memory.db` (the store), `config.toml`, `modes/` (the user's distil modes), `spool/` (events
 //! waiting for the store), `logs/`,
-//! `models/` (installed embedding models), `rejected/` (payloads that could not be read, kept for inspection). When the home itself is
+//! `models/` (installed embedding models), `rejected/` (payloads that could not be read, kept for inspection), `lost-events` (the
+//! count of events no place could take, see `capture::lost`). When the home itself is
 //! unwritable, a second spool under the system temp directory keeps events safe.
 //!
 //! Must not: create anything on its own; callers decide when a directory is needed.
@@ -57,8 +58,9 @@ impl Home {
     /// The spool of last resort, used when the home cannot be written at all: in the user's
     /// own runtime directory (`XDG_RUNTIME_DIR`), else in a folder of the user's id under the
     /// temporary directory, keyed by a hash of the home path so two homes never share one.
-    /// Others can compute the name, so the spool trusts it only while the user owns it and no
-    /// one else may enter it (see `capture::spool`).
+    /// Others can compute the name, so the spool makes it one folder at a time and trusts it
+    /// only while the user owns it, no one else may enter it, and no one else owns or may
+    /// write any folder on its way (see `capture::spool` and `fsutil::ensure_private_chain`).
     pub fn fallback_spool_dir(&self) -> PathBuf {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(self.root.to_string_lossy().as_bytes());

@@ -48,6 +48,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0011_vector_changes.sql"),
     include_str!("store/migrations/0012_brief_files.sql"),
     include_str!("store/migrations/0013_store_id.sql"),
+    include_str!("store/migrations/0014_event_order.sql"),
 ];
 
 /// The schema version this build writes.
@@ -311,7 +312,7 @@ impl Store {
         }
         let outcome = match outcome {
             Some(dup) => dup,
-            None => match insert_event(&tx, event, content_hash, session_id, project_id)? {
+            None => match insert_event(&tx, event, content_hash, session_id, project_id, false)? {
                 Some(id) => WriteOutcome::Stored { id },
                 None => WriteOutcome::AlreadyStored,
             },
@@ -344,7 +345,7 @@ impl Store {
         for (event, hash, project) in items {
             let project_id = upsert_project(&tx, project, event.at_ms)?;
             let session_id = upsert_session(&tx, event, project_id)?;
-            if insert_event(&tx, event, hash, session_id, project_id)?.is_some() {
+            if insert_event(&tx, event, hash, session_id, project_id, true)?.is_some() {
                 added += 1;
             }
         }
@@ -685,17 +686,22 @@ fn session_title(prompt: &str) -> String {
 }
 
 /// Inserts the event unless its uid is stored already; returns the new row id.
-fn insert_event(
+/// Writes one event. `late`: stored after the fact (read from a transcript, drained from the
+/// spool, imported), so its place among the session's events is found by its time, not its id
+/// (see `Store::session_events`).
+pub(crate) fn insert_event(
     conn: &Connection,
     event: &Event,
     content_hash: &str,
     session_id: i64,
     project_id: i64,
+    late: bool,
 ) -> Result<Option<i64>> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO events (uid, session_id, project_id, agent, kind, source_event, at, tool,
-                             tool_kind, summary, body, payload, files, sensitivity, content_hash, cwd)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                             tool_kind, summary, body, payload, files, sensitivity, content_hash, cwd,
+                             late)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
          ON CONFLICT (uid) DO NOTHING",
     )?;
     let changed = stmt.execute(params![
@@ -715,6 +721,7 @@ fn insert_event(
         event.sensitivity.as_str(),
         content_hash,
         event.cwd,
+        late,
     ])?;
     Ok((changed == 1).then(|| conn.last_insert_rowid()))
 }
@@ -1242,6 +1249,21 @@ mod tests {
         assert_eq!(saved, None);
         store.release_session(session.session_id, "b").expect("release");
         assert!(store.claim_session(session.session_id, "a", 1_700, 500).expect("free again"));
+    }
+
+    #[test]
+    fn a_lease_taken_by_a_clock_far_ahead_does_not_hold_the_session() {
+        let mut store = seeded(&["first prompt"]);
+        let session = store.pending_sessions(10).expect("pending")[0].clone();
+        let year = 365 * 86_400_000;
+        let lease = 120_000;
+        assert!(store.claim_session(session.session_id, "ahead", 1_000 + year, lease).expect("a"));
+        assert!(
+            store.claim_session(session.session_id, "now", 1_000, lease).expect("b"),
+            "a lease ending a year from now was not taken by this clock"
+        );
+        // A lease this clock could have given stays held.
+        assert!(!store.claim_session(session.session_id, "other", 2_000, lease).expect("c"));
     }
 
     #[test]

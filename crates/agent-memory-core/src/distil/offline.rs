@@ -155,7 +155,7 @@ struct Turn {
     said: Vec<Statement>,
 }
 
-/// A batch of events in time order, analysed once.
+/// A batch of events in the order they happened, analysed once.
 #[derive(Debug)]
 struct Batch<'a> {
     items: Vec<Item<'a>>,
@@ -164,10 +164,10 @@ struct Batch<'a> {
 
 impl<'a> Batch<'a> {
     fn new(events: &'a [StoredEvent]) -> Batch<'a> {
-        // Time order, not store order: a transcript's tool calls are stored at the stop that read
-        // them, after the runs they came between.
-        let mut ordered: Vec<&StoredEvent> = events.iter().collect();
-        ordered.sort_by_key(|stored| stored.event.at_ms);
+        // The order they happened in, as the store gives them (`Store::session_events`): hooks'
+        // events by their row ids, whatever the clock said, and a transcript's tool calls, stored
+        // at the stop that read them, placed by their time among the runs they came between.
+        let ordered: Vec<&StoredEvent> = events.iter().collect();
         let mut items = Vec::new();
         let mut turns = Vec::new();
         let mut start = 0;
@@ -1894,6 +1894,62 @@ mod tests {
                 files_modified:
                   - src/parser.rs
             "#]],
+        );
+    }
+
+    /// The clock set back an hour in the middle of a turn: the events a hook stored keep the
+    /// order they happened in, so the fix still follows the failure it fixed; and a tool call
+    /// read late from the transcript still lands among them by its time.
+    #[test]
+    fn a_clock_set_back_mid_turn_keeps_the_fix_after_the_failure() {
+        use crate::project::ProjectIdentity;
+        use crate::store::{HookRun, Store};
+        let original = bugfix_session();
+        let mut store = Store::open_in_memory().expect("store");
+        let project = ProjectIdentity {
+            key: "path:/w/app".into(),
+            root: "/w/app".into(),
+            name: "app".into(),
+            origin: None,
+        };
+        let run = HookRun {
+            at_ms: T0,
+            agent: "claude-code",
+            event_name: "PostToolUse",
+            outcome: "stored",
+            detail: None,
+            duration_us: 0,
+            event_uid: None,
+        };
+        // The read of src/parser.rs is left to the transcript, stored after the fact.
+        let (late, in_line): (Vec<_>, Vec<_>) = original.iter().partition(|stored| stored.id == 3);
+        for (n, stored) in in_line.iter().enumerate() {
+            let mut event = stored.event.clone();
+            // From the first edit on, the clock reads an hour earlier.
+            if stored.id >= 5 {
+                event.at_ms -= 3_600_000;
+            }
+            let hash = format!("h{n}");
+            store
+                .write_event(&event, &hash, &project, None, &run, std::time::Instant::now())
+                .expect("write");
+        }
+        let late: Vec<_> =
+            late.iter().map(|s| (s.event.clone(), "late".to_owned(), project.clone())).collect();
+        store.write_recovered(&late, &[]).expect("write late");
+        let session = store.pending_sessions(10).expect("pending")[0].clone();
+        let read = store.session_events(session.session_id, 0).expect("read");
+        let uids: Vec<&str> = read.iter().map(|s| s.event.uid.as_str()).collect();
+        let expected: Vec<&str> = original.iter().map(|s| s.event.uid.as_str()).collect();
+        assert_eq!(uids, expected, "the order they happened in");
+        let mode = code_mode("en", &[]);
+        let distiller = OfflineDistiller::new();
+        let titles = |drafts: Vec<ObservationDraft>| -> Vec<String> {
+            drafts.into_iter().map(|d| format!("[{}] {}", d.kind, d.title)).collect()
+        };
+        assert_eq!(
+            titles(distiller.observe(&read, &mode)),
+            titles(distiller.observe(&original, &mode))
         );
     }
 

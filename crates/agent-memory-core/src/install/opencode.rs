@@ -16,7 +16,7 @@ use super::{
 };
 
 /// The plugin as shipped; `@AGENT_MEMORY_BIN@` stands for the binary's path.
-const PLUGIN: &str = include_str!("opencode_plugin.js");
+pub(crate) const PLUGIN: &str = include_str!("opencode_plugin.js");
 
 /// The plugin file for `bin`: its path as a JavaScript string literal.
 pub fn plugin(bin: &str) -> String {

@@ -100,7 +100,10 @@ impl Store {
     }
 
     /// Takes the session for `owner` until `now_ms + lease_ms`, unless another owner holds an
-    /// unexpired lease. True when taken.
+    /// unexpired lease. True when taken. A lease that ends further ahead than any lease taken now
+    /// could (beyond [`LEASE_CLOCK_TOLERANCE_MS`]) was taken by a clock ahead of this one, or
+    /// before this clock went back: it counts as expired, so a wrong clock never holds a
+    /// session for as long as it was wrong.
     pub fn claim_session(
         &mut self,
         session_id: i64,
@@ -113,8 +116,9 @@ impl Store {
         let taken = tx.execute(
             "UPDATE distil_progress SET lease_owner = ?2, lease_until = ?3
              WHERE session_id = ?1
-               AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until < ?4)",
-            params![session_id, owner, now_ms + lease_ms, now_ms],
+               AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until < ?4
+                    OR lease_until > ?3 + ?5)",
+            params![session_id, owner, now_ms + lease_ms, now_ms, LEASE_CLOCK_TOLERANCE_MS],
         )? == 1;
         tx.commit()?;
         Ok(taken)
@@ -130,16 +134,18 @@ impl Store {
         Ok(())
     }
 
-    /// The session's events after `after_id`, in order.
+    /// The session's events after `after_id`, in the order they happened: see
+    /// [`session_order`].
     pub fn session_events(&self, session_id: i64, after_id: i64) -> Result<Vec<StoredEvent>> {
         let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT e.id, {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.id = e.session_id
+            "SELECT e.id, e.late, {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.id = e.session_id
              WHERE e.session_id = ?1 AND e.id > ?2 ORDER BY e.id"
         ))?;
         let rows = stmt.query_map(params![session_id, after_id], |r| {
-            Ok(StoredEvent { id: r.get(0)?, event: event_from_row(r, 1)? })
+            Ok((r.get::<_, bool>(1)?, StoredEvent { id: r.get(0)?, event: event_from_row(r, 2)? }))
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(session_order(rows))
     }
 
     /// Stores observations distilled from a session's events up to `through_event_id`, and moves
@@ -536,6 +542,31 @@ fn timeline_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<TimelineItem> {
         tokens: r.get(5)?,
         work_tokens: r.get(6)?,
     })
+}
+
+/// How far past the longest lease one taken now could end a lease may end before it is taken
+/// for the work of a wrong clock.
+pub const LEASE_CLOCK_TOLERANCE_MS: i64 = 5_000;
+
+/// A session's events (`(late, event)`, in id order) in the order they happened. A hook stores
+/// its event as it happens, so the ids of those are their order, even when the wall clock went
+/// back between them; an event stored after the fact (`late`: read from the transcript at a
+/// stop, drained from the spool, imported) goes before the first of those that happened after
+/// it by the clock, the best its time can tell.
+pub(crate) fn session_order(rows: Vec<(bool, StoredEvent)>) -> Vec<StoredEvent> {
+    let (late, in_line): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(late, _)| *late);
+    let mut late: Vec<StoredEvent> = late.into_iter().map(|(_, e)| e).collect();
+    late.sort_by_key(|e| (e.event.at_ms, e.id));
+    let mut late = late.into_iter().peekable();
+    let mut ordered = Vec::with_capacity(in_line.len() + late.len());
+    for (_, event) in in_line {
+        while let Some(before) = late.next_if(|l| l.event.at_ms < event.event.at_ms) {
+            ordered.push(before);
+        }
+        ordered.push(event);
+    }
+    ordered.extend(late);
+    ordered
 }
 
 /// What makes an observation unique: its session and source events, so a repeated pass over

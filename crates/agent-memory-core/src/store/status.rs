@@ -74,6 +74,33 @@ pub struct HookWindow {
     pub p99_ms: f64,
 }
 
+impl StoreStatus {
+    /// Adds the events lost while nothing could be written, which no hook run has moved into
+    /// the store yet (`capture::lost`), to the windows (as passed to [`Store::status`]) their
+    /// last loss falls in.
+    pub fn add_lost(&mut self, windows: &[(&str, i64)], count: u64, last_ms: i64) {
+        if count == 0 {
+            return;
+        }
+        for (window, (_, since)) in self.hooks.iter_mut().zip(windows) {
+            if last_ms >= *since {
+                window.add_lost(i64::try_from(count).unwrap_or(i64::MAX));
+            }
+        }
+    }
+}
+
+impl HookWindow {
+    /// Counts `n` more runs whose event was lost, which the store has no record of yet.
+    pub fn add_lost(&mut self, n: i64) {
+        let lost = self.outcomes.entry("lost".to_owned()).or_insert(0);
+        *lost = lost.saturating_add(n);
+        self.runs = self.runs.saturating_add(n);
+        let errors: i64 = ERROR_OUTCOMES.iter().filter_map(|o| self.outcomes.get(*o)).sum();
+        self.error_rate = if self.runs == 0 { 0.0 } else { errors as f64 / self.runs as f64 };
+    }
+}
+
 /// One agent's hook runs over a window: how many, how many failed, and the last failure.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AgentHooks {

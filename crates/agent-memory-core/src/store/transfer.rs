@@ -689,7 +689,8 @@ impl Importer<'_> {
                 id
             }
         };
-        Ok(insert_event(self.tx, event, &record.content_hash, session_id, project_id)?.is_some())
+        Ok(insert_event(self.tx, event, &record.content_hash, session_id, project_id, true)?
+            .is_some())
     }
 }
 

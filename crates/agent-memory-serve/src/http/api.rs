@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::sync::PoisonError;
 
-use agent_memory_core::capture::spool;
+use agent_memory_core::capture::{lost, spool};
 use agent_memory_core::recall::{self, ItemId, SearchRequest};
 use agent_memory_core::store::Store;
 use agent_memory_core::store::browse::Listing;
@@ -187,7 +187,9 @@ async fn stats(State(state): State<Shared>, query: Pairs) -> Response {
             .with_store(move |store| {
                 let now = time::now_ms();
                 let windows = [("24h", now - 86_400_000), ("7d", now - 7 * 86_400_000)];
-                let status = store.status(&windows)?;
+                let mut status = store.status(&windows)?;
+                let lost = lost::peek(&home);
+                status.add_lost(&windows, lost.count, lost.last_ms);
                 let per_day = store.events_per_day(now - days * 86_400_000)?;
                 let spool = spool::depth(&home.spool_dirs(), now);
                 Ok(json!({

@@ -3,9 +3,14 @@
 //! A plain synchronous run: read stdin (capped), hand it to core's hook run (`hook::run_hook`:
 //! capture, store, answer), print the answer in the agent's protocol (the session-start
 //! briefing, recall for a prompt, what is known about a file being read), exit 0. After a stop or a session end it starts one detached distil pass and does not wait.
-//! A watchdog thread enforces the deadline: if the main thread is still waiting (on a locked
-//! database, a slow disk) when it passes, the watchdog spools the event and ends the process
-//! with success.
+//! Standard input is waited for as long as the agent's own timeout for a hook run allows (less
+//! the deadline and a margin, `hook::stdin_budget`): the agent is the one writing it. The
+//! deadline (`capture.deadline_ms`) counts from when the input is complete. A watchdog thread
+//! enforces both: if the main thread is still reading, or still waiting (on a locked database,
+//! a slow disk) when its time is up, the watchdog spools what it has and ends the process with
+//! success. A run still going a moment after it began reading or finished reading gets its
+//! input copied to the spool first, so an agent killing the hook loses nothing
+//! (`hook::HOLD_AFTER`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,12 +40,8 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
     }
 
     let agent = adapter::canonical_agent(&args.agent);
-    let in_flight = Arc::new(InFlight::new(&home));
-    arm_watchdog(
-        Arc::clone(&in_flight),
-        started + Duration::from_millis(config.capture.deadline_ms),
-        exit_now,
-    );
+    let in_flight = Arc::new(InFlight::new(&home, started + hook::stdin_budget(&config, &agent)));
+    arm_watchdog(Arc::clone(&in_flight), exit_now);
 
     // The agent may still be writing when the deadline passes: what came so far is in reach
     // of the watchdog, which spools it rather than lose the event.
@@ -53,6 +54,8 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
             tracing::warn!(%err, "reading the hook's standard input failed");
             Input { bytes: Vec::new(), truncated_from: None }
         });
+    let deadline = Instant::now() + Duration::from_millis(config.capture.deadline_ms);
+    in_flight.set_deadline(deadline);
     if let Some(len) = input.truncated_from {
         tracing::warn!(
             agent,
@@ -70,6 +73,7 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         uid,
         received_at_ms,
         started,
+        deadline,
     };
     let report = hook::run_hook(request, &in_flight);
     if let Some(answer) = report.answer.as_deref()
@@ -121,11 +125,11 @@ fn spawn_detached(args: &[&str], what: &str) {
     }
 }
 
-fn arm_watchdog(in_flight: Arc<InFlight>, deadline: Instant, exit_now: fn() -> !) {
-    // The watchdog only sleeps, spools and exits: a small stack keeps its start cheap.
+fn arm_watchdog(in_flight: Arc<InFlight>, exit_now: fn() -> !) {
+    // The watchdog only waits, spools and exits: a small stack keeps its start cheap.
     let spawned = std::thread::Builder::new().name("deadline".into()).stack_size(256 * 1024).spawn(
         move || {
-            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            in_flight.watch();
             match in_flight.spool_unfinished("hook deadline reached before the store answered") {
                 Some(Ok(path)) => {
                     tracing::warn!(path = %path.display(), "hook deadline reached; event spooled")

@@ -1,7 +1,7 @@
 //! `agent-memory status`: what is stored, how the hooks are doing, when the last work pass ran
 //! and whether the local server is running.
 
-use agent_memory_core::capture::spool;
+use agent_memory_core::capture::{self, spool};
 use agent_memory_core::{time, work};
 use agent_memory_serve::instance::Instance;
 
@@ -14,7 +14,9 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let now = time::now_ms();
     let windows = [("24h", now - 86_400_000), ("7d", now - 7 * 86_400_000)];
-    let status = store.status(&windows)?;
+    let mut status = store.status(&windows)?;
+    let lost = capture::lost::peek(&ctx.home);
+    status.add_lost(&windows, lost.count, lost.last_ms);
     let spool = spool::depth(&ctx.home.spool_dirs(), now);
     let instance = Instance::new(&ctx.home);
     let serve = instance

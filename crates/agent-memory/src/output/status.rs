@@ -127,9 +127,14 @@ pub fn write_status(
     }
     writeln!(
         out,
-        "spool      {} waiting in {}{}",
+        "spool      {} waiting in {}{}{}",
         count(spool.records, "event"),
         count(spool.files, "file"),
+        if spool.claimed > 0 {
+            format!(" ({} held by a running hook or drain)", spool.claimed)
+        } else {
+            String::new()
+        },
         if spool.quarantined > 0 {
             format!(", {} set aside (.bad)", count(spool.quarantined, "file"))
         } else {
@@ -251,7 +256,7 @@ mod tests {
 
     #[test]
     fn a_busy_store() {
-        let spool = SpoolDepth { files: 2, records: 3, quarantined: 1 };
+        let spool = SpoolDepth { files: 2, records: 3, claimed: 0, quarantined: 1 };
         let activity = Activity {
             last_work_pass_ms: Some(AT),
             serve: Some(ServeRunning { url: "http://127.0.0.1:37777".to_owned(), pid: 42 }),

@@ -73,7 +73,14 @@ fn sixty_concurrent_hooks_from_three_agents_store_each_event_once() {
         let n = count(&home, &format!("SELECT count(*) FROM events WHERE agent = '{agent}'"));
         assert_eq!(n, 20, "{agent}");
     }
-    assert_eq!(count(&home, "SELECT count(*) FROM hook_runs"), 60);
+    let runs: Vec<String> = crate::db(&home)
+        .prepare("SELECT outcome || ' ' || coalesce(detail, '') FROM hook_runs WHERE outcome != 'stored'")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(count(&home, "SELECT count(*) FROM hook_runs"), 60, "{runs:?}");
     assert_eq!(
         count(&home, "SELECT count(*) FROM hook_runs WHERE outcome != 'stored'"),
         0,

@@ -25,6 +25,7 @@ mod search;
 mod semantic;
 mod serve;
 mod spool;
+mod spool_faults;
 mod statements;
 mod status;
 mod team;

@@ -142,10 +142,10 @@ fn a_store_damaged_inside_is_rebuilt_from_what_can_be_read() {
 }
 
 /// Makes a path unwritable even for root (whose permission bits are ignored): `chattr +i`.
-struct Immutable(PathBuf);
+pub(crate) struct Immutable(PathBuf);
 
 impl Immutable {
-    fn new(path: &Path) -> Immutable {
+    pub(crate) fn new(path: &Path) -> Immutable {
         if is_root() {
             let ok = Command::new("chattr").arg("+i").arg(path).status().expect("run chattr");
             assert!(ok.success(), "chattr +i {}", path.display());
@@ -170,7 +170,7 @@ impl Drop for Immutable {
     }
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
 }
@@ -214,8 +214,33 @@ fn unwritable_home_spools_to_the_fallback() {
     assert_eq!(events_with(&home, "prompt while the home is unwritable"), 1);
 }
 
-/// A small tmpfs mounted over the test home, unmounted on drop.
-struct TinyDisk(PathBuf);
+/// A small tmpfs mounted over a folder, unmounted on drop.
+pub(crate) struct TinyDisk(PathBuf);
+
+impl TinyDisk {
+    /// A 1 MiB tmpfs over `dir` (made if missing): a real filesystem that fills. Needs root.
+    pub(crate) fn mount(dir: &Path) -> TinyDisk {
+        std::fs::create_dir_all(dir).expect("mount point");
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+            .arg(dir)
+            .status()
+            .expect("run mount");
+        assert!(mounted.success(), "mount a tmpfs over {}", dir.display());
+        TinyDisk(dir.to_owned())
+    }
+
+    /// Fills what is left of it with one file, to the last byte it takes; returns the file.
+    pub(crate) fn fill(&self) -> PathBuf {
+        let filler = self.0.join("filler");
+        let mut file = std::fs::File::create(&filler).expect("filler");
+        for size in [64 * 1024, 512, 1] {
+            let block = vec![7u8; size];
+            while std::io::Write::write_all(&mut file, &block).is_ok() {}
+        }
+        filler
+    }
+}
 
 impl Drop for TinyDisk {
     fn drop(&mut self) {
@@ -231,22 +256,9 @@ fn full_disk_spools_to_the_fallback_and_recovers() {
         return;
     }
     let home = home();
-    std::fs::create_dir_all(home.home()).expect("home");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
-        .arg(home.home())
-        .status()
-        .expect("run mount");
-    assert!(mounted.success(), "mount a tmpfs over the home");
-    let _disk = TinyDisk(home.home());
+    let disk = TinyDisk::mount(&home.home());
     assert_quiet_success(&prompt(&home, "initialise the store first"));
-
-    // Fill what is left of the filesystem.
-    let filler = home.home().join("filler");
-    let mut file = std::fs::File::create(&filler).expect("filler");
-    let block = vec![7u8; 64 * 1024];
-    while std::io::Write::write_all(&mut file, &block).is_ok() {}
-    drop(file);
+    let filler = disk.fill();
 
     let text = "prompt while the disk is full ".repeat(40);
     assert_quiet_success(&prompt(&home, &text));
@@ -327,6 +339,8 @@ fn input_arriving_after_the_deadline_is_spooled_or_counted() {
             .cmd()
             .args(["hook", "--agent", "claude-code", "--event", "UserPromptSubmit"])
             .env("AGENT_MEMORY_CAPTURE__DEADLINE_MS", "300")
+            // An agent that gives its hooks one second: standard input is waited for 300 ms.
+            .env("AGENT_MEMORY_CAPTURE__AGENT_TIMEOUT_MS", "1000")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
