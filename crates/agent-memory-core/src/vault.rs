@@ -407,10 +407,7 @@ type Claims = HashMap<i64, Vec<Note>>;
 /// Every note under the folder but the inbox and conflict copies: those with an `id` by it
 /// (each id with every note claiming it), and those without one. Links, unreadable folders or
 /// notes, and notes whose front matter is out of bounds are left alone and named in `problems`.
-fn scan(
-    root: &Path,
-    problems: &mut Vec<(PathBuf, String)>,
-) -> Result<(Claims, Vec<Note>)> {
+fn scan(root: &Path, problems: &mut Vec<(PathBuf, String)>) -> Result<(Claims, Vec<Note>)> {
     let mut by_id = Claims::new();
     let mut fresh = Vec::new();
     let mut stack = vec![root.to_owned()];
