@@ -6,6 +6,8 @@
 //! on every mutating route and on `/mcp`), the error body `{message, code}` with its stable
 //! codes ([`Code`]), a small pool of store connections, and graceful shutdown: new connections
 //! stop, live feeds and MCP sessions end, requests in flight and the worker's pass finish.
+//! How connections are taken and how long each may stay is [`guard`]'s; the gate tells it
+//! which connection presented the token.
 //!
 //! Every store call runs on a blocking thread; the runtime only moves bytes. Must not: hand a
 //! browser a private event or anything distilled from one (the store's browse queries leave
@@ -64,6 +66,8 @@ pub struct ServeOptions {
     /// One `work` pass; `None` runs no worker.
     pub pass: Option<worker::Pass>,
     pub work_interval: Duration,
+    /// What each connection may hold and for how long.
+    pub limits: guard::Limits,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -71,6 +75,7 @@ impl std::fmt::Debug for ServeOptions {
         f.debug_struct("ServeOptions")
             .field("listener", &self.listener)
             .field("work_interval", &self.work_interval)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -322,7 +327,7 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), HttpError> {
-    let ServeOptions { settings, listener, token, pass, work_interval } = options;
+    let ServeOptions { settings, listener, token, pass, work_interval, limits } = options;
     let addr = listener
         .local_addr()
         .map_err(|source| HttpError::Listen { addr: "the listener".into(), source })?;
@@ -386,19 +391,18 @@ pub async fn serve(
             _ = stop_signal.wait_for(|s| *s) => {}
         }
     });
-    let mut graceful = stop.clone();
-    let served = axum::serve(guard::Guarded::new(listener), app)
-        .with_graceful_shutdown(async move {
-            let _ = graceful.wait_for(|s| *s).await;
-            mcp_cancel.cancel();
-        })
-        .await;
+    let mut mcp_stop = stop.clone();
+    tokio::spawn(async move {
+        let _ = mcp_stop.wait_for(|s| *s).await;
+        mcp_cancel.cancel();
+    });
+    guard::serve(listener, app, limits, stop).await;
     let _ = hit_writer.await;
     if let Some(task) = worker_task {
         // The pass in flight finishes; the worker sees the stop before starting another.
         let _ = task.await;
     }
-    served.map_err(listen_err)
+    Ok(())
 }
 
 /// The gate every request passes: Host, then Origin, then the token where one is required.
@@ -433,7 +437,12 @@ async fn gate(State(state): State<Shared>, request: Request, next: Next) -> Resp
         || (path.starts_with("/api") && path != "/api/health");
     // EventSource cannot send a header, so the live feed may carry the token in its query.
     let in_query = path == "/api/live" && query_token(request.uri().query(), &state.token);
-    if needs_token && !in_query && !authorized(headers, &state.token) {
+    let with_token = in_query || authorized(headers, &state.token);
+    if with_token && let Some(connection) = request.extensions().get::<guard::Connection>() {
+        // The connection no longer counts against the places unauthenticated ones share.
+        connection.trust();
+    }
+    if needs_token && !with_token {
         return ApiError::new(
             Code::Unauthorized,
             "this route needs `Authorization: Bearer <token>`; the token is in serve.token in \

@@ -2,7 +2,8 @@
 //! agent payloads recorded from the real CLIs (`fixtures/agents/`, written by
 //! `scripts/record-fixtures`), the harness that runs those CLIs offline (`harness/`), the
 //! workspace's lockfile, a scripted HTTP server standing in for a remote model
-//! ([`fake_http`]) and a real PostgreSQL ([`pg`]).
+//! ([`fake_http`]), a real PostgreSQL ([`pg`]) and slow clients for a server's connection
+//! limits ([`trickle`]).
 //!
 //! Tests never touch the real HOME: every child process gets a temp `HOME` and
 //! `AGENT_MEMORY_HOME`, and no inherited `AGENT_MEMORY_*` variable.
@@ -10,6 +11,7 @@
 pub mod fake_http;
 pub mod pg;
 pub mod synthetic;
+pub mod trickle;
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;

@@ -5,6 +5,7 @@
 use std::net::{IpAddr, TcpListener};
 use std::time::Duration;
 
+use agent_memory_serve::http::guard::Limits;
 use agent_memory_serve::http::{ServeOptions, serve, stop_signal};
 use agent_memory_serve::instance::{Instance, ServeState};
 use anyhow::Context as _;
@@ -84,6 +85,7 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
         token,
         pass,
         work_interval: Duration::from_secs(serve_config.work_interval_seconds.max(1)),
+        limits: Limits::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

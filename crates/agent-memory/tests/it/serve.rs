@@ -14,6 +14,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use agent_memory_testkit::TestHome;
+use agent_memory_testkit::trickle::Tricklers;
 use serde_json::{Value, json};
 
 use crate::mcp::seeded;
@@ -884,18 +885,19 @@ fn every_front_end_reads_the_same_items_by_the_same_ids() {
     server.stop(&home);
 }
 
-/// Sockets that connect and say nothing cannot starve the server: past its cap new ones wait,
-/// and a silent one is closed, so the health probe still answers with hundreds of them open.
+/// Sockets that connect and trickle a request head one byte a second cannot lock the server
+/// out: a new connection takes the place of the oldest unauthenticated one, which is closed, so
+/// the health probe and the token's holder are answered with hundreds of them open.
 #[test]
-fn silent_connections_are_closed_and_capped() {
+fn trickling_connections_cannot_lock_out_the_probe_or_the_token() {
     let _turn = turn();
     let home = home();
     let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "3600")]);
-    let idle: Vec<TcpStream> =
-        (0..300).filter_map(|_| TcpStream::connect(("127.0.0.1", server.port)).ok()).collect();
-    assert!(idle.len() >= 200, "{} idle sockets opened", idle.len());
-    // The server closes a silent connection by itself (the read ends instead of hanging).
-    let mut first = &idle[0];
+    let tricklers = Tricklers::open(server.port, 300, Duration::from_secs(1));
+    assert!(tricklers.sockets().len() >= 200, "{} trickling sockets", tricklers.sockets().len());
+
+    // The server closes the oldest by itself (the read ends instead of hanging).
+    let mut first = &tricklers.sockets()[0];
     first.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
     let mut byte = [0u8; 1];
     let read = first.read(&mut byte);
@@ -906,9 +908,12 @@ fn silent_connections_are_closed_and_capped() {
         }
     };
     assert!(closed, "closed by the server, not by the test's own timeout: {read:?}");
-    // And the probe is answered with the rest still open.
-    let health = server.get("/api/health");
+    // And the probe and the token's holder are answered while the rest trickle on.
+    let health = request(server.port, "GET", "/api/health", &[], "");
     assert_eq!(health.status, 200, "{}", health.body);
-    drop(idle);
+    let stats = server.json("/api/stats");
+    assert!(stats["store"].is_object(), "{stats}");
+
+    drop(tricklers);
     server.stop(&home);
 }
