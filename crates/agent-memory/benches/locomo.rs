@@ -25,6 +25,11 @@
 //! with that learned sparse model, and BM25 and every hybrid row are measured at each share of
 //! `BENCH_SPARSE_SHARES` (0 and the default share unless set).
 //!
+//! Before those lab rows, the headline: the same conversations through the product's front door
+//! ([`front_door`]: `import`, `work` and `search` of the built binary, default configuration).
+//! `BENCH_FRONT_DOOR_ONLY=1` stops after it, `BENCH_LAB_ONLY=1` skips it, `BENCH_NO_MODELS=1`
+//! runs it without the models.
+//!
 //! `cargo bench -p agent-memory --bench locomo -- DIR` (release profile).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -42,6 +47,9 @@ use agent_memory_core::store::Store;
 use agent_memory_core::store::distilled::Provenance;
 use agent_memory_core::store::search::{Ranking, SearchQuery, SparseQuery, VectorQuery};
 use agent_memory_core::tokens;
+
+#[path = "locomo/front_door.rs"]
+mod front_door;
 
 /// Loads the embedding model installed in a directory.
 type Loader = fn(&Path) -> Result<Box<dyn Embedder>, String>;
@@ -90,6 +98,25 @@ fn main() -> ExitCode {
         },
         None => None,
     };
+    if std::env::var_os("BENCH_LAB_ONLY").is_none() {
+        let with_models = std::env::var_os("BENCH_NO_MODELS").is_none();
+        let label = if with_models {
+            "default install (potion-base-8m, splade-tiny), default ranking"
+        } else {
+            "no model, default ranking"
+        };
+        match read_conversations(&data).and_then(|c| front_door::run(&c, with_models)) {
+            Ok(report) => report.print(label),
+            Err(err) => {
+                eprintln!("locomo: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+        if std::env::var_os("BENCH_FRONT_DOOR_ONLY").is_some() {
+            return ExitCode::SUCCESS;
+        }
+        println!("\n## The lab rows: every turn stored as an observation, neutral ranking\n");
+    }
     match recall(&data, model_dir.as_deref().map(|dir| (dir, loader)), sparse.as_ref()) {
         Ok(report) => {
             report.print();

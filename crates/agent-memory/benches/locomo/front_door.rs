@@ -1,0 +1,292 @@
+//! LoCoMo through the product's front door: the headline row.
+//!
+//! A user's store holds a conversation the way the hooks store it, so each conversation goes in
+//! as one project of prompt events (one agent session per LoCoMo session, each turn a prompt
+//! `Speaker: text` at its session's time plus a minute per turn), written as an export file and
+//! read with `agent-memory import`. `agent-memory work` then runs as an install runs it, and
+//! every question of categories 1–4 is asked with `agent-memory search --json --limit 10
+//! --project <conversation>`: the built binary, a fresh home, the default configuration and
+//! ranking, and (unless `BENCH_NO_MODELS=1`) the two models `scripts/install` leaves in use,
+//! installed with `agent-memory model install`.
+//!
+//! What counts, written down before any figure was read:
+//! - **turn hit at k**: an evidence turn's own event is among the first k results;
+//! - **turn or distilled hit at k**: that, or an observation distilled from an evidence turn
+//!   (its sources include the turn's event);
+//! - **session hit at 10**: any of the first 10 results belongs to a session holding an
+//!   evidence turn (one of its events, or an observation or summary of that session): the unit
+//!   published session-level figures use.
+//!
+//! Nothing else is tuned here: the rows report what a user's search returns.
+
+use std::collections::{HashMap, HashSet};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::{CATEGORIES, Conversation, TurnId};
+
+/// The binary under test, built with this bench.
+const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
+
+/// What the front door found, per category and overall.
+#[derive(Debug, Default)]
+pub struct FrontDoor {
+    pub models: Vec<String>,
+    pub questions: usize,
+    /// (turn at 5, turn at 10, turn or distilled at 10, session at 10), per category.
+    pub hits: HashMap<u8, [usize; 4]>,
+    pub asked: HashMap<u8, usize>,
+    pub import_time: Duration,
+    pub work_time: Duration,
+    pub search_times: Vec<Duration>,
+    pub events: usize,
+    pub distilled: usize,
+}
+
+/// A result of `search --json`: its kind and id.
+type Found = (String, i64);
+
+pub fn run(conversations: &[Conversation], with_models: bool) -> Result<FrontDoor, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let home = dir.path().join("home");
+    let agent_memory = |args: &[&str]| -> Result<Vec<u8>, String> {
+        let out = Command::new(BIN)
+            .args(args)
+            .env("AGENT_MEMORY_HOME", &home)
+            .env("HOME", dir.path())
+            .env_remove("AGENT_MEMORY_CONFIG")
+            .output()
+            .map_err(|e| format!("cannot run {BIN}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "agent-memory {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(out.stdout)
+    };
+    let mut report = FrontDoor::default();
+    if with_models {
+        for model in ["potion-base-8m", "splade-tiny"] {
+            agent_memory(&["model", "install", model])?;
+            report.models.push(model.to_owned());
+        }
+    }
+
+    let export = dir.path().join("locomo.jsonl");
+    agent_memory_core::fsutil::write_atomic(&export, export_lines(conversations).as_bytes())
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    agent_memory(&["import", "--trust", &export.to_string_lossy()])?;
+    report.import_time = started.elapsed();
+    let started = Instant::now();
+    agent_memory(&["work"])?;
+    report.work_time = started.elapsed();
+
+    let db = rusqlite::Connection::open(home.join("memory.db")).map_err(|e| e.to_string())?;
+    let places = Places::read(&db)?;
+    report.events = places.turn_of_event.len();
+    report.distilled = places.session_of.len() - report.events;
+
+    for conv in conversations {
+        let project = format!("locomo-{}", conv.name);
+        for question in &conv.questions {
+            let started = Instant::now();
+            let out = agent_memory(&[
+                "search",
+                "--json",
+                "--limit",
+                "10",
+                "--project",
+                &project,
+                &question.text,
+            ])?;
+            report.search_times.push(started.elapsed());
+            let found = hits(&out)?;
+            let evidence: HashSet<(String, TurnId)> =
+                question.evidence.iter().map(|t| (conv.name.clone(), *t)).collect();
+            let sessions: HashSet<(String, u32)> =
+                question.evidence.iter().map(|(s, _)| (conv.name.clone(), *s)).collect();
+            let turn_at = |k: usize| {
+                found.iter().take(k).any(|f| {
+                    places.turn_of_event.get(f).is_some_and(|turn| evidence.contains(turn))
+                })
+            };
+            let distilled_at = |k: usize| {
+                found.iter().take(k).any(|f| {
+                    places
+                        .sources
+                        .get(f)
+                        .is_some_and(|turns| turns.iter().any(|t| evidence.contains(t)))
+                })
+            };
+            let session_at_10 = found
+                .iter()
+                .take(10)
+                .any(|f| places.session_of.get(f).is_some_and(|s| sessions.contains(s)));
+            let row = report.hits.entry(question.category).or_default();
+            row[0] += usize::from(turn_at(5));
+            row[1] += usize::from(turn_at(10));
+            row[2] += usize::from(turn_at(10) || distilled_at(10));
+            row[3] += usize::from(session_at_10);
+            *report.asked.entry(question.category).or_default() += 1;
+            report.questions += 1;
+        }
+    }
+    Ok(report)
+}
+
+/// Where each stored item came from: an event's turn, an observation's source turns, and the
+/// LoCoMo session of every event, observation and summary.
+struct Places {
+    turn_of_event: HashMap<Found, (String, TurnId)>,
+    sources: HashMap<Found, Vec<(String, TurnId)>>,
+    session_of: HashMap<Found, (String, u32)>,
+}
+
+impl Places {
+    fn read(db: &rusqlite::Connection) -> Result<Places, String> {
+        let sql = |e: rusqlite::Error| e.to_string();
+        let mut turn_of_event = HashMap::new();
+        let mut session_of = HashMap::new();
+        let mut stmt = db.prepare("SELECT id, uid FROM events").map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(sql)?;
+        for row in rows {
+            let (id, uid) = row.map_err(sql)?;
+            // `locomo-<conversation>-<turn id>`, as `export_lines` writes it.
+            let Some(rest) = uid.strip_prefix("locomo-") else { continue };
+            let Some((conv, raw)) = rest.split_once('-') else { continue };
+            let Some(turn) = super::turn_id(raw) else { continue };
+            turn_of_event.insert(("event".to_owned(), id), (conv.to_owned(), turn));
+            session_of.insert(("event".to_owned(), id), (conv.to_owned(), turn.0));
+        }
+        let mut sources: HashMap<Found, Vec<(String, TurnId)>> = HashMap::new();
+        let mut stmt =
+            db.prepare("SELECT observation_id, event_id FROM observation_sources").map_err(sql)?;
+        let rows =
+            stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).map_err(sql)?;
+        for row in rows {
+            let (observation, event) = row.map_err(sql)?;
+            if let Some(turn) = turn_of_event.get(&("event".to_owned(), event)) {
+                sources
+                    .entry(("observation".to_owned(), observation))
+                    .or_default()
+                    .push(turn.clone());
+                session_of
+                    .insert(("observation".to_owned(), observation), (turn.0.clone(), turn.1.0));
+            }
+        }
+        // A summary is its session's: the session of any of that session's events.
+        let mut stmt = db
+            .prepare(
+                "SELECT x.id, min(e.uid) FROM summaries x JOIN events e ON e.session_id = x.session_id
+                 GROUP BY x.id",
+            )
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)))
+            .map_err(sql)?;
+        for row in rows {
+            let (summary, uid) = row.map_err(sql)?;
+            let place = uid.as_deref().and_then(|uid| {
+                let (conv, raw) = uid.strip_prefix("locomo-")?.split_once('-')?;
+                Some((conv.to_owned(), super::turn_id(raw)?.0))
+            });
+            if let Some(place) = place {
+                session_of.insert(("summary".to_owned(), summary), place);
+            }
+        }
+        Ok(Places { turn_of_event, sources, session_of })
+    }
+}
+
+/// The results of one `search --json`, in order.
+fn hits(out: &[u8]) -> Result<Vec<Found>, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(out).map_err(|e| format!("search printed no JSON: {e}"))?;
+    Ok(value["hits"]
+        .as_array()
+        .map(|hits| {
+            hits.iter()
+                .filter_map(|h| Some((h["kind"].as_str()?.to_owned(), h["id"].as_i64()?)))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// The conversations as an export file: a project each, every turn a prompt event of its
+/// session, as a hook stores a prompt.
+fn export_lines(conversations: &[Conversation]) -> String {
+    use serde_json::json;
+    let mut lines = vec![json!({"type": "header", "data": {
+        "format": "agent-memory-export", "version": 1, "exported_at": 0}})];
+    for conv in conversations {
+        let project = conv.project();
+        let key = project.key.clone();
+        let root = project.root.to_string_lossy().into_owned();
+        lines.push(json!({"type": "project", "data": {
+            "key": key, "name": project.name, "root": root, "origin": null}}));
+        for session in &conv.sessions {
+            for (n, turn) in session.turns.iter().enumerate() {
+                let prompt = turn.item_text();
+                let uid = format!("locomo-{}-{}", conv.name, turn.raw_id);
+                lines.push(json!({"type": "event", "data": {
+                    "project": key, "content_hash": uid, "event": {
+                        "uid": uid, "agent": "claude-code", "kind": "prompt",
+                        "source_event": "UserPromptSubmit",
+                        "session": format!("locomo-{}-session-{}", conv.name, session.number),
+                        "cwd": root, "at_ms": session.at_ms + n as i64 * 60_000,
+                        "tool": null, "tool_kind": null,
+                        "summary": format!("Prompt: {prompt}"), "body": prompt,
+                        "payload": {"prompt": prompt}, "files": [],
+                        "sensitivity": "normal", "transcript_path": null}}}));
+            }
+        }
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+impl FrontDoor {
+    pub fn print(&self, label: &str) {
+        let pct = |n: usize, of: usize| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
+        println!("\n## LoCoMo through the front door: {label}\n");
+        println!(
+            "{} questions; import {:.1} s, work {:.1} s ({} events, {} distilled items); search p50 {} ms\n",
+            self.questions,
+            self.import_time.as_secs_f64(),
+            self.work_time.as_secs_f64(),
+            self.events,
+            self.distilled,
+            super::p50(&self.search_times),
+        );
+        println!(
+            "| category | questions | turn R@5 | turn R@10 | turn or distilled R@10 | session R@10 |"
+        );
+        println!("|---|---|---|---|---|---|");
+        let mut all = [0usize; 4];
+        for (category, name) in CATEGORIES {
+            let asked = self.asked.get(&category).copied().unwrap_or(0);
+            let row = self.hits.get(&category).copied().unwrap_or_default();
+            for (total, n) in all.iter_mut().zip(row) {
+                *total += n;
+            }
+            println!(
+                "| {name} | {asked} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
+                pct(row[0], asked),
+                pct(row[1], asked),
+                pct(row[2], asked),
+                pct(row[3], asked)
+            );
+        }
+        let q = self.questions;
+        println!(
+            "| **all** | {q} | **{:.1}%** | **{:.1}%** | {:.1}% | **{:.1}%** |",
+            pct(all[0], q),
+            pct(all[1], q),
+            pct(all[2], q),
+            pct(all[3], q)
+        );
+    }
+}
