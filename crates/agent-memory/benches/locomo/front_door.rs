@@ -253,7 +253,7 @@ impl FrontDoor {
         let pct = |n: usize, of: usize| if of == 0 { 0.0 } else { 100.0 * n as f64 / of as f64 };
         println!("\n## LoCoMo through the front door: {label}\n");
         println!(
-            "{} questions; import {:.1} s, work {:.1} s ({} events, {} distilled items); search p50 {} ms\n",
+            "{} questions; import {:.1} s, work {:.1} s ({} events, {} distilled items); search p50 {}\n",
             self.questions,
             self.import_time.as_secs_f64(),
             self.work_time.as_secs_f64(),
