@@ -79,13 +79,25 @@ pub fn is_exception(line: &str) -> bool {
 
 /// Clause openings that address whoever reads the text, telling it what to do or be.
 const INSTRUCTION_OPENINGS: &[&str] = &[
-    "ignore ",
-    "disregard ",
+    "ignore all",
+    "ignore any",
+    "ignore every",
+    "ignore previous",
+    "ignore prior",
+    "ignore the above",
+    "ignore the previous",
+    "ignore your",
+    "disregard all",
+    "disregard any",
+    "disregard previous",
+    "disregard prior",
+    "disregard the above",
+    "disregard the previous",
+    "disregard your",
     "forget all",
     "forget the previous",
     "forget previous",
-    "you must",
-    "you should always",
+    "forget your instructions",
     "you are now",
     "new instructions",
     "do not tell",
@@ -93,9 +105,13 @@ const INSTRUCTION_OPENINGS: &[&str] = &[
     "never tell",
     "system:",
     "assistant:",
-    "忽略",
-    "无视",
-    "你必须",
+    "忽略之前",
+    "忽略以上",
+    "忽略所有",
+    "忽略你的",
+    "无视之前",
+    "无视以上",
+    "无视所有",
     "你现在是",
     "不要告诉",
 ];
@@ -128,7 +144,7 @@ const INSTRUCTION_PHRASES: &[&str] = &[
 
 /// Whether `text` reads as an instruction to an agent, the kind an injected page or a hostile
 /// repository plants for the next agent to obey: a clause that addresses the reader ("ignore
-/// the previous instructions", "you must"), a standing order pointing outside the code, or a
+/// the previous instructions", "you are now"), a standing order pointing outside the code, or a
 /// phrase only such text has (a download piped into a shell).
 pub fn reads_as_instruction(text: &str) -> bool {
     let lower = text.to_lowercase();
