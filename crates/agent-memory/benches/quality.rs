@@ -39,13 +39,18 @@
 //! `BENCH_LLM_COMMAND`, `BENCH_LLM_DAILY_TOKEN_BUDGET`). `BENCH_SESSIONS=a,b` limits the
 //! sessions scored alone (`none`: none), `BENCH_CHAINS=a,b` the chains (`none`: none),
 //! `BENCH_VERBOSE=1` prints what each session or chain missed and every false statement.
+//! `BENCH_MODELS=1` gives every home the two models a default install uses (potion-base-8m and
+//! splade-tiny, installed once with `agent-memory model install` and copied), so the work pass
+//! embeds and search runs as an installed product's does.
 //!
 //! `cargo bench -p agent-memory --bench quality` (release profile).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::LazyLock;
 
 use agent_memory_testkit::sessions::{self, Chain, Places, Scenario, Step};
 use agent_memory_testkit::{TestHome, describe, run_with_stdin};
@@ -170,7 +175,41 @@ struct Together {
 }
 
 fn home() -> TestHome {
-    TestHome::new(BIN)
+    let home = TestHome::new(BIN);
+    if let Some(models) = MODELS.as_deref() {
+        copy_dir(models, &home.home().join("models"));
+        let config = "[search]\nmodel = \"potion-base-8m\"\nsparse_model = \"splade-tiny\"\n";
+        agent_memory_core::fsutil::write_atomic(
+            &home.home().join("config.toml"),
+            config.as_bytes(),
+        )
+        .expect("config");
+    }
+    home
+}
+
+/// The models of a default install, installed once into a home kept for the whole run, when
+/// `BENCH_MODELS=1`.
+static MODELS: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
+    std::env::var_os("BENCH_MODELS").filter(|v| v == "1")?;
+    let template = Box::leak(Box::new(TestHome::new(BIN)));
+    for model in ["potion-base-8m", "splade-tiny"] {
+        let out = template.cmd().args(["model", "install", model]).output().expect("run");
+        assert!(out.status.success(), "model install {model}: {}", describe(&out));
+    }
+    Some(template.home().join("models"))
+});
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("models dir");
+    for entry in std::fs::read_dir(from).expect("read models").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy a model file");
+        }
+    }
 }
 
 fn places(home: &TestHome, salt: u32) -> Places {
