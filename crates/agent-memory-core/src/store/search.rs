@@ -22,6 +22,8 @@
 //! between the weakest and strongest among them, are mixed, `sparse_share` to the match. The
 //! channels then bring `sparse_candidates` each instead of `candidates`, so that it has more to
 //! order.
+//! A channel judges only the kinds it can see: raw events and memories have no vectors, so their
+//! own evidence is their full-text match in full, not the full-text share of it.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
 //! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
@@ -296,6 +298,12 @@ struct Source {
     neighbours: bool,
 }
 
+/// Whether items of a kind have vectors: observations and summaries do; raw events and
+/// memories are found by full text only.
+fn has_vectors(kind: &str) -> bool {
+    !matches!(kind, "event" | "memory")
+}
+
 /// How a candidate's two channels make its own evidence.
 struct Fusion {
     vector_share: Option<f64>,
@@ -315,10 +323,14 @@ impl Fusion {
     /// Either channel's evidence, `1 - (1 - bm25_norm)(1 - similarity)`; or, with a vector
     /// share, the similarity scaled between the weakest and strongest candidate's (similarities
     /// of one model crowd into a narrow band) and mixed with `bm25_norm` in that share. A
-    /// channel that did not find the item gives it nothing.
-    fn own(&self, bm25_norm: f64, similarity: Option<f32>) -> f64 {
+    /// channel that did not find the item gives it nothing; a channel that cannot see its kind
+    /// at all (vectors, for raw events and memories) does not judge it either, so its full-text
+    /// match counts in full: otherwise a summary found by meaning alone would outrank the event
+    /// that holds every word of the question.
+    fn own(&self, bm25_norm: f64, similarity: Option<f32>, has_vectors: bool) -> f64 {
         let (lo, hi) = self.similarity;
         match self.vector_share {
+            Some(_) if !has_vectors => bm25_norm,
             Some(share) if hi >= lo => {
                 let sim = match similarity.map(f64::from) {
                     Some(s) if hi > lo => (s - lo) / (hi - lo),
@@ -596,7 +608,7 @@ impl Store {
                     Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
                     _ => 0.0,
                 };
-                let own = fuse.own(bm25_norm, similarity);
+                let own = fuse.own(bm25_norm, similarity, has_vectors(hit.kind));
                 Scored {
                     hit,
                     bm25,
@@ -1337,7 +1349,7 @@ impl Store {
         // Filters run in SQL after the scan, so the scan takes a wider cut to leave enough.
         let top = &nearest.rows[..nearest.rows.len().min(vector_cut(query))];
         let mut out = Vec::new();
-        for source in sources.iter().filter(|s| !matches!(s.kind, "event" | "memory")) {
+        for source in sources.iter().filter(|s| has_vectors(s.kind)) {
             let sims: HashMap<i64, f32> = top
                 .iter()
                 .filter(|(k, _, _)| *k == source.kind)
