@@ -162,9 +162,9 @@ pub const AGENT_TIMEOUT_MARGIN: Duration = Duration::from_millis(500);
 /// How long a hook waits for its standard input: the agent's timeout for a hook run less the
 /// deadline for the work after it and a margin, but never less than the deadline itself. The
 /// agent writes the input, so waiting for it costs the agent nothing.
-pub fn stdin_budget(config: &Config, agent: &str) -> Duration {
+pub fn stdin_budget(config: &Config, agent: &str, event: &str) -> Duration {
     let timeout = match config.capture.agent_timeout_ms {
-        0 => crate::install::hook_timeout_ms(agent),
+        0 => crate::install::hook_timeout_ms(agent, event),
         ms => ms,
     };
     let deadline = config.capture.deadline_ms;

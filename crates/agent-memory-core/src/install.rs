@@ -42,17 +42,26 @@ pub const PLUGIN_HOOK_LIMIT_MS: u64 = 5000;
 /// How long our Hermes provider waits for a hook run (`HOOK_TIMEOUT_S` in the provider).
 pub const PROVIDER_HOOK_TIMEOUT_MS: u64 = 3000;
 
+/// The timeout `install` writes for `agent`'s hook at `event`, in seconds: what the agent
+/// accepts there (its [`HookSpec::timeout_s`]), else [`HOOK_TIMEOUT_S`].
+pub fn hook_timeout_s(agent: &str, event: &str) -> u64 {
+    Agent::from_name(agent)
+        .and_then(|a| a.installer.hooks.iter().find(|spec| spec.event == event))
+        .and_then(|spec| spec.timeout_s)
+        .unwrap_or(HOOK_TIMEOUT_S)
+}
+
 /// How long `agent` gives one hook run before it stops waiting (or kills it), as `install`
 /// wires it: the timeout written into its hook config, or the limit of our plugin or provider
 /// that runs the hook. An agent `install` does not wire gets the shortest of them.
-pub fn hook_timeout_ms(agent: &str) -> u64 {
+pub fn hook_timeout_ms(agent: &str, event: &str) -> u64 {
     let shortest = (HOOK_TIMEOUT_S * 1000).min(PLUGIN_HOOK_LIMIT_MS).min(PROVIDER_HOOK_TIMEOUT_MS);
     match Agent::from_name(agent).map(Agent::kind) {
         Some(
             InstallKind::JsonHooks
             | InstallKind::TrustedHooks { .. }
             | InstallKind::HooksFile { .. },
-        ) => HOOK_TIMEOUT_S * 1000,
+        ) => hook_timeout_s(agent, event) * 1000,
         Some(InstallKind::JsPlugin) => PLUGIN_HOOK_LIMIT_MS,
         Some(InstallKind::Provider { .. }) => PROVIDER_HOOK_TIMEOUT_MS,
         None => shortest,
@@ -179,6 +188,9 @@ pub struct Untrusted {
 pub struct HookSpec {
     pub event: &'static str,
     pub matcher: Option<&'static str>,
+    /// The timeout the agent accepts at this event, in seconds, when less than
+    /// [`HOOK_TIMEOUT_S`].
+    pub timeout_s: Option<u64>,
 }
 
 /// Install or uninstall.
@@ -362,16 +374,17 @@ fn command_handler(bin: &str, agent: &str, event: &str, timeout: u64) -> Json {
 }
 
 /// Adds `agent`'s hook groups (`specs`) to a Claude-shaped `hooks` object
-/// (`{Event: [{matcher?, hooks: [..]}]}`), used by every agent wired with JSON hooks. An event
-/// whose only entry of ours is already exactly right is left where it is, so a second install
-/// changes nothing.
+/// (`{Event: [{matcher?, hooks: [..]}]}`), used by every agent wired with JSON hooks, each with
+/// the timeout the agent accepts at its event ([`hook_timeout_s`]) in the agent's unit
+/// (`per_second`: 1 for seconds, 1000 for milliseconds). An event whose only entry of ours is
+/// already exactly right is left where it is, so a second install changes nothing.
 fn install_hook_groups(
     root: &mut Json,
     path: &Path,
     agent: &str,
     specs: &[HookSpec],
     bin: &str,
-    timeout: u64,
+    per_second: u64,
 ) -> Result<(), ConfigError> {
     let hooks = root.object_entry(path, "hooks")?;
     for spec in specs {
@@ -379,6 +392,7 @@ fn install_hook_groups(
         if let Some(m) = spec.matcher {
             group.push(("matcher".to_owned(), Json::String(m.to_owned())));
         }
+        let timeout = spec.timeout_s.unwrap_or(HOOK_TIMEOUT_S) * per_second;
         let handler = command_handler(bin, agent, spec.event, timeout);
         group.push(("hooks".to_owned(), Json::Array(vec![handler])));
         let group = Json::Object(group);
@@ -693,10 +707,13 @@ mod tests {
         let seconds = PROVIDER_HOOK_TIMEOUT_MS as f64 / 1000.0;
         assert!(hermes::PROVIDER_PY.contains(&format!("HOOK_TIMEOUT_S = {seconds:.1}\n")));
         for agent in Agent::all() {
-            let timeout = hook_timeout_ms(agent.name());
+            let timeout = hook_timeout_ms(agent.name(), "Stop");
             assert!((3000..=5000).contains(&timeout), "{}: {timeout}", agent.name());
         }
-        assert_eq!(hook_timeout_ms("some-agent-nobody-wired"), 3000, "the shortest");
+        assert_eq!(hook_timeout_ms("some-agent-nobody-wired", "Stop"), 3000, "the shortest");
+        // Codex clamps its session-end hook to 3 s: that is what is written and waited for.
+        assert_eq!(hook_timeout_ms("codex", "SessionEnd"), 3000);
+        assert_eq!(hook_timeout_ms("codex", "Stop"), 5000);
     }
 
     #[test]

@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile,
-    file_plan, install_hook_groups, skill_plan, uninstall_hook_groups,
+    ConfigError, FilePlan, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile, file_plan,
+    install_hook_groups, skill_plan, uninstall_hook_groups,
 };
 
 /// The agent's name in the registry, which its hook commands pass as `--agent`.
@@ -22,20 +22,24 @@ pub const AGENT: &str = "claude-code";
 /// cleared with `/clear`, and the fresh context after a compaction, which needs the briefing
 /// again most of all.
 pub const HOOKS: &[HookSpec] = &[
-    HookSpec { event: "SessionStart", matcher: Some("startup|resume|clear|compact") },
-    HookSpec { event: "UserPromptSubmit", matcher: None },
-    HookSpec { event: "PreToolUse", matcher: Some("Read") },
-    HookSpec { event: "PostToolUse", matcher: Some("") },
-    HookSpec { event: "PostToolUseFailure", matcher: Some("") },
-    HookSpec { event: "PreCompact", matcher: None },
-    HookSpec { event: "Stop", matcher: None },
-    HookSpec { event: "SessionEnd", matcher: None },
+    HookSpec {
+        event: "SessionStart",
+        matcher: Some("startup|resume|clear|compact"),
+        timeout_s: None,
+    },
+    HookSpec { event: "UserPromptSubmit", matcher: None, timeout_s: None },
+    HookSpec { event: "PreToolUse", matcher: Some("Read"), timeout_s: None },
+    HookSpec { event: "PostToolUse", matcher: Some(""), timeout_s: None },
+    HookSpec { event: "PostToolUseFailure", matcher: Some(""), timeout_s: None },
+    HookSpec { event: "PreCompact", matcher: None, timeout_s: None },
+    HookSpec { event: "Stop", matcher: None, timeout_s: None },
+    HookSpec { event: "SessionEnd", matcher: None, timeout_s: None },
 ];
 
 /// Adds (or removes) our hooks in a settings file.
 pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
-        Op::Install => install_hook_groups(root, path, AGENT, HOOKS, bin, HOOK_TIMEOUT_S),
+        Op::Install => install_hook_groups(root, path, AGENT, HOOKS, bin, 1),
         Op::Uninstall => uninstall_hook_groups(root, path, bin),
     })
 }
@@ -85,8 +89,7 @@ pub fn plugin_files(bin: &str, version: &str) -> Vec<(PathBuf, String)> {
         Json::str("agent-memory: record every session and hand back what earlier ones learned"),
     )]);
     // An empty object always takes our groups; the path only names it in errors.
-    let _ =
-        install_hook_groups(&mut hooks, Path::new("hooks.json"), AGENT, HOOKS, bin, HOOK_TIMEOUT_S);
+    let _ = install_hook_groups(&mut hooks, Path::new("hooks.json"), AGENT, HOOKS, bin, 1);
     let mcp = serde_json::json!({ "mcpServers": { MCP_SERVER_NAME: { "command": bin, "args": ["mcp"] } } });
     let pretty = |v: &serde_json::Value| format!("{v:#}\n");
     vec![

@@ -14,21 +14,25 @@ use sha2::{Digest, Sha256};
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use super::{
-    ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile,
-    Untrusted, file_plan, install_hook_groups, is_our_command, skill_plan, uninstall_hook_groups,
+    ConfigError, FilePlan, HookSpec, Json, MCP_SERVER_NAME, Op, Place, ReadFile, Untrusted,
+    file_plan, install_hook_groups, is_our_command, skill_plan, uninstall_hook_groups,
 };
 
 /// The agent's name in the registry, which its hook commands pass as `--agent`.
 const AGENT: &str = "codex";
 
+/// Codex clamps a `SessionEnd` hook's timeout to 1–3 s, and warns at every session when given
+/// more: it gets what Codex accepts.
+const SESSION_END_TIMEOUT_S: u64 = 3;
+
 /// The events the Codex adapter stores or answers. Hooks are on by default in Codex (the
 /// `hooks` feature; `codex_hooks` is its deprecated alias), so no feature flag is written.
 pub const HOOKS: &[HookSpec] = &[
-    HookSpec { event: "SessionStart", matcher: None },
-    HookSpec { event: "UserPromptSubmit", matcher: None },
-    HookSpec { event: "PostToolUse", matcher: None },
-    HookSpec { event: "Stop", matcher: None },
-    HookSpec { event: "SessionEnd", matcher: None },
+    HookSpec { event: "SessionStart", matcher: None, timeout_s: None },
+    HookSpec { event: "UserPromptSubmit", matcher: None, timeout_s: None },
+    HookSpec { event: "PostToolUse", matcher: None, timeout_s: None },
+    HookSpec { event: "Stop", matcher: None, timeout_s: None },
+    HookSpec { event: "SessionEnd", matcher: None, timeout_s: Some(SESSION_END_TIMEOUT_S) },
 ];
 
 /// Events whose matcher Codex leaves out of the hash.
@@ -50,7 +54,7 @@ pub fn hooks_json(
     bin: &str,
 ) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
-        Op::Install => install_hook_groups(root, path, AGENT, HOOKS, bin, HOOK_TIMEOUT_S),
+        Op::Install => install_hook_groups(root, path, AGENT, HOOKS, bin, 1),
         Op::Uninstall => uninstall_hook_groups(root, path, bin),
     })
 }
@@ -421,6 +425,9 @@ trusted_hash = "sha256:0000"
             value["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
             "/opt/am/agent-memory hook --agent codex --event SessionEnd"
         );
+        // What Codex accepts at a session end (it clamps to 3 s and warns), 5 s elsewhere.
+        assert_eq!(value["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 3);
+        assert_eq!(value["hooks"]["Stop"][0]["hooks"][0]["timeout"], 5);
         let doc: toml::Table = toml::from_str(&config).expect("valid TOML");
         let state = doc["hooks"]["state"].as_table().expect("state");
         assert_eq!(state.len(), HOOKS.len());

@@ -25,11 +25,11 @@ pub(crate) fn user_hooks_file(copilot_home: &Path) -> PathBuf {
 /// The events the adapter stores or answers; `preToolUse` takes no context in Copilot, and a
 /// file read is answered after it ran (`postToolUse`), so it is not wired.
 pub const HOOKS: &[HookSpec] = &[
-    HookSpec { event: "sessionStart", matcher: None },
-    HookSpec { event: "userPromptSubmitted", matcher: None },
-    HookSpec { event: "postToolUse", matcher: None },
-    HookSpec { event: "agentStop", matcher: None },
-    HookSpec { event: "sessionEnd", matcher: None },
+    HookSpec { event: "sessionStart", matcher: None, timeout_s: None },
+    HookSpec { event: "userPromptSubmitted", matcher: None, timeout_s: None },
+    HookSpec { event: "postToolUse", matcher: None, timeout_s: None },
+    HookSpec { event: "agentStop", matcher: None, timeout_s: None },
+    HookSpec { event: "sessionEnd", matcher: None, timeout_s: None },
 ];
 
 /// The whole of our hooks file: `{"version": 1, "hooks": {event: [{type, bash, timeoutSec}]}}`.

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::{
-    ConfigError, FilePlan, HOOK_TIMEOUT_S, HookSpec, Json, Op, Place, ReadFile, file_plan,
-    install_hook_groups, install_mcp_server, shape, uninstall_hook_groups, uninstall_mcp_server,
+    ConfigError, FilePlan, HookSpec, Json, Op, Place, ReadFile, file_plan, install_hook_groups,
+    install_mcp_server, shape, uninstall_hook_groups, uninstall_mcp_server,
 };
 
 /// The agent's name in the registry, which its hook commands pass as `--agent`.
@@ -16,18 +16,18 @@ const AGENT: &str = "gemini";
 /// The events the Gemini adapter stores or answers. `PreCompress` is left out on purpose: it
 /// fires before every model request although nothing is compressed, and the adapter skips it.
 pub const HOOKS: &[HookSpec] = &[
-    HookSpec { event: "SessionStart", matcher: None },
-    HookSpec { event: "BeforeAgent", matcher: None },
-    HookSpec { event: "AfterTool", matcher: Some(".*") },
-    HookSpec { event: "AfterAgent", matcher: None },
-    HookSpec { event: "SessionEnd", matcher: None },
+    HookSpec { event: "SessionStart", matcher: None, timeout_s: None },
+    HookSpec { event: "BeforeAgent", matcher: None, timeout_s: None },
+    HookSpec { event: "AfterTool", matcher: Some(".*"), timeout_s: None },
+    HookSpec { event: "AfterAgent", matcher: None, timeout_s: None },
+    HookSpec { event: "SessionEnd", matcher: None, timeout_s: None },
 ];
 
 /// Adds (or removes) our hooks, `hooksConfig.enabled` and our MCP server in a settings file.
 pub fn settings(op: Op, text: Option<&str>, path: &Path, bin: &str) -> Result<String, ConfigError> {
     super::edit_json(path, text, |root| match op {
         Op::Install => {
-            install_hook_groups(root, path, AGENT, HOOKS, bin, HOOK_TIMEOUT_S * 1000)?;
+            install_hook_groups(root, path, AGENT, HOOKS, bin, 1000)?;
             // Hooks run only with `hooksConfig.enabled`; other hooksConfig keys stay as they are.
             root.object_entry(path, "hooksConfig")?.set("enabled", Json::Bool(true));
             install_mcp_server(root, path, server(bin))

@@ -40,7 +40,8 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
     }
 
     let agent = adapter::canonical_agent(&args.agent);
-    let in_flight = Arc::new(InFlight::new(&home, started + hook::stdin_budget(&config, &agent)));
+    let in_flight =
+        Arc::new(InFlight::new(&home, started + hook::stdin_budget(&config, &agent, &args.event)));
     arm_watchdog(Arc::clone(&in_flight), exit_now);
 
     // The agent may still be writing when the deadline passes: what came so far is in reach
