@@ -155,10 +155,7 @@ impl Places {
             .map_err(sql)?;
         for row in rows {
             let (id, uid) = row.map_err(sql)?;
-            // `locomo-<conversation>-<turn id>`, as `export_lines` writes it.
-            let Some(rest) = uid.strip_prefix("locomo-") else { continue };
-            let Some((conv, raw)) = rest.split_once('-') else { continue };
-            let Some(turn) = super::turn_id(raw) else { continue };
+            let Some((conv, turn)) = turn_of_uid(&uid) else { continue };
             turn_of_event.insert(("event".to_owned(), id), (conv.to_owned(), turn));
             session_of.insert(("event".to_owned(), id), (conv.to_owned(), turn.0));
         }
@@ -190,16 +187,19 @@ impl Places {
             .map_err(sql)?;
         for row in rows {
             let (summary, uid) = row.map_err(sql)?;
-            let place = uid.as_deref().and_then(|uid| {
-                let (conv, raw) = uid.strip_prefix("locomo-")?.split_once('-')?;
-                Some((conv.to_owned(), super::turn_id(raw)?.0))
-            });
-            if let Some(place) = place {
-                session_of.insert(("summary".to_owned(), summary), place);
+            if let Some((conv, turn)) = uid.as_deref().and_then(turn_of_uid) {
+                session_of.insert(("summary".to_owned(), summary), (conv, turn.0));
             }
         }
         Ok(Places { turn_of_event, sources, session_of })
     }
+}
+
+/// The conversation and turn of an event's uid, `locomo-<conversation>-<turn id>` as
+/// [`export_lines`] writes it.
+fn turn_of_uid(uid: &str) -> Option<(String, TurnId)> {
+    let (conv, raw) = uid.strip_prefix("locomo-")?.split_once('-')?;
+    Some((conv.to_owned(), super::turn_id(raw)?))
 }
 
 /// The results of one `search --json`, in order.
@@ -272,21 +272,15 @@ impl FrontDoor {
             for (total, n) in all.iter_mut().zip(row) {
                 *total += n;
             }
+            let [r5, r10, distilled, session] = row.map(|n| pct(n, asked));
             println!(
-                "| {name} | {asked} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
-                pct(row[0], asked),
-                pct(row[1], asked),
-                pct(row[2], asked),
-                pct(row[3], asked)
+                "| {name} | {asked} | {r5:.1}% | {r10:.1}% | {distilled:.1}% | {session:.1}% |"
             );
         }
         let q = self.questions;
+        let [r5, r10, distilled, session] = all.map(|n| pct(n, q));
         println!(
-            "| **all** | {q} | **{:.1}%** | **{:.1}%** | {:.1}% | **{:.1}%** |",
-            pct(all[0], q),
-            pct(all[1], q),
-            pct(all[2], q),
-            pct(all[3], q)
+            "| **all** | {q} | **{r5:.1}%** | **{r10:.1}%** | {distilled:.1}% | **{session:.1}%** |"
         );
     }
 }

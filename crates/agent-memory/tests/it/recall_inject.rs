@@ -576,6 +576,15 @@ fn chinese_briefing_and_recall() {
     assert_eq!(answer_of(&hook_with(&home, "gemini", "BeforeAgent", &thanks, &zh)), None);
 }
 
+/// One hook call of a later Claude Code session in `dir`.
+fn claude_later(home: &TestHome, dir: &str, event: &str, extra: Value) {
+    let mut fields = extra;
+    fields["session_id"] = json!("claude-later");
+    fields["cwd"] = json!(dir);
+    let out = home.hook("claude-code", event, &with(sample("claude-code", event), fields));
+    assert!(out.status.success());
+}
+
 #[test]
 fn the_brief_file_is_written_kept_and_refreshed() {
     let home = home();
@@ -627,13 +636,7 @@ fn the_brief_file_is_written_kept_and_refreshed() {
     );
 
     // A later session, distilled by `work`, shows up in the file without asking.
-    let claude = |event: &str, extra: Value| {
-        let mut fields = extra;
-        fields["session_id"] = json!("claude-later");
-        fields["cwd"] = json!(dir);
-        let out = home.hook("claude-code", event, &with(sample("claude-code", event), fields));
-        assert!(out.status.success());
-    };
+    let claude = |event: &str, extra: Value| claude_later(&home, dir, event, extra);
     claude(
         "UserPromptSubmit",
         json!({ "prompt": "from now on use jiff instead of chrono for every timestamp, because its time zone API is harder to misuse" }),
@@ -676,13 +679,7 @@ fn a_brief_file_is_refreshed_only_where_asked_and_global_memory_only_on_request(
     home.ok(&["brief", "--write", "--global", "--project", dir]);
     let with_global = std::fs::read_to_string(&brief_path).expect("brief");
     assert!(with_global.contains("birthday"), "{with_global}");
-    let claude = |event: &str, extra: Value| {
-        let mut fields = extra;
-        fields["session_id"] = json!("claude-later");
-        fields["cwd"] = json!(dir);
-        let out = home.hook("claude-code", event, &with(sample("claude-code", event), fields));
-        assert!(out.status.success());
-    };
+    let claude = |event: &str, extra: Value| claude_later(&home, dir, event, extra);
     claude("UserPromptSubmit", json!({ "prompt": "from now on use jiff instead of chrono" }));
     claude("Stop", json!({ "last_assistant_message": "noted" }));
     home.ok(&["work"]);
