@@ -49,6 +49,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0012_brief_files.sql"),
     include_str!("store/migrations/0013_store_id.sql"),
     include_str!("store/migrations/0014_event_order.sql"),
+    include_str!("store/migrations/0015_event_stems.sql"),
 ];
 
 /// The schema version this build writes.
@@ -619,10 +620,60 @@ fn register_functions(conn: &Connection, fts_deferred: &Arc<AtomicBool>) -> rusq
 pub(crate) fn index_events_after(conn: &Connection, after_id: i64) -> Result<()> {
     conn.execute(
         "INSERT INTO events_fts (rowid, text)
-         SELECT id, am_fts_text(summary || ' ' || body) FROM events WHERE id > ?1",
+         SELECT id, am_fts_stemmed(summary || ' ' || body || ' ' || am_date_words(at))
+         FROM events WHERE id > ?1",
         [after_id],
     )?;
     Ok(())
+}
+
+impl Store {
+    /// Indexes again, with stems and date words, up to `limit` of the events stored before
+    /// their index held them (schema 15), newest first, `batch` to a transaction so that a
+    /// hook waiting to write is never held up for long. Returns how many it indexed and how
+    /// many are left.
+    pub fn restem_events(&mut self, batch: usize, limit: usize) -> Result<(usize, i64)> {
+        let mut done = 0;
+        loop {
+            let take = batch.max(1).min(limit - done);
+            if take == 0 {
+                break;
+            }
+            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let below: i64 =
+                tx.query_row("SELECT coalesce(min(below), 0) FROM events_restem", [], |r| {
+                    r.get(0)
+                })?;
+            let ids: Vec<i64> = tx
+                .prepare_cached("SELECT id FROM events WHERE id < ?1 ORDER BY id DESC LIMIT ?2")?
+                .query_map(params![below, take as i64], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let Some(&lowest) = ids.last() else {
+                tx.execute("UPDATE events_restem SET below = 0", [])?;
+                tx.commit()?;
+                break;
+            };
+            tx.execute(
+                "DELETE FROM events_fts WHERE rowid IN (SELECT value FROM json_each(?1))",
+                [serde_json::to_string(&ids).unwrap_or_default()],
+            )?;
+            tx.execute(
+                "INSERT INTO events_fts (rowid, text)
+                 SELECT id, am_fts_stemmed(summary || ' ' || body || ' ' || am_date_words(at))
+                 FROM events WHERE id >= ?1 AND id < ?2",
+                params![lowest, below],
+            )?;
+            tx.execute("UPDATE events_restem SET below = ?1", [lowest])?;
+            tx.commit()?;
+            done += ids.len();
+        }
+        let left: i64 = self.conn.query_row(
+            "SELECT count(*) FROM events WHERE id < (SELECT coalesce(min(below), 0) FROM events_restem)",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok((done, left))
+    }
 }
 
 fn upsert_project(conn: &Connection, project: &ProjectIdentity, at_ms: i64) -> Result<i64> {
@@ -815,6 +866,16 @@ mod tests {
         SearchQuery { text: text.into(), limit: 10, max_terms: 12, ..SearchQuery::default() }
     }
 
+    /// [`query`] with no context: only what holds the words is found, not what is next to it
+    /// or in its session.
+    fn words_only(text: &str) -> SearchQuery {
+        let mut q = query(text);
+        q.ranking.neighbour_weight = 0.0;
+        q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
+        q
+    }
+
     /// An event as the store reads it back, by uid.
     fn read_back(store: &Store, uid: &str) -> Event {
         store
@@ -896,6 +957,18 @@ mod tests {
         assert!(err.to_string().contains("upgrade agent-memory"), "{err}");
     }
 
+    /// A store file at `path` as the version with schema `version` left it.
+    fn schema_at(path: &Path, version: i64) -> Connection {
+        let conn = Connection::open(path).expect("raw");
+        let deferred = Arc::new(AtomicBool::new(false));
+        register_functions(&conn, &deferred).expect("functions");
+        for sql in &MIGRATIONS[..version as usize] {
+            conn.execute_batch(sql).expect("old migration");
+        }
+        conn.pragma_update(None, "user_version", version).expect("version");
+        conn
+    }
+
     #[test]
     fn every_earlier_schema_upgrades_with_its_data() {
         // A store as each earlier version left it: its migrations applied, an event written.
@@ -903,13 +976,7 @@ mod tests {
             let dir = tempfile::tempdir().expect("tempdir");
             let path = dir.path().join("memory.db");
             {
-                let conn = Connection::open(&path).expect("raw");
-                let deferred = Arc::new(AtomicBool::new(false));
-                register_functions(&conn, &deferred).expect("functions");
-                for sql in &MIGRATIONS[..version as usize] {
-                    conn.execute_batch(sql).expect("old migration");
-                }
-                conn.pragma_update(None, "user_version", version).expect("version");
+                let conn = schema_at(&path, version);
                 conn.execute_batch(
                     "INSERT INTO projects (id, key, name, root, created_at) VALUES (1, 'path:/w', 'w', '/w', 0);
                      INSERT INTO sessions (id, agent, source_id, project_id, started_at, last_event_at)
@@ -946,6 +1013,84 @@ mod tests {
                 assert_eq!(hits.len(), 1, "from {version}: {hits:?}");
             }
         }
+    }
+
+    #[test]
+    fn raw_events_are_found_by_other_forms_of_their_words_their_date_and_their_neighbours() {
+        // Noon UTC, so the local day is the same in any zone a test machine has.
+        const MARCH_10_2026: i64 = 1_773_144_000_000;
+        let mut store = Store::open_in_memory().expect("store");
+        let said = [
+            "The parser failed on tests with tabs",
+            "Which queue does the billing worker read from?",
+            "It reads jobs from the redis stream named invoices",
+            "Sourdough needs a long rise",
+            "Lunch was good",
+        ];
+        let items: Vec<_> = said
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut e = event(&format!("u{i}"), "s", b);
+                e.at_ms = MARCH_10_2026 + i as i64 * 60_000;
+                (e, format!("h{i}"), project())
+            })
+            .collect();
+        store.write_recovered(&items, &[]).expect("write");
+        let mut q = query("parsing fails");
+        q.kinds = vec!["event".into()];
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(
+            hits.first().map(|h| h.title.as_str()),
+            Some("Prompt: The parser failed on tests with tabs")
+        );
+        // The answer shares no word with the question; the prompt before it does.
+        q.text = "billing worker queue".into();
+        let hits = store.search(&q).expect("search").hits;
+        let titles: Vec<&str> = hits.iter().map(|h| h.title.as_str()).collect();
+        assert!(titles[0].contains("Which queue"), "{titles:?}");
+        assert!(titles[1].contains("It reads jobs"), "{titles:?}");
+        assert!(hits[1].parts.bm25.is_none() && hits[1].parts.neighbours > 0.0, "{hits:?}");
+        q.text = "sourdough in March".into();
+        q.ranking.neighbour_weight = 0.0;
+        let hits = store.search(&q).expect("search").hits;
+        assert!(hits[0].title.contains("Sourdough"), "{hits:?}");
+        assert_eq!(hits.len(), said.len(), "every event of that March day: {hits:?}");
+    }
+
+    #[test]
+    fn events_stored_before_their_index_held_stems_are_found_meanwhile_and_indexed_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("memory.db");
+        {
+            // The store as the version before left it: events indexed by their words only.
+            let conn = schema_at(&path, 14);
+            conn.execute_batch(
+                "INSERT INTO projects (id, key, name, root, created_at) VALUES (1, 'path:/w', 'w', '/w', 0);
+                 INSERT INTO sessions (id, agent, source_id, project_id, started_at, last_event_at)
+                     VALUES (1, 'codex', 's', 1, 0, 0);
+                 INSERT INTO events (uid, session_id, project_id, agent, kind, source_event, at,
+                                     summary, body, content_hash)
+                     VALUES ('u1', 1, 1, 'codex', 'prompt', 'x', 0, 'Prompt: tests failing', 'tests failing', 'h1'),
+                            ('u2', 1, 1, 'codex', 'prompt', 'x', 0, 'Prompt: deploy', 'deploy', 'h2');",
+            )
+            .expect("old data");
+        }
+        let mut store = Store::open(&path, Duration::from_millis(100)).expect("upgrade");
+        let found =
+            |store: &Store, text: &str| store.search(&words_only(text)).expect("search").hits.len();
+        // Meanwhile the words as written still find the old events, and a new event is indexed
+        // with its stems at once.
+        assert_eq!(found(&store, "failing"), 1);
+        assert_eq!(found(&store, "failed"), 0, "not indexed again yet");
+        store
+            .write_recovered(&[(event("u3", "s", "builds failing"), "h3".into(), project())], &[])
+            .expect("write");
+        assert_eq!(found(&store, "build"), 1);
+        assert_eq!(store.restem_events(1, 10).expect("restem"), (2, 0));
+        assert_eq!(found(&store, "failed"), 2);
+        assert_eq!(found(&store, "deploying"), 1);
+        assert_eq!(store.restem_events(1, 10).expect("again"), (0, 0), "nothing is done twice");
     }
 
     #[test]
@@ -1132,6 +1277,23 @@ mod tests {
         q.text = "retry limit 1.2".into();
         let hits = store.search(&q).expect("search").hits;
         assert!(hits.iter().all(|h| h.parts.named == 0.0), "{hits:?}");
+
+        // An event that touched the file counts more, as an observation does.
+        let mut edit = event("u-edit", "s2", "Edit the retry limit");
+        edit.kind = EventKind::ToolUse;
+        edit.files = vec!["src/config.rs".into()];
+        let other = event("u-other", "s2", "Talk about the retry limit");
+        store
+            .write_recovered(
+                &[(edit, "h-edit".into(), project()), (other, "h-other".into(), project())],
+                &[],
+            )
+            .expect("write");
+        q.text = "retry limit config.rs".into();
+        q.kinds = vec!["event".into()];
+        let hits = store.search(&q).expect("search").hits;
+        assert_eq!(hits[0].title, "Prompt: Edit the retry limit", "{hits:?}");
+        assert!(hits[0].parts.named > 0.0 && hits[1].parts.named == 0.0, "{hits:?}");
     }
 
     #[test]
@@ -1192,10 +1354,10 @@ mod tests {
     #[test]
     fn fts_finds_cjk_words_and_ranks_by_bm25() {
         let store = seeded(&["修复支付回调的签名校验", "支付页面", "回调 回调 回调 webhook 回调"]);
-        let hits = store.search(&query("回调")).expect("search").hits;
+        let hits = store.search(&words_only("回调")).expect("search").hits;
         assert_eq!(hits.len(), 2);
         assert!(hits[0].title.contains("webhook"), "more occurrences rank first: {hits:?}");
-        assert_eq!(store.search(&query("支付回调")).expect("search").hits.len(), 1);
+        assert_eq!(store.search(&words_only("支付回调")).expect("search").hits.len(), 1);
         assert!(store.search(&query("?!")).expect("search").hits.is_empty());
     }
 
@@ -1207,13 +1369,13 @@ mod tests {
             "signature of the release",
             "the unrelated note",
         ]);
-        let narrow = SearchQuery { limit: 1, ..query("the webhook signature") };
+        let narrow = SearchQuery { limit: 1, ..words_only("the webhook signature") };
         let hits = store.search(&narrow).expect("search").hits;
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].title, "Prompt: webhook signature check");
         // Fewer rows hold both words than asked for: rows with either come in, none with only
         // the function word.
-        let wide = store.search(&query("the webhook signature")).expect("search").hits;
+        let wide = store.search(&words_only("the webhook signature")).expect("search").hits;
         let mut titles: Vec<&str> = wide.iter().map(|h| h.title.as_str()).collect();
         assert_eq!(titles.remove(0), "Prompt: webhook signature check");
         titles.sort_unstable();
@@ -1359,7 +1521,8 @@ mod tests {
             ("observation", ids[2], unit(&[0.0, 0.1, 1.0])),
         ];
         store.save_vectors("m", &vectors).expect("vectors");
-        assert_eq!(store.vector_coverage("m").expect("coverage"), (3, 0));
+        // The three prompts they were made from have none yet.
+        assert_eq!(store.vector_coverage("m").expect("coverage"), (3, 3));
         let index = store.vector_index("m", 3).expect("index");
         let query_vec = unit(&[1.0, 0.25, 0.0]);
         let vector = search::VectorQuery { index: &index, vector: &query_vec };
@@ -1681,17 +1844,26 @@ mod tests {
             ("decision", "first prompt decided", 5),
             ("change", "first prompt changed", 6),
         ]);
-        let mut q = query("first");
-        assert_eq!(store.search(&q).expect("all").hits.len(), 3, "two observations and the event");
+        let mut q = words_only("first");
+        let all = store.search(&q).expect("all").hits;
+        // The event is folded into the observation made from it: one answer, one place.
+        assert_eq!(all.iter().map(|h| h.kind).collect::<Vec<_>>(), ["observation"; 2]);
+        let made = all.iter().find(|h| h.title == "first prompt decided").expect("made from it");
+        assert_eq!(made.folded.iter().map(|h| (h.kind, h.id)).collect::<Vec<_>>(), [("event", 1)]);
+        assert!(made.score >= all[1].score, "it keeps the better score of the two: {all:?}");
         q.kinds = vec!["event".into()];
         let events = store.search(&q).expect("events").hits;
         assert_eq!(events.iter().map(|h| h.kind).collect::<Vec<_>>(), vec!["event"]);
         q.kinds = vec![];
-        q.types = vec!["decision".into(), "prompt".into()];
+        q.types = vec!["change".into(), "prompt".into()];
         let mut types: Vec<_> =
             store.search(&q).expect("types").hits.into_iter().map(|h| h.item_type).collect();
         types.sort();
-        assert_eq!(types, vec!["decision", "prompt"]);
+        assert_eq!(
+            types,
+            vec!["change", "prompt"],
+            "the decision made from the prompt is left out"
+        );
     }
 
     #[test]
@@ -1760,7 +1932,7 @@ mod tests {
 
         // The rare term decides; its rows come first, each found, and of those the ones that
         // also hold the common term first.
-        let found = ids(&query("zebra common"));
+        let found = ids(&words_only("zebra common"));
         let mut top: Vec<i64> = found[..zebras.len()].to_vec();
         top.sort_unstable();
         assert_eq!(top, zebras, "{found:?}");
@@ -1770,19 +1942,19 @@ mod tests {
         assert!(found[..with_common].iter().all(|id| (id - 1) % 5 < 2), "{found:?}");
 
         // Common words only: the newest rows holding them.
-        let found = ids(&query("common filler"));
+        let found = ids(&words_only("common filler"));
         let newest: Vec<i64> =
             (1..=rows as i64).rev().filter(|id| (id - 1) % 5 < 2).take(10).collect();
         assert_eq!(found, newest);
 
         // A filter holds on both paths.
-        let mut q = query("zebra common");
+        let mut q = words_only("zebra common");
         q.agent = Some("gemini".into());
         let hits = store.search(&q).expect("search").hits;
         assert!(hits.iter().all(|h| h.agent == "gemini"), "{hits:?}");
         let gemini_zebras = zebras.iter().filter(|id| *id % 2 == 0).count();
         assert!(hits.iter().take(gemini_zebras).all(|h| zebras.contains(&h.id)), "{hits:?}");
-        let mut q = query("common");
+        let mut q = words_only("common");
         q.agent = Some("codex".into());
         let hits = store.search(&q).expect("search").hits;
         assert_eq!(hits.len(), 10);

@@ -42,6 +42,11 @@ pub const SESSIONS_PER_PASS: usize = 500;
 /// once.
 pub const EMBED_PER_PASS: usize = 512;
 
+/// Events stored before their index held stems and dates that one pass indexes again, and how
+/// many to a transaction.
+const RESTEM_PER_PASS: usize = 50_000;
+const RESTEM_BATCH: usize = 2_000;
+
 /// Spooled records one pass stores at most; the spool is drained over several passes.
 const SPOOL_PER_PASS: usize = 1000;
 
@@ -114,6 +119,7 @@ pub enum Step {
     Distil,
     Promote,
     Embed,
+    Index,
     Vault,
     Briefs,
     Checkpoint,
@@ -126,6 +132,7 @@ impl Step {
             Step::Distil => "distil",
             Step::Promote => "memory",
             Step::Embed => "embed",
+            Step::Index => "index",
             Step::Vault => "vault",
             Step::Briefs => "briefs",
             Step::Checkpoint => "checkpoint",
@@ -159,6 +166,9 @@ pub struct PassReport {
     pub sparse_encoded: Option<EmbedPass>,
     /// The sparse model's name, when one ran.
     pub sparse_model: Option<String>,
+    /// Events indexed again with stems and dates (stored before their index held them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reindexed: usize,
     /// `None` when no vault is configured or its sync failed.
     pub vault: Option<SyncReport>,
     /// Brief files rewritten because their content changed.
@@ -174,6 +184,59 @@ impl PassReport {
                 .promoted
                 .as_ref()
                 .is_some_and(|p| p.stated > 0 || self.auto_promoted && p.candidates > 0)
+    }
+
+    /// Whether the pass stopped at one of its bounds with work left: sessions to distil, items
+    /// to encode or events to index again. A pass someone waits for runs again; one the stop
+    /// hook started leaves the rest to the next.
+    pub fn more_to_do(&self) -> bool {
+        let encoding =
+            |pass: &Option<EmbedPass>| pass.is_some_and(|p| p.embedded > 0 && p.left > 0);
+        self.distil.sessions >= SESSIONS_PER_PASS
+            || encoding(&self.embedded)
+            || encoding(&self.sparse_encoded)
+            || self.reindexed >= RESTEM_PER_PASS
+    }
+
+    /// Adds what a later pass of the same run did, so that the run reports once.
+    pub fn absorb(&mut self, later: PassReport) {
+        let d = &mut self.drained;
+        d.stored += later.drained.stored;
+        d.already_stored += later.drained.already_stored;
+        d.dropped += later.drained.dropped;
+        d.files += later.drained.files;
+        d.quarantined += later.drained.quarantined;
+        let (s, l) = (&mut self.distil, later.distil);
+        s.sessions += l.sessions;
+        s.observations += l.observations;
+        s.summaries += l.summaries;
+        (s.busy, s.waiting) = (l.busy, l.waiting);
+        self.promoted = match (self.promoted.take(), later.promoted) {
+            (Some(mut p), Some(l)) => {
+                p.screened += l.screened;
+                p.candidates += l.candidates;
+                p.merged += l.merged;
+                p.successors += l.successors;
+                p.stated += l.stated;
+                Some(p)
+            }
+            (p, l) => l.or(p),
+        };
+        let encoded = |earlier: Option<EmbedPass>, later: Option<EmbedPass>| match (earlier, later)
+        {
+            (Some(e), Some(l)) => {
+                Some(EmbedPass { embedded: e.embedded + l.embedded, left: l.left })
+            }
+            (e, l) => l.or(e),
+        };
+        self.embedded = encoded(self.embedded, later.embedded);
+        self.sparse_encoded = encoded(self.sparse_encoded, later.sparse_encoded);
+        self.reindexed += later.reindexed;
+        self.briefs_written += later.briefs_written;
+        if later.vault.is_some() {
+            self.vault = later.vault;
+        }
+        self.problems.extend(later.problems);
     }
 
     /// Whether the pass stored vectors of either kind.
@@ -282,6 +345,12 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
         }
     }
 
+    // Events stored before their index held stems and dates, newest first.
+    match store.restem_events(RESTEM_BATCH, RESTEM_PER_PASS) {
+        Ok((done, _)) => report.reindexed = done,
+        Err(err) => report.problem(Step::Index, err),
+    }
+
     // Edits made in Obsidian reach the store within one pass, and new memories reach the vault.
     if let Some(root) = config.vault.root() {
         match vault::sync(store, &root, &vault_state_path(pass.home), pass.now_ms) {
@@ -304,6 +373,10 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
     // When the last pass ran, for `status`; a file that cannot be written costs only that line.
     let _ = fsutil::write_atomic(&last_pass_path(pass.home), pass.now_ms.to_string().as_bytes());
     Ok(report)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Where the time of the last finished pass is kept.

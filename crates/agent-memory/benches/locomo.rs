@@ -106,7 +106,14 @@ fn main() -> ExitCode {
             "no model, default ranking"
         };
         match read_conversations(&data).and_then(|c| front_door::run(&c, with_models)) {
-            Ok(report) => report.print(label),
+            Ok(rows) => {
+                for (setting, report) in rows {
+                    match setting.as_str() {
+                        "" => report.print(label),
+                        _ => report.print(&format!("lab row, [search] {setting}")),
+                    }
+                }
+            }
             Err(err) => {
                 eprintln!("locomo: {err}");
                 return ExitCode::FAILURE;

@@ -38,7 +38,8 @@
 //! (`BENCH_LLM_PROVIDER`, `BENCH_LLM_MODEL`, `BENCH_LLM_BASE_URL`, `BENCH_LLM_API_KEY_ENV`,
 //! `BENCH_LLM_COMMAND`, `BENCH_LLM_DAILY_TOKEN_BUDGET`). `BENCH_SESSIONS=a,b` limits the
 //! sessions scored alone (`none`: none), `BENCH_CHAINS=a,b` the chains (`none`: none),
-//! `BENCH_VERBOSE=1` prints what each session or chain missed and every false statement.
+//! `BENCH_VERBOSE=1` prints what each session or chain missed and every false statement;
+//! `BENCH_SEARCH_DUMP=1` prints every search's hits, with score and relevance, to stderr.
 //! `BENCH_MODELS=1` gives every home the two models a default install uses (potion-base-8m and
 //! splade-tiny, installed once with `agent-memory model install` and copied), so the work pass
 //! embeds and search runs as an installed product's does.
@@ -304,6 +305,19 @@ fn search(home: &TestHome, query: &str) -> String {
     let mut args = vec!["search", "--limit", "5"];
     args.extend(query.split_whitespace());
     let hits = json(home, &args, &[]);
+    if std::env::var_os("BENCH_SEARCH_DUMP").is_some() {
+        eprintln!("Q {query}");
+        for hit in hits["hits"].as_array().into_iter().flatten() {
+            eprintln!(
+                "  {} {} {:.3} rel {:.3} | {}",
+                hit["kind"],
+                hit["type"],
+                hit["score"].as_f64().unwrap_or(0.0),
+                hit["parts"]["relevance"].as_f64().unwrap_or(0.0),
+                hit["title"]
+            );
+        }
+    }
     hits["hits"]
         .as_array()
         .into_iter()

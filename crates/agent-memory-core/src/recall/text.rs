@@ -55,6 +55,18 @@ pub fn search_index(query: &str, hits: &[SearchHit]) -> String {
             one_line(&hit.title, 120),
             hit.tokens,
         );
+        // The events it was made from that were found too, beneath it.
+        for event in &hit.folded {
+            let id = ItemId::of_kind(event.kind, event.id)
+                .map_or_else(|| event.id.to_string(), |i| i.to_string());
+            let _ = writeln!(
+                out,
+                "  ↳ {id} | {} | {} | ~{}",
+                event.item_type,
+                one_line(&event.title, 100),
+                event.tokens
+            );
+        }
     }
     out.pop();
     out

@@ -10,23 +10,30 @@
 //! scored by BM25, and the common ones add their estimated weight to the rows that hold them,
 //! read from those rows' own text. A query of common words only takes the newest rows holding
 //! them. A small table is scored exactly, as before. Vectors, when the
-//! caller brings a query vector and a [`VectorIndex`]: cosine similarity over observations and
-//! summaries, top candidates, and a hit found by vectors alone must reach a similarity floor.
-//! Context adds to a candidate's own evidence: its neighbours in its session, everything else
-//! found in its session, and the session channel (the session's observations taken together as
-//! one text, BM25 over sessions, from the rarest terms' rows only), and a query naming its agent,
-//! its project or a file it read or changed multiplies it.
+//! caller brings a query vector and a [`VectorIndex`]: cosine similarity over observations,
+//! summaries and what was said (prompts, closing answers, notes), top candidates, and a hit
+//! found by vectors alone must reach a similarity floor.
+//! Context adds to a candidate's own evidence: its neighbours in its session (observations
+//! next to an observation; a prompt, closing answer or note next to another), everything else
+//! found in its session,
+//! and the session channel (the session's observations, and its events, each taken together
+//! as one text, BM25 over sessions, from the rarest terms' rows only), and a query naming its
+//! agent, its project or a file it read or changed multiplies it. Every lever reaches raw
+//! events as it reaches distilled items: most of what a person captured is never distilled.
 //! A learned sparse model, when the caller brings the query's [`SparseQuery`], orders the best
 //! candidates the channels found again: each one's match with the query (the dot product of
 //! their sparse vectors, read by key for those candidates alone) and its relevance, both scaled
 //! between the weakest and strongest among them, are mixed, `sparse_share` to the match. The
 //! channels then bring `sparse_candidates` each instead of `candidates`, so that it has more to
 //! order.
-//! A channel judges only the kinds it can see: raw events and memories have no vectors, so their
-//! own evidence is their full-text match in full, not the full-text share of it.
+//! A channel judges only the kinds it can see: tool uses, session starts and ends and memories
+//! have no vectors, so their own evidence is their full-text match in full, not the full-text
+//! share of it.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
-//! before; [`Parts`] keeps every term for `--explain`. If FTS5 rejects a query, `LIKE` over
+//! before; [`Parts`] keeps every term for `--explain`. A raw event found with the observation
+//! made from it is folded into that observation, so one answer takes one place. If FTS5
+//! rejects a query, `LIKE` over
 //! event summaries and bodies keeps a search from failing on odd input.
 //!
 //! Memories take part through full text only (they are short and few); by default only active
@@ -37,7 +44,7 @@ use std::collections::HashMap;
 
 use rusqlite::types::Value;
 
-use super::vectors::VectorIndex;
+use super::vectors::{SAID_EVENTS, VectorIndex, has_vectors, is_said};
 use super::{Result, Store, fts};
 use crate::embed::{QueryWeights, SparseVector, sparse_dot};
 
@@ -120,7 +127,7 @@ pub struct Ranking {
     pub vector_share: Option<f64>,
     /// With a sparse query: how much of the order of the best `sparse_candidates` is their
     /// sparse match with the query, each scaled between the weakest and strongest among them.
-    /// Items without a sparse vector (raw events, memories, items not encoded yet) keep their
+    /// Items without a sparse vector (tool uses, memories, items not encoded yet) keep their
     /// place.
     pub sparse_share: f64,
     /// With a sparse query that takes part: the candidates each channel brings, and the sparse
@@ -266,6 +273,10 @@ pub struct SearchHit {
     /// Higher is better: the weighted sum of `parts`; 0 for fallback hits.
     pub score: f64,
     pub parts: Parts,
+    /// Raw events found with this observation that it was made from, best first: shown
+    /// beneath it rather than beside it, so that one answer takes one place.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub folded: Vec<SearchHit>,
 }
 
 /// Hits, and whether the fallback produced them.
@@ -293,15 +304,21 @@ struct Source {
     text: &'static str,
     /// Whether its index holds the stems of its words too ([`fts::stemmed_text`]).
     stemmed: bool,
-    /// Whether its items have neighbours: the ones before and after in the same session. Only
-    /// observations: raw events are many, short and ranked below what was distilled from them.
+    /// Whether its items have neighbours: the ones before and after in the same session.
+    /// Memories have no session, and a summary is its session's only one. Of events, only
+    /// what was said ([`is_said`]): a prompt's neighbour is the answer to it, not a file read
+    /// in between, and a session's start or end, which say nothing, is never lifted.
     neighbours: bool,
+    /// Whether its items follow each other in their session by id (events, whose ids a hook
+    /// hands out in the order things happened) rather than by time.
+    ordered_by_id: bool,
 }
 
-/// Whether items of a kind have vectors: observations and summaries do; raw events and
-/// memories are found by full text only.
-fn has_vectors(kind: &str) -> bool {
-    !matches!(kind, "event" | "memory")
+impl Source {
+    /// Whether `hit`, of this source, spreads evidence to its neighbours and receives theirs.
+    fn has_neighbours(&self, hit: &SearchHit) -> bool {
+        self.neighbours && (self.kind != "event" || is_said(&hit.item_type))
+    }
 }
 
 /// How a candidate's two channels make its own evidence.
@@ -396,6 +413,7 @@ const SOURCES: &[Source] = &[
                am_date_words(x.at)",
         stemmed: true,
         neighbours: true,
+        ordered_by_id: false,
     },
     Source {
         kind: "summary",
@@ -412,6 +430,7 @@ const SOURCES: &[Source] = &[
                ' ' || x.next_steps || ' ' || am_date_words(x.at)",
         stemmed: true,
         neighbours: false,
+        ordered_by_id: false,
     },
     Source {
         kind: "event",
@@ -423,9 +442,10 @@ const SOURCES: &[Source] = &[
         type_column: "x.kind",
         agent_column: "x.agent",
         at_column: "x.at",
-        text: "x.summary || ' ' || x.body",
-        stemmed: false,
-        neighbours: false,
+        text: "x.summary || ' ' || x.body || ' ' || am_date_words(x.at)",
+        stemmed: true,
+        neighbours: true,
+        ordered_by_id: true,
     },
     Source {
         kind: "memory",
@@ -445,12 +465,9 @@ const SOURCES: &[Source] = &[
         text: "x.text",
         stemmed: true,
         neighbours: false,
+        ordered_by_id: false,
     },
 ];
-
-/// How much better a raw event must match than the distilled item standing for it to rank
-/// above it (in relevance, 0 to 1).
-const MUCH_BETTER: f64 = 0.3;
 
 /// How much an item is worth by what it is, before its relevance to the query: distilled
 /// conclusions over raw events, decisions and fixes over routine changes.
@@ -608,7 +625,7 @@ impl Store {
                     Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
                     _ => 0.0,
                 };
-                let own = fuse.own(bm25_norm, similarity, has_vectors(hit.kind));
+                let own = fuse.own(bm25_norm, similarity, has_vectors(hit.kind, &hit.item_type));
                 Scored {
                     hit,
                     bm25,
@@ -623,13 +640,19 @@ impl Store {
             .collect();
         self.add_context(&mut scored, query)?;
         if query.ranking.session_text_weight > 0.0 {
-            let observations = sources.iter().zip(&plans).find(|(s, _)| s.kind == "observation");
-            if let Some((source, Some(plan))) = observations {
-                let sessions = self.session_matches(source, plan, query)?;
-                for s in &mut scored {
-                    if let Some(m) = sessions.get(&s.hit.session) {
-                        s.session += query.ranking.session_text_weight * m;
-                    }
+            // A session matches as well as its observations or its raw events, whichever
+            // match better: what was distilled from it, or what was captured.
+            let mut sessions: HashMap<String, f64> = HashMap::new();
+            for (source, plan) in sources.iter().zip(&plans) {
+                let Some(plan) = plan.as_ref().filter(|_| source.neighbours) else { continue };
+                for (session, m) in self.session_matches(source, plan, query)? {
+                    let best = sessions.entry(session).or_default();
+                    *best = best.max(m);
+                }
+            }
+            for s in &mut scored {
+                if let Some(m) = sessions.get(&s.hit.session) {
+                    s.session += query.ranking.session_text_weight * m;
                 }
             }
         }
@@ -684,7 +707,7 @@ impl Store {
                 hit
             })
             .collect();
-        self.rank_distilled_first(&mut hits)?;
+        self.fold_into_distilled(&mut hits)?;
         // Stable on ties: newer first.
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.at_ms.cmp(&a.at_ms)));
         hits.truncate(query.limit.max(1));
@@ -770,6 +793,7 @@ impl Store {
                     .iter()
                     .map(|&at| &scored[at])
                     .filter(|s| s.hit.kind == source.kind && s.own > 0.0)
+                    .filter(|s| source.has_neighbours(&s.hit))
                     .map(|s| (s.hit.id, s.own))
                     .collect();
                 if spreading.is_empty() {
@@ -846,12 +870,22 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?;
         let mut out = HashMap::with_capacity(places.len());
         for (cmp, order) in [("<", "DESC"), (">", "ASC")] {
-            let sql = format!(
-                "SELECT id FROM {table} INDEXED BY {table}_session
-                 WHERE session_id = ?1 AND (at, id) {cmp} (?2, ?3)
-                 ORDER BY at {order}, id {order} LIMIT 2",
-                table = source.table,
-            );
+            let sql = if source.ordered_by_id {
+                format!(
+                    "SELECT id FROM {table} INDEXED BY {table}_said_session
+                     WHERE session_id = ?1 AND ?2 IS NOT NULL AND id {cmp} ?3
+                       AND kind IN {SAID_EVENTS}
+                     ORDER BY id {order} LIMIT 2",
+                    table = source.table,
+                )
+            } else {
+                format!(
+                    "SELECT id FROM {table} INDEXED BY {table}_session
+                     WHERE session_id = ?1 AND (at, id) {cmp} (?2, ?3)
+                     ORDER BY at {order}, id {order} LIMIT 2",
+                    table = source.table,
+                )
+            };
             let mut stmt = self.conn().prepare_cached(&sql)?;
             for &(id, session, at) in &places {
                 let found = stmt.query_map([session, at, id], |r| r.get::<_, i64>(0))?;
@@ -967,8 +1001,9 @@ impl Store {
             .collect())
     }
 
-    /// The observations and summaries among `scored` that read or changed a file the query
-    /// names by its file name (`why did config.rs change`); nothing is read when it names none.
+    /// The observations, summaries and events among `scored` that read or changed a file the
+    /// query names by its file name (`why did config.rs change`); nothing is read when it
+    /// names none.
     fn files_named(
         &self,
         names: &NamedIn,
@@ -979,23 +1014,32 @@ impl Store {
         if files.is_empty() {
             return Ok(touched);
         }
-        for kind in ["observation", "summary"] {
+        for kind in ["observation", "summary", "event"] {
             let ids: Vec<(i64, f64)> =
                 scored.iter().filter(|s| s.hit.kind == kind).map(|s| (s.hit.id, 0.0)).collect();
             let Some(source) = SOURCES.iter().find(|s| s.kind == kind).filter(|_| !ids.is_empty())
             else {
                 continue;
             };
-            let sql = format!(
-                "SELECT x.id, f.value FROM {table} x, json_each(
+            // An event lists the files it touched in one column.
+            let sql = if kind == "event" {
+                format!(
+                    "SELECT x.id, f.value FROM events x, json_each(
+                         CASE WHEN json_valid(x.files) THEN x.files ELSE '[]' END) f
+                     WHERE x.id IN {IDS_1}"
+                )
+            } else {
+                format!(
+                    "SELECT x.id, f.value FROM {table} x, json_each(
                      CASE WHEN json_valid(x.files_modified) THEN x.files_modified ELSE '[]' END) f
                  WHERE x.id IN {IDS_1}
                  UNION ALL
                  SELECT x.id, f.value FROM {table} x, json_each(
                      CASE WHEN json_valid(x.files_read) THEN x.files_read ELSE '[]' END) f
                  WHERE x.id IN {IDS_1}",
-                table = source.table,
-            );
+                    table = source.table,
+                )
+            };
             let mut stmt = self.conn().prepare_cached(&sql)?;
             let mut rows = stmt.query([id_list(&ids)])?;
             while let Some(row) = rows.next()? {
@@ -1009,37 +1053,48 @@ impl Store {
         Ok(touched)
     }
 
-    /// Puts each raw event found below the distilled items found that stand for it (an
-    /// observation made from it, its session's summary), unless the event matches much better:
-    /// the conclusion is what a reader wants, and the event is one `show` away from it.
-    fn rank_distilled_first(&self, hits: &mut [SearchHit]) -> Result<()> {
-        let events: Vec<i64> = hits.iter().filter(|h| h.kind == "event").map(|h| h.id).collect();
-        if events.is_empty() || !hits.iter().any(|h| matches!(h.kind, "observation" | "summary")) {
+    /// Folds each raw event found into the best observation found that was made from it: the
+    /// observation says the same thing, distilled, and the two would take two places for one
+    /// answer. The observation takes the better score of the two (an event's words may match a
+    /// query better than the lesson drawn from them) and shows the event beneath it
+    /// ([`SearchHit::folded`]). A session's summary folds nothing: it stands for the whole
+    /// session, not for any one thing in it, and ranks by its own match.
+    fn fold_into_distilled(&self, hits: &mut Vec<SearchHit>) -> Result<()> {
+        if !hits.iter().any(|h| h.kind == "event") || !hits.iter().any(|h| h.kind == "observation")
+        {
             return Ok(());
         }
         let mut stmt = self
             .conn()
             .prepare_cached("SELECT observation_id FROM observation_sources WHERE event_id = ?1")?;
-        for event in events {
+        let mut folded: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut gone = std::collections::HashSet::new();
+        for (at, event) in hits.iter().enumerate().filter(|(_, h)| h.kind == "event") {
             let made: Vec<i64> =
-                stmt.query_map([event], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
-            let Some(at) = hits.iter().position(|h| h.kind == "event" && h.id == event) else {
-                continue;
-            };
-            let (session, relevance) = (hits[at].session.clone(), hits[at].parts.relevance);
-            let cap = hits
+                stmt.query_map([event.id], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
+            let into = hits
                 .iter()
-                .filter(|h| {
-                    (h.kind == "observation" && made.contains(&h.id))
-                        || (h.kind == "summary" && h.session == session)
-                })
-                .filter(|h| relevance < h.parts.relevance + MUCH_BETTER)
-                .map(|h| h.score)
-                .fold(f64::INFINITY, f64::min);
-            if cap.is_finite() && hits[at].score >= cap {
-                hits[at].score = cap - 1e-9;
+                .enumerate()
+                .filter(|(_, h)| h.kind == "observation" && made.contains(&h.id))
+                .max_by(|a, b| a.1.score.total_cmp(&b.1.score));
+            if let Some((into, _)) = into {
+                folded.entry(into).or_default().push(at);
+                gone.insert(at);
             }
         }
+        for (into, events) in folded {
+            let mut events: Vec<SearchHit> =
+                events.into_iter().map(|at| hits[at].clone()).collect();
+            events.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let hit = &mut hits[into];
+            hit.score = hit.score.max(events[0].score);
+            hit.folded = events;
+        }
+        let mut at = 0;
+        hits.retain(|_| {
+            at += 1;
+            !gone.contains(&(at - 1))
+        });
         Ok(())
     }
 
@@ -1121,6 +1176,9 @@ impl Store {
             .prepare_cached(&format!("SELECT coalesce(max(id), 0) FROM {}", source.table))?
             .query_row([], |r| r.get(0))?;
         let mut terms = terms.to_vec();
+        if source.kind == "event" && self.events_partly_stemmed()? {
+            terms.iter_mut().for_each(|t| t.either_form = true);
+        }
         if rows <= SCORED_ROWS {
             return Ok(Plan { rare: terms.len(), terms, bounded: false });
         }
@@ -1238,6 +1296,18 @@ impl Store {
         self.hits_by_id(source, &scored)
     }
 
+    /// Whether some events still hold their plain words only, stored before the events'
+    /// index held stems and not yet indexed again ([`Store::restem_events`]).
+    fn events_partly_stemmed(&self) -> Result<bool> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM events
+                                WHERE id < (SELECT coalesce(min(below), 0) FROM events_restem))",
+            )?
+            .query_row([], |r| r.get(0))?)
+    }
+
     fn id_scores(&self, sql: &str, args: &[Value]) -> Result<Vec<(i64, f64)>> {
         let mut stmt = self.conn().prepare_cached(sql)?;
         let rows =
@@ -1349,7 +1419,7 @@ impl Store {
         // Filters run in SQL after the scan, so the scan takes a wider cut to leave enough.
         let top = &nearest.rows[..nearest.rows.len().min(vector_cut(query))];
         let mut out = Vec::new();
-        for source in sources.iter().filter(|s| has_vectors(s.kind)) {
+        for source in sources.iter().filter(|s| s.kind != "memory") {
             let sims: HashMap<i64, f32> = top
                 .iter()
                 .filter(|(k, _, _)| *k == source.kind)
@@ -1433,6 +1503,7 @@ impl Store {
                 lesson: r.get(10)?,
                 score: 0.0,
                 parts: Parts::default(),
+                folded: Vec::new(),
             };
             Ok((hit, score))
         })?;
@@ -1596,6 +1667,9 @@ struct Term {
     /// or all of them when `newest` holds every row with the term, are known to hold it
     /// exactly when `newest` lists them; 0 when not probed.
     probed_to: i64,
+    /// Whether the index is asked for the word or its stem: events stored before their index
+    /// held stems keep their plain words until the work pass indexes them again.
+    either_form: bool,
 }
 
 impl Term {
@@ -1608,6 +1682,7 @@ impl Term {
             idf: 0.0,
             newest: Vec::new(),
             probed_to: 0,
+            either_form: false,
         }
     }
 
@@ -1625,10 +1700,13 @@ impl Term {
 
     /// What `source`'s index is asked for. An index that holds stems holds the stem of every
     /// form of a word beside it (`failing` is indexed with `fail`), so the stem alone finds
-    /// every row any form would, in one phrase rather than two; raw events hold their words
-    /// only, and are asked for the word as written.
+    /// every row any form would, in one phrase rather than two. Events stored before their
+    /// index held stems are asked for either form until they are indexed again.
     fn phrase_for(&self, source: &Source) -> String {
         match (&self.stem, source.stemmed) {
+            (Some(stem), true) if self.either_form => {
+                format!("({} OR {})", self.exact, fts::quote(stem))
+            }
             (Some(stem), true) => fts::quote(stem),
             _ => self.exact.clone(),
         }
@@ -1750,6 +1828,7 @@ mod tests {
             tokens: 0,
             score: 0.0,
             parts: Parts::default(),
+            folded: Vec::new(),
         }
     }
 

@@ -1,4 +1,5 @@
-//! Vectors in the store: which observations and summaries still need one for a model, saving
+//! Vectors in the store: which observations, summaries and said events (a person's prompt, an
+//! agent's closing answer, a note) still need one for a model, saving
 //! them, and the in-memory matrix search scans (DESIGN.md §7: brute force beats an ANN index
 //! below a few hundred thousand items; the rows are scanned as bytes, a quarter of f32's), kept
 //! for a new process in a file beside the store (`file`).
@@ -22,7 +23,7 @@ use crate::embed::{Embedder, SparseEncoder, SparseVector, sparse_from_blob, spar
 
 mod file;
 
-/// An observation or summary waiting for its vector.
+/// An observation, summary or said event waiting for its vector.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unembedded {
     pub kind: &'static str,
@@ -30,14 +31,37 @@ pub struct Unembedded {
     pub text: String,
 }
 
-/// How far a walk over the items without a vector has come: the last observation and summary
-/// it was handed. Each batch starts after the last, so a backlog is read once, not once per
+/// How far a walk over the items without a vector has come: the last observation, summary and
+/// event it was handed. Each batch starts after the last, so a backlog is read once, not once per
 /// batch from its start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EmbedCursor {
     observation: i64,
     summary: i64,
+    event: i64,
 }
+
+/// The kinds of event that get vectors: what a person or an agent said. Tool uses are many,
+/// and found by their words; a session's start and end say nothing.
+pub const SAID_EVENTS: &str = "('prompt', 'stop', 'note')";
+
+/// Whether an event of `kind` is one of [`SAID_EVENTS`].
+pub fn is_said(kind: &str) -> bool {
+    matches!(kind, "prompt" | "stop" | "note")
+}
+
+/// Whether an item of `kind` and `item_type` gets vectors.
+pub fn has_vectors(kind: &str, item_type: &str) -> bool {
+    match kind {
+        "observation" | "summary" => true,
+        "event" => is_said(item_type),
+        _ => false,
+    }
+}
+
+/// Where an event's row ids start among [`VectorIndex`]'s items: observations keep their id and
+/// summaries their id negated, as vector files written before events had vectors hold them.
+const EVENT_ITEMS: i64 = 1 << 48;
 
 /// Every vector of one model, row after row, with the item each row belongs to. Rows are
 /// kept as a signed byte per component and one scale per row (the row's largest magnitude
@@ -47,8 +71,9 @@ pub struct EmbedCursor {
 pub struct VectorIndex {
     pub model: String,
     pub dim: usize,
-    /// Each row's item: an observation's id, a summary's negated (as the vector file keeps
-    /// them, so that reading the file is a copy; a search names only its top rows).
+    /// Each row's item: an observation's id, a summary's negated, an event's past
+    /// [`EVENT_ITEMS`] (as the vector file keeps them, so that reading the file is a copy; a
+    /// search names only its top rows).
     items: Vec<i64>,
     scales: Vec<f32>,
     /// The codes of the first rows, when they were left in the vector file: a process that
@@ -65,12 +90,13 @@ impl VectorIndex {
         VectorIndex { model: model.to_owned(), dim, ..VectorIndex::default() }
     }
 
-    /// The last observation and summary with a row, so that a later read can take only what
-    /// came after.
-    fn last_ids(&self) -> (i64, i64) {
-        self.items.iter().fold((0, 0), |(o, s), &item| match key(item) {
-            ("summary", id) => (o, s.max(id)),
-            (_, id) => (o.max(id), s),
+    /// The last observation, summary and event with a row, so that a later read can take only
+    /// what came after.
+    fn last_ids(&self) -> [i64; 3] {
+        self.items.iter().fold([0; 3], |[o, s, e], &item| match key(item) {
+            ("summary", id) => [o, s.max(id), e],
+            ("event", id) => [o, s, e.max(id)],
+            (_, id) => [o.max(id), s, e],
         })
     }
 
@@ -88,7 +114,11 @@ impl VectorIndex {
             return;
         }
         let scale = quantize(row, &mut self.codes);
-        self.items.push(if kind == "summary" { -id } else { id });
+        self.items.push(match kind {
+            "summary" => -id,
+            "event" => EVENT_ITEMS + id,
+            _ => id,
+        });
         self.scales.push(scale);
     }
 
@@ -293,11 +323,21 @@ struct Changes {
 
 /// The kind and id of a row's item, as [`VectorIndex::items`] keeps it.
 fn key(item: i64) -> (&'static str, i64) {
-    if item < 0 { ("summary", item.saturating_neg()) } else { ("observation", item) }
+    if item < 0 {
+        ("summary", item.saturating_neg())
+    } else if item >= EVENT_ITEMS {
+        ("event", item - EVENT_ITEMS)
+    } else {
+        ("observation", item)
+    }
 }
 
 fn kind_name(kind: &str) -> &'static str {
-    if kind == "summary" { "summary" } else { "observation" }
+    match kind {
+        "summary" => "summary",
+        "event" => "event",
+        _ => "observation",
+    }
 }
 
 fn to_blob(v: &[f32]) -> Vec<u8> {
@@ -359,21 +399,17 @@ impl Store {
         Ok(index)
     }
 
-    /// Adds the vectors of `model` of items newer than `after` (the last observation and
-    /// summary already held): one primary-key range per kind. Returns how many rows there
+    /// Adds the vectors of `model` of items newer than `after` (the last observation, summary
+    /// and event already held): one primary-key range per kind. Returns how many rows there
     /// were, of any dimension.
-    fn append_newer(
-        &self,
-        index: &mut VectorIndex,
-        model: &str,
-        after: (i64, i64),
-    ) -> Result<usize> {
+    fn append_newer(&self, index: &mut VectorIndex, model: &str, after: [i64; 3]) -> Result<usize> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT item_kind, item_id, vec FROM vectors
              WHERE model = ?1 AND item_kind = ?2 AND item_id > ?3",
         )?;
         let mut read = 0;
-        for (kind, after) in [("observation", after.0), ("summary", after.1)] {
+        for (kind, after) in [("observation", after[0]), ("summary", after[1]), ("event", after[2])]
+        {
             read += append_rows(index, &mut stmt.query(params![model, kind, after])?)?;
         }
         Ok(read)
@@ -526,6 +562,27 @@ impl Store {
             cursor.summary = row.id;
             out.push(row);
         }
+        if out.len() >= limit {
+            return Ok(out);
+        }
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT e.id, e.summary, e.body FROM events e INDEXED BY events_said
+             WHERE e.kind IN {SAID_EVENTS} AND e.id > ?3
+               AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ?1
+                               AND v.item_kind = 'event' AND v.item_id = e.id)
+             ORDER BY e.id LIMIT ?2"
+        ))?;
+        let events = (limit - out.len()) as i64;
+        let rows = stmt.query_map(params![model, events, cursor.event], |r| {
+            let (summary, body): (String, String) = (r.get(1)?, r.get(2)?);
+            let said = if body.trim().is_empty() { summary } else { body };
+            Ok(Unembedded { kind: "event", id: r.get(0)?, text: crate::embed::item_text(&[&said]) })
+        })?;
+        for row in rows {
+            let row = row?;
+            cursor.event = row.id;
+            out.push(row);
+        }
         Ok(out)
     }
 
@@ -537,7 +594,11 @@ impl Store {
             |r| r.get(0),
         )?;
         let total: i64 = self.conn().query_row(
-            "SELECT (SELECT count(*) FROM observations) + (SELECT count(*) FROM summaries)",
+            &format!(
+                "SELECT (SELECT count(*) FROM observations) + (SELECT count(*) FROM summaries)
+                      + (SELECT count(*) FROM events INDEXED BY events_said
+                         WHERE kind IN {SAID_EVENTS})"
+            ),
             [],
             |r| r.get(0),
         )?;
@@ -586,8 +647,8 @@ impl Store {
         Ok(())
     }
 
-    /// The sparse vectors of `model` stored for `items` (observations and summaries; other
-    /// kinds have none), read by key: the cost is bounded by the items asked for.
+    /// The sparse vectors of `model` stored for `items` (observations, summaries and said
+    /// events; memories have none), read by key: the cost is bounded by the items asked for.
     pub fn sparse_vectors(
         &self,
         model: &str,
@@ -598,7 +659,7 @@ impl Store {
             "SELECT vec FROM vectors WHERE model = ?1 AND item_kind = ?2 AND item_id = ?3 AND dim = 0",
         )?;
         for &(kind, id) in items {
-            if !matches!(kind, "observation" | "summary") {
+            if !matches!(kind, "observation" | "summary" | "event") {
                 continue;
             }
             let mut rows = stmt.query(params![model, kind, id])?;
@@ -755,6 +816,43 @@ fn pending_pass(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_was_said_gets_vectors_beside_distilled_items_and_tool_uses_do_not() {
+        let mut store = Store::open_in_memory().expect("store");
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO sessions (id, agent, source_id, started_at, last_event_at)
+                 VALUES (1, 'codex', 's1', 0, 0);
+                 INSERT INTO events (id, uid, session_id, agent, kind, source_event, at, summary,
+                                     body, content_hash)
+                 VALUES (1, 'a', 1, 'codex', 'session_start', 'x', 0, 'Session started', '', 'h1'),
+                        (2, 'b', 1, 'codex', 'prompt', 'x', 1, 'Prompt: use tabs', 'use tabs', 'h2'),
+                        (3, 'c', 1, 'codex', 'tool_use', 'x', 2, 'Ran ls', 'ls', 'h3'),
+                        (4, 'd', 1, 'codex', 'stop', 'x', 3, 'Answered', 'Tabs it is', 'h4');",
+            )
+            .expect("rows");
+        let mut cursor = EmbedCursor::default();
+        let handed = store.unembedded("m", &mut cursor, 10).expect("batch");
+        let handed: Vec<(&str, i64, &str)> =
+            handed.iter().map(|i| (i.kind, i.id, i.text.as_str())).collect();
+        assert_eq!(handed, [("event", 2, "use tabs"), ("event", 4, "Tabs it is")]);
+        assert_eq!(store.vector_coverage("m").expect("coverage"), (0, 2));
+        store
+            .save_vectors("m", &[("event", 2, vec![1.0, 0.0]), ("event", 4, vec![0.0, 1.0])])
+            .expect("saved");
+        store.save_vectors("m", &[("observation", 2, vec![0.6, 0.8])]).expect("saved");
+        // The matrix tells an event from the observation of the same id.
+        let index = store.vector_index("m", 2).expect("index");
+        let top = index.top(&[1.0, 0.0], 3);
+        let kinds: Vec<(&str, i64)> = top.iter().map(|(k, id, _)| (*k, *id)).collect();
+        assert_eq!(kinds, [("event", 2), ("observation", 2), ("event", 4)]);
+        assert_eq!(index.last_ids(), [2, 0, 4]);
+        // A vector goes with its event.
+        store.conn().execute("DELETE FROM events WHERE id = 2", []).expect("delete");
+        assert_eq!(store.vector_index("m", 2).expect("index").len(), 2);
+    }
 
     #[test]
     fn a_backlog_is_handed_out_once_in_batches_and_what_has_a_vector_is_left_out() {

@@ -17,7 +17,11 @@
 //!   evidence turn (one of its events, or an observation or summary of that session): the unit
 //!   published session-level figures use.
 //!
-//! Nothing else is tuned here: the rows report what a user's search returns.
+//! The headline row reports what a user's search returns. `BENCH_FRONT_DOOR_SEARCH` names other
+//! `[search]` settings to ask the same store with, one row each (`;` between settings, `,`
+//! between the keys of one: `neighbour_weight=0.3,session_text_weight=0.7`): lab rows, for
+//! choosing a default on the tuning half (the first five conversations, 26–43) and reporting it
+//! on the other (44–50). Each row shows both halves.
 
 use std::collections::{HashMap, HashSet};
 use std::process::Command;
@@ -36,6 +40,9 @@ pub struct FrontDoor {
     /// (turn at 5, turn at 10, turn or distilled at 10, session at 10), per category.
     pub hits: HashMap<u8, [usize; 4]>,
     pub asked: HashMap<u8, usize>,
+    /// The same four counts for the tuning half (the first five conversations) and the other.
+    pub halves: [[usize; 4]; 2],
+    pub asked_halves: [usize; 2],
     pub import_time: Duration,
     pub work_time: Duration,
     pub search_times: Vec<Duration>,
@@ -46,7 +53,15 @@ pub struct FrontDoor {
 /// A result of `search --json`: its kind and id.
 type Found = (String, i64);
 
-pub fn run(conversations: &[Conversation], with_models: bool) -> Result<FrontDoor, String> {
+/// Runs the binary under test with its arguments and returns what it printed.
+type Run<'a> = dyn Fn(&[&str]) -> Result<Vec<u8>, String> + 'a;
+
+/// The store built once, and a row per `[search]` setting asked of it: the default first, then
+/// each of `BENCH_FRONT_DOOR_SEARCH`.
+pub fn run(
+    conversations: &[Conversation],
+    with_models: bool,
+) -> Result<Vec<(String, FrontDoor)>, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let home = dir.path().join("home");
     let agent_memory = |args: &[&str]| -> Result<Vec<u8>, String> {
@@ -88,7 +103,45 @@ pub fn run(conversations: &[Conversation], with_models: bool) -> Result<FrontDoo
     report.events = places.turn_of_event.len();
     report.distilled = places.session_of.len() - report.events;
 
-    for conv in conversations {
+    let config_path = home.join("config.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap_or_default();
+    let mut settings = vec![String::new()];
+    if let Ok(more) = std::env::var("BENCH_FRONT_DOOR_SEARCH") {
+        settings.extend(more.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
+    }
+    let mut rows = Vec::new();
+    for setting in settings {
+        let lines: String =
+            setting.split(',').map(|kv| format!("{}\n", kv.trim())).collect::<String>();
+        let edited = match config.find("[search]\n") {
+            Some(at) => format!("{}{lines}{}", &config[..at + 9], &config[at + 9..]),
+            None => format!("{config}\n[search]\n{lines}"),
+        };
+        agent_memory_core::fsutil::write_atomic(&config_path, edited.as_bytes())
+            .map_err(|e| e.to_string())?;
+        let mut row = FrontDoor {
+            models: report.models.clone(),
+            import_time: report.import_time,
+            work_time: report.work_time,
+            events: report.events,
+            distilled: report.distilled,
+            ..FrontDoor::default()
+        };
+        ask(conversations, &places, &agent_memory, &mut row)?;
+        rows.push((setting, row));
+    }
+    Ok(rows)
+}
+
+/// Asks every question of `conversations` through `agent-memory search` and counts the hits.
+fn ask(
+    conversations: &[Conversation],
+    places: &Places,
+    agent_memory: &Run<'_>,
+    report: &mut FrontDoor,
+) -> Result<(), String> {
+    for (n, conv) in conversations.iter().enumerate() {
+        let half = usize::from(n >= 5);
         let project = format!("locomo-{}", conv.name);
         for question in &conv.questions {
             let started = Instant::now();
@@ -124,16 +177,17 @@ pub fn run(conversations: &[Conversation], with_models: bool) -> Result<FrontDoo
                 .iter()
                 .take(10)
                 .any(|f| places.session_of.get(f).is_some_and(|s| sessions.contains(s)));
+            let found = [turn_at(5), turn_at(10), turn_at(10) || distilled_at(10), session_at_10];
             let row = report.hits.entry(question.category).or_default();
-            row[0] += usize::from(turn_at(5));
-            row[1] += usize::from(turn_at(10));
-            row[2] += usize::from(turn_at(10) || distilled_at(10));
-            row[3] += usize::from(session_at_10);
+            for counts in [row, &mut report.halves[half]] {
+                counts.iter_mut().zip(found).for_each(|(c, hit)| *c += usize::from(hit));
+            }
             *report.asked.entry(question.category).or_default() += 1;
+            report.asked_halves[half] += 1;
             report.questions += 1;
         }
     }
-    Ok(report)
+    Ok(())
 }
 
 /// Where each stored item came from: an event's turn, an observation's source turns, and the
@@ -282,5 +336,12 @@ impl FrontDoor {
         println!(
             "| **all** | {q} | **{r5:.1}%** | **{r10:.1}%** | {distilled:.1}% | **{session:.1}%** |"
         );
+        for (half, name) in [(0, "tuning half (26–43)"), (1, "reporting half (44–50)")] {
+            let asked = self.asked_halves[half];
+            let [r5, r10, distilled, session] = self.halves[half].map(|n| pct(n, asked));
+            println!(
+                "| {name} | {asked} | {r5:.1}% | {r10:.1}% | {distilled:.1}% | {session:.1}% |"
+            );
+        }
     }
 }

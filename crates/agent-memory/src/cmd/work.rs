@@ -1,6 +1,6 @@
-//! `agent-memory work`: one work pass (core's `work`: drain the spool, distil, screen for
-//! long-term memory, embed, sync the vault, refresh brief files, checkpoint), or `--watch` for
-//! one every interval. The stop hook starts a pass in the background (`--background`), which
+//! `agent-memory work`: a work pass (core's `work`: drain the spool, distil, screen for
+//! long-term memory, embed, sync the vault, refresh brief files, checkpoint), run again until
+//! no backlog is left, or `--watch` for one every interval. The stop hook starts a pass in the background (`--background`), which
 //! quietly gives way when one is already running, and runs again a few times, a second apart,
 //! while a turn waits for its agent to write its transcript; `serve`'s worker runs the same pass
 //! in a process of its own (`--for-server`, [`serve_pass`]). This module only builds what the
@@ -51,6 +51,17 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             std::thread::sleep(WAIT_STEP);
             report = pass_once(ctx, &owner, &models)?;
             retries += 1;
+        }
+        // Someone waiting for the pass wants it done: a backlog (an import, a model installed
+        // over a full store) is worked through pass after pass, each bounded, until none is
+        // left. A background pass leaves the rest to the next stop.
+        while !args.background && report.more_to_do() && report.problems.is_empty() {
+            let next = pass_once(ctx, &owner, &models)?;
+            let more = next.more_to_do();
+            report.absorb(next);
+            if !more {
+                break;
+            }
         }
         let team = team_sync_if_due(ctx);
         if !args.background {

@@ -52,6 +52,12 @@ pub fn write_search(
         if let Some(lesson) = hit.lesson.as_deref().filter(|l| !l.trim().is_empty()) {
             writeln!(out, "        ↳ {}", clip(lesson, 140))?;
         }
+        // The events it was made from that search found too, beneath it: one answer, one place.
+        for event in &hit.folded {
+            let id = ItemId::of_kind(event.kind, event.id)
+                .map_or_else(|| event.id.to_string(), |i| i.to_string());
+            writeln!(out, "        · {id} {}", clip(&event.title, 120))?;
+        }
         if explain && !results.fallback {
             let p = &hit.parts;
             let bm25 = p.bm25.map_or("-".to_owned(), |b| format!("{b:.2}"));
@@ -121,6 +127,7 @@ mod tests {
             tokens: 42,
             score: 0.8125,
             parts,
+            folded: Vec::new(),
         }
     }
 
@@ -141,11 +148,11 @@ mod tests {
             hits: 0.667,
             age_days: 30.0,
         };
+        let mut fixed = hit("observation", 12, "Fixed the\nflaky login test", parts.clone());
+        fixed.folded =
+            vec![hit("event", 40, "Bash failed (exit 1): cargo test login", parts.clone())];
         let results = SearchResults {
-            hits: vec![
-                hit("observation", 12, "Fixed the\nflaky login test", parts.clone()),
-                hit("memory", 7, "Use jiff for time", parts),
-            ],
+            hits: vec![fixed, hit("memory", 7, "Use jiff for time", parts)],
             fallback: false,
             semantic: false,
         };
@@ -154,6 +161,7 @@ mod tests {
         expect![[r#"
             o12     <time>  claude-code a-project-wit… bugfix      Fixed the flaky login test  (0.812)
                     ↳ cause → fix
+                    · e40 Bash failed (exit 1): cargo test login
             m7      <time>  claude-code a-project-wit… bugfix      Use jiff for time  (0.812)
         "#]]
         .assert_eq(&plain);
@@ -161,6 +169,7 @@ mod tests {
         expect![[r#"
             o12     <time>  claude-code a-project-wit… bugfix      Fixed the flaky login test  (0.812)
                     ↳ cause → fix
+                    · e40 Bash failed (exit 1): cargo test login
                     = 0.70×relevance 1.000 (bm25 3.50 → 1.000, similarity -, session +0.100)
                       + 0.15×importance 0.80 (observation bugfix)
                       + 0.10×freshness 0.500 (30.0 days old, half-life 30 days)

