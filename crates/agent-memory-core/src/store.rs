@@ -996,10 +996,32 @@ mod tests {
                     .expect("old observation");
                 }
             }
-            let store = Store::open(&path, Duration::from_millis(100)).expect("upgrade");
+            if version >= 4 {
+                let conn = Connection::open(&path).expect("raw");
+                conn.execute(
+                    "INSERT INTO vectors (item_kind, item_id, model, dim, vec)
+                     VALUES ('observation', 1, 'm', 2, x'0000803f00000000')",
+                    [],
+                )
+                .expect("old vector");
+            }
+            let mut store = Store::open(&path, Duration::from_millis(100)).expect("upgrade");
             let now: i64 =
                 store.conn().query_row("PRAGMA user_version", [], |r| r.get(0)).expect("v");
             assert_eq!(now, SCHEMA_VERSION, "from version {version}");
+            if version >= 4 {
+                // The vector moved with its table, and the counts of changes did not move.
+                assert_eq!(store.vector_index("m", 2).expect("index").len(), 1, "from {version}");
+                let added: i64 = store
+                    .conn()
+                    .query_row("SELECT added FROM vector_changes WHERE model = 'm'", [], |r| {
+                        r.get(0)
+                    })
+                    .unwrap_or(0);
+                assert_eq!(added, 1, "from {version}");
+                store.save_vectors("m", &[("observation", 1, vec![0.0, 1.0])]).expect("upsert");
+                assert_eq!(store.vector_index("m", 2).expect("index").len(), 1, "from {version}");
+            }
             assert_eq!(
                 store.search(&query("回调")).expect("search").hits.len(),
                 1,

@@ -386,6 +386,15 @@ fn score_together(scenarios: &[Scenario], env: &[(String, String)]) -> Together 
         sessions::replay(&home, scenario, &places(&home, i as u32 + 1));
     }
     let (observations, _) = work(&home, env);
+    // What a coding store's events are: how many get vectors (what was said) and how many not.
+    if let Ok(db) = rusqlite::Connection::open(home.db_path()) {
+        let kinds: Vec<(String, i64)> = db
+            .prepare("SELECT kind, count(*) FROM events GROUP BY kind ORDER BY 2 DESC")
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .unwrap_or_default();
+        let line: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!("events of the {} sessions by kind: {}", scenarios.len(), line.join(", "));
+    }
     let mut items: Vec<String> = distilled(&home, observations, 0)
         .iter()
         .map(|i| sessions::json_text(&i["item"], SHOW_SKIP))

@@ -82,14 +82,53 @@ pub fn stem(word: &str) -> Option<String> {
     (stem != word && !stem.is_empty()).then(|| stem.into_owned())
 }
 
-/// The indexed text of a distilled item: its [`shadow_text`], then on a line of its own the
-/// stems of its words that differ from them, each once.
+/// [`stem`], remembered by the thread: the words of a store repeat, and a bulk import stems
+/// every word of every event. Forgets everything past [`REMEMBERED_STEMS`] words, so a stream
+/// of one-off words cannot grow it without end.
+fn stem_remembered(word: &str) -> Option<std::rc::Rc<str>> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+    thread_local! {
+        static STEMS: RefCell<HashMap<Box<str>, Option<Rc<str>>>> = RefCell::new(HashMap::new());
+    }
+    STEMS.with(|stems| {
+        let mut stems = stems.borrow_mut();
+        if let Some(known) = stems.get(word) {
+            return known.clone();
+        }
+        if stems.len() >= REMEMBERED_STEMS {
+            stems.clear();
+        }
+        let found: Option<Rc<str>> = stem(word).map(Rc::from);
+        stems.insert(word.into(), found.clone());
+        found
+    })
+}
+
+/// How many words [`stem_remembered`] keeps per thread.
+const REMEMBERED_STEMS: usize = 50_000;
+
+/// The indexed text of an item: its [`shadow_text`], then on a line of its own the stems of
+/// its words that differ from them, each once.
 pub fn stemmed_text(text: &str) -> String {
     let shadow = shadow_text(text);
     let mut seen = std::collections::HashSet::new();
-    let mut stems: Vec<String> = Vec::new();
+    let mut stems: Vec<std::rc::Rc<str>> = Vec::new();
+    let mut lower = String::new();
     for word in shadow.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
-        if let Some(stem) = stem(&word.to_ascii_lowercase()).filter(|s| seen.insert(s.clone())) {
+        let word = if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower.clear();
+            lower.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+            lower.as_str()
+        } else {
+            word
+        };
+        // Only a lowercase ASCII word has an English stem; anything else is not looked up.
+        if !word.bytes().all(|b| b.is_ascii_lowercase()) {
+            continue;
+        }
+        if let Some(stem) = stem_remembered(word).filter(|s| seen.insert(s.clone())) {
             stems.push(stem);
         }
     }
@@ -99,7 +138,12 @@ pub fn stemmed_text(text: &str) -> String {
     let mut out = String::with_capacity(shadow.len() + stems.len() * 8);
     out.push_str(&shadow);
     out.push('\n');
-    out.push_str(&stems.join(" "));
+    for (n, stem) in stems.iter().enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        out.push_str(stem);
+    }
     out
 }
 
@@ -107,12 +151,29 @@ pub fn stemmed_text(text: &str) -> String {
 /// a weekday or a day ("what broke on Monday", "the fix in March 2026") finds what was done
 /// then: `8 May 2023 Monday`. Empty for a time outside the calendar.
 pub fn date_words(at_ms: i64) -> String {
-    match jiff::Timestamp::from_millisecond(at_ms) {
-        Ok(ts) => {
-            ts.to_zoned_datetime(crate::time::local_zone()).strftime("%-d %B %Y %A").to_string()
-        }
-        Err(_) => String::new(),
+    use std::cell::RefCell;
+    // The last local day worked out, as the span of times it covers: a bulk import, in time
+    // order, works out each day once.
+    thread_local! {
+        static LAST: RefCell<Option<(i64, i64, String)>> = const { RefCell::new(None) };
     }
+    if let Some(words) = LAST.with_borrow(|last| {
+        last.as_ref()
+            .filter(|(start, end, _)| (*start..*end).contains(&at_ms))
+            .map(|(_, _, words)| words.clone())
+    }) {
+        return words;
+    }
+    let Ok(ts) = jiff::Timestamp::from_millisecond(at_ms) else { return String::new() };
+    let local = ts.to_zoned_datetime(crate::time::local_zone());
+    let words = local.strftime("%-d %B %Y %A").to_string();
+    let start = local.start_of_day().map(|d| d.timestamp().as_millisecond());
+    let end =
+        local.tomorrow().and_then(|d| d.start_of_day()).map(|d| d.timestamp().as_millisecond());
+    if let (Ok(start), Ok(end)) = (start, end) {
+        LAST.with_borrow_mut(|last| *last = Some((start, end, words.clone())));
+    }
+    words
 }
 
 /// The terms of a query: runs of letters and digits (and `_`), with CJK runs split off as
@@ -321,6 +382,27 @@ pub fn words(shadow: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_remembered_day_and_stems_are_what_working_them_out_gives() {
+        let direct = |at: i64| {
+            jiff::Timestamp::from_millisecond(at)
+                .expect("time")
+                .to_zoned_datetime(crate::time::local_zone())
+                .strftime("%-d %B %Y %A")
+                .to_string()
+        };
+        // Three days in seven-minute steps, then back in time: every midnight is crossed.
+        let start = 1_773_144_000_000_i64;
+        let times: Vec<i64> = (0..620).map(|n| start + n * 7 * 60_000).collect();
+        for &at in times.iter().chain(times.iter().rev()) {
+            assert_eq!(date_words(at), direct(at), "at {at}");
+        }
+        let text = "Tests FAILING after failing tests were fixed";
+        for _ in 0..2 {
+            assert_eq!(stemmed_text(text), format!("{text}\ntest fail fix"));
+        }
+    }
 
     #[test]
     fn row_words_are_the_words_of_the_lowercased_shadow_text() {
