@@ -2,8 +2,8 @@
 //! one place and one order. `agent-memory work`, the background pass the stop hook starts and
 //! `serve`'s worker all run this same pass:
 //!
-//! drain the spool → distil sessions → screen for long-term memory → embed → sync the vault →
-//! refresh brief files → merge indexes and checkpoint.
+//! drain the spool → distil sessions → screen for long-term memory → embed → index older
+//! events again → sync the vault → refresh brief files → merge indexes and checkpoint.
 //!
 //! One pass at a time per home: [`WorkLock`] is a file lock that goes with the process, so a
 //! crashed pass never leaves it taken. Each step reports what it did; a step that fails is
@@ -186,16 +186,24 @@ impl PassReport {
                 .is_some_and(|p| p.stated > 0 || self.auto_promoted && p.candidates > 0)
     }
 
-    /// Whether the pass stopped at one of its bounds with work left: sessions to distil, items
-    /// to encode or events to index again. A pass someone waits for runs again; one the stop
-    /// hook started leaves the rest to the next.
+    /// Whether the pass stopped at one of its bounds with work left (sessions to distil, items
+    /// to encode or events to index again) and got on with it, so that another pass would
+    /// too. A pass someone waits for runs again; one the stop hook started leaves the rest to
+    /// the next. Sessions held back for a closing answer are taken on by every pass and
+    /// distilled by none: a pass that stored nothing is never followed by another.
     pub fn more_to_do(&self) -> bool {
-        let encoding =
-            |pass: &Option<EmbedPass>| pass.is_some_and(|p| p.embedded > 0 && p.left > 0);
-        self.distil.sessions >= SESSIONS_PER_PASS
-            || encoding(&self.embedded)
-            || encoding(&self.sparse_encoded)
-            || self.reindexed >= RESTEM_PER_PASS
+        let encoded = |pass: &Option<EmbedPass>| pass.map_or(0, |p| p.embedded);
+        let left = |pass: &Option<EmbedPass>| pass.is_some_and(|p| p.embedded > 0 && p.left > 0);
+        let stored = self.distil.observations
+            + self.distil.summaries
+            + encoded(&self.embedded)
+            + encoded(&self.sparse_encoded)
+            + self.reindexed;
+        stored > 0
+            && (self.distil.sessions >= SESSIONS_PER_PASS
+                || left(&self.embedded)
+                || left(&self.sparse_encoded)
+                || self.reindexed >= RESTEM_PER_PASS)
     }
 
     /// Adds what a later pass of the same run did, so that the run reports once.
@@ -443,5 +451,38 @@ fn refresh_briefs(store: &Store, pass: &Pass<'_>, report: &mut PassReport) {
             }
         }
         Err(err) => report.problem(Step::Briefs, err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_is_followed_by_another_only_when_it_stopped_at_a_bound_and_got_on() {
+        assert!(!PassReport::default().more_to_do());
+        let mut at_bound = PassReport::default();
+        at_bound.distil.sessions = SESSIONS_PER_PASS;
+        // Sessions held back for their closing answers: every pass takes them on, none stores.
+        assert!(!at_bound.more_to_do());
+        at_bound.distil.summaries = 3;
+        assert!(at_bound.more_to_do());
+        let embedding = |embedded, left| PassReport {
+            embedded: Some(EmbedPass { embedded, left }),
+            ..PassReport::default()
+        };
+        assert!(embedding(EMBED_PER_PASS, 10).more_to_do());
+        assert!(!embedding(EMBED_PER_PASS, 0).more_to_do());
+        assert!(!embedding(0, 10).more_to_do(), "a model that embeds nothing is not run again");
+
+        let mut run = embedding(EMBED_PER_PASS, 10);
+        run.distil.summaries = 2;
+        let mut later = embedding(10, 0);
+        later.distil.summaries = 1;
+        later.problems.push(Problem { step: Step::Vault, message: "gone".into() });
+        run.absorb(later);
+        assert_eq!(run.embedded, Some(EmbedPass { embedded: EMBED_PER_PASS + 10, left: 0 }));
+        assert_eq!((run.distil.summaries, run.problems.len()), (3, 1));
+        assert!(!run.more_to_do());
     }
 }

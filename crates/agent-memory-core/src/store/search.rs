@@ -641,10 +641,15 @@ impl Store {
         self.add_context(&mut scored, query)?;
         if query.ranking.session_text_weight > 0.0 {
             // A session matches as well as its observations or its raw events, whichever
-            // match better: what was distilled from it, or what was captured.
+            // match better: what was distilled from it, or what was captured. (A summary is
+            // one item of its session, and a memory belongs to none.)
             let mut sessions: HashMap<String, f64> = HashMap::new();
             for (source, plan) in sources.iter().zip(&plans) {
-                let Some(plan) = plan.as_ref().filter(|_| source.neighbours) else { continue };
+                let Some(plan) =
+                    plan.as_ref().filter(|_| matches!(source.kind, "observation" | "event"))
+                else {
+                    continue;
+                };
                 for (session, m) in self.session_matches(source, plan, query)? {
                     let best = sessions.entry(session).or_default();
                     *best = best.max(m);

@@ -1,10 +1,11 @@
 //! `agent-memory work`: a work pass (core's `work`: drain the spool, distil, screen for
 //! long-term memory, embed, sync the vault, refresh brief files, checkpoint), run again until
-//! no backlog is left, or `--watch` for one every interval. The stop hook starts a pass in the background (`--background`), which
-//! quietly gives way when one is already running, and runs again a few times, a second apart,
-//! while a turn waits for its agent to write its transcript; `serve`'s worker runs the same pass
-//! in a process of its own (`--for-server`, [`serve_pass`]). This module only builds what the
-//! pass is handed (mode, LLM transport, embedding model) and prints its report.
+//! no backlog is left, or `--watch` for one every interval. The stop hook starts a pass in the
+//! background (`--background`), which quietly gives way when one is already running, and runs
+//! again a few times, a second apart, while a turn waits for its agent to write its transcript;
+//! `serve`'s worker runs the same pass in a process of its own (`--for-server`,
+//! [`serve_pass`]). This module only builds what the pass is handed (mode, LLM transport,
+//! embedding model) and prints its report.
 
 use std::time::Duration;
 
