@@ -9,7 +9,8 @@
 //! model; [`promote`] turns observations and summaries into long-term memory candidates;
 //! [`embed`] is the seam to embedding models; [`work`] runs the pass that does all of that
 //! after the hook; [`recall`] is the one read API (search, timeline, get) of every front end;
-//! [`inject`] owns what goes back to agents unasked; [`install`] wires agents' configs to the
+//! [`search`] holds search's ranking policy, which `store` calls; [`inject`] owns what goes back
+//! to agents unasked; [`install`] wires agents' configs to the
 //! hook and the MCP server; [`vault`] keeps reviewed memories as notes in an Obsidian vault, in
 //! both directions.
 //!
@@ -31,6 +32,7 @@ pub mod paths;
 pub mod project;
 pub mod promote;
 pub mod recall;
+pub mod search;
 pub mod stated;
 pub mod store;
 pub mod text;

@@ -31,7 +31,7 @@
 //! share of it.
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
-//! before; [`Parts`] keeps every term for `--explain`. A raw event found with the observation
+//! before, weighed by [`crate::search::rank`] (this module finds; that one decides); [`Parts`] keeps every term for `--explain`. A raw event found with the observation
 //! made from it is folded into that observation, so one answer takes one place. If FTS5
 //! rejects a query, `LIKE` over
 //! event summaries and bodies keeps a search from failing on odd input.
@@ -47,6 +47,8 @@ use rusqlite::types::Value;
 use super::vectors::{SAID_EVENTS, VectorIndex, has_vectors, is_said};
 use super::{Result, Store, fts};
 use crate::embed::{QueryWeights, SparseVector, sparse_dot};
+use crate::search::rank::{Evidence, Fusion, sparse_mix};
+pub use crate::search::rank::{Parts, Ranking, importance};
 
 /// What to search for.
 #[derive(Debug, Clone, Default)]
@@ -84,78 +86,6 @@ pub struct SparseQuery {
 impl std::fmt::Debug for SparseQuery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SparseQuery").field("model", &self.model).finish_non_exhaustive()
-    }
-}
-
-/// How candidates are gathered and ranked; from `[search]` in the configuration.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ranking {
-    /// Candidates each channel contributes before merging.
-    pub candidates: usize,
-    /// The least cosine similarity a hit found only by vectors must have.
-    pub similarity_floor: f32,
-    pub weight_relevance: f64,
-    pub weight_importance: f64,
-    pub weight_freshness: f64,
-    pub weight_hits: f64,
-    /// Freshness halves every this many days.
-    pub half_life_days: f64,
-    /// The time freshness is measured from; the clock when `None`.
-    pub now_ms: Option<i64>,
-    /// Whether a query word also finds its English stem's other forms (`failed` finds
-    /// `failing`) in distilled items, which index stems beside their words.
-    pub stemming: bool,
-    /// How much of an adjacent item's evidence (same session, the next or previous of its
-    /// kind) an item gets; the items two away give half as much. An answer often shares no word
-    /// with the question while the turn before it does.
-    pub neighbour_weight: f64,
-    /// How much of its session's evidence (everything found in it, over the best session's)
-    /// every item found in or next to it gets.
-    pub session_weight: f64,
-    /// How much of its session's own match every item found in it gets: the session's
-    /// observations taken together as one text, weighed against the query with BM25, over the
-    /// best session's. A question's words are often spread over several items of the session
-    /// that answers it, none of which holds them all.
-    pub session_text_weight: f64,
-    /// How much more an item counts when the query names its agent, its project ("what did
-    /// codex change in billing") or, by its file name, a file it read or changed ("why did
-    /// config.rs change"): its evidence, neighbours and session included, times `1 +` this.
-    pub named_weight: f64,
-    /// When vectors take part: each channel's scores scaled between the weakest and strongest
-    /// candidate and mixed, this share to vectors. `None` counts either channel's evidence,
-    /// `1 - (1 - bm25)(1 - similarity)`.
-    pub vector_share: Option<f64>,
-    /// With a sparse query: how much of the order of the best `sparse_candidates` is their
-    /// sparse match with the query, each scaled between the weakest and strongest among them.
-    /// Items without a sparse vector (tool uses, memories, items not encoded yet) keep their
-    /// place.
-    pub sparse_share: f64,
-    /// With a sparse query that takes part: the candidates each channel brings, and the sparse
-    /// model orders, when that is more than `candidates`. A wider pool gives the sparse model
-    /// more to lift into the top 10; without it, a wider pool only adds noise to the fusion.
-    pub sparse_candidates: usize,
-}
-
-impl Default for Ranking {
-    fn default() -> Self {
-        Ranking {
-            candidates: 30,
-            similarity_floor: 0.72,
-            weight_relevance: 0.70,
-            weight_importance: 0.15,
-            weight_freshness: 0.10,
-            weight_hits: 0.05,
-            half_life_days: 30.0,
-            now_ms: None,
-            stemming: true,
-            neighbour_weight: 0.5,
-            session_weight: 0.1,
-            session_text_weight: 0.5,
-            named_weight: 0.7,
-            vector_share: Some(0.4),
-            sparse_share: 0.2,
-            sparse_candidates: 50,
-        }
     }
 }
 
@@ -210,39 +140,6 @@ fn vector_cut(query: &SearchQuery) -> usize {
         || !query.types.is_empty();
     let candidates = channel_candidates(query);
     if filtered { candidates * 8 } else { candidates }
-}
-
-/// Every term of a hit's score.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct Parts {
-    /// BM25 with the sign flipped (higher is better); `None` when full text did not find it.
-    pub bm25: Option<f64>,
-    /// BM25 over the best BM25 of this search, 0 to 1.
-    pub bm25_norm: f64,
-    /// Cosine similarity to the query; `None` when vectors did not find it.
-    pub similarity: Option<f32>,
-    /// What the items next to it in its session added to its own evidence, `1 - (1 -
-    /// bm25_norm)(1 - similarity)`: half of each adjacent item's, a quarter of the next ones'.
-    pub neighbours: f64,
-    /// What its session added: a share of the evidence of everything found in that session,
-    /// and a share of how well the session's observations taken together match the query.
-    pub session: f64,
-    /// What the query naming its agent, project or a file it touched added.
-    pub named: f64,
-    /// Its learned sparse match with the query (a dot product); `None` without a sparse query
-    /// or a stored sparse vector.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sparse: Option<f32>,
-    /// Its own evidence plus what its neighbours and session added, over the best of this
-    /// search: 0 to 1.
-    pub relevance: f64,
-    pub importance: f64,
-    pub freshness: f64,
-    /// Earlier searches that returned it.
-    pub hit_count: i64,
-    /// `1 - 1 / (1 + hit_count)`.
-    pub hits: f64,
-    pub age_days: f64,
 }
 
 /// One ranked result.
@@ -321,49 +218,6 @@ impl Source {
     }
 }
 
-/// How a candidate's two channels make its own evidence.
-struct Fusion {
-    vector_share: Option<f64>,
-    /// The lowest and highest similarity among the candidates.
-    similarity: (f64, f64),
-}
-
-impl Fusion {
-    fn new(vector_share: Option<f64>, found: &[(SearchHit, Option<f64>, Option<f32>)]) -> Fusion {
-        let similarity = found
-            .iter()
-            .filter_map(|(_, _, s)| s.map(f64::from))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        Fusion { vector_share, similarity }
-    }
-
-    /// Either channel's evidence, `1 - (1 - bm25_norm)(1 - similarity)`; or, with a vector
-    /// share, the similarity scaled between the weakest and strongest candidate's (similarities
-    /// of one model crowd into a narrow band) and mixed with `bm25_norm` in that share. A
-    /// channel that did not find the item gives it nothing; a channel that cannot see its kind
-    /// at all (vectors, for raw events and memories) does not judge it either, so its full-text
-    /// match counts in full: otherwise a summary found by meaning alone would outrank the event
-    /// that holds every word of the question.
-    fn own(&self, bm25_norm: f64, similarity: Option<f32>, has_vectors: bool) -> f64 {
-        let (lo, hi) = self.similarity;
-        match self.vector_share {
-            Some(_) if !has_vectors => bm25_norm,
-            Some(share) if hi >= lo => {
-                let sim = match similarity.map(f64::from) {
-                    Some(s) if hi > lo => (s - lo) / (hi - lo),
-                    Some(_) => 1.0,
-                    None => 0.0,
-                };
-                share * sim + (1.0 - share) * bm25_norm
-            }
-            _ => {
-                let sim = similarity.map_or(0.0, |s| f64::from(s).clamp(0.0, 1.0));
-                1.0 - (1.0 - bm25_norm) * (1.0 - sim)
-            }
-        }
-    }
-}
-
 /// A candidate while it is ranked: its own evidence and what its context adds.
 struct Scored {
     hit: SearchHit,
@@ -379,17 +233,17 @@ struct Scored {
 }
 
 impl Scored {
-    /// Its evidence with its context's, before the query's naming it counts.
-    fn context_total(&self) -> f64 {
-        self.own + self.neighbours + self.session
-    }
-
-    fn named_share(&self, ranking: &Ranking) -> f64 {
-        if self.named { ranking.named_weight * self.context_total() } else { 0.0 }
+    fn evidence(&self) -> Evidence {
+        Evidence {
+            own: self.own,
+            neighbours: self.neighbours,
+            session: self.session,
+            named: self.named,
+        }
     }
 
     fn total(&self, ranking: &Ranking) -> f64 {
-        self.context_total() + self.named_share(ranking)
+        self.evidence().total(ranking)
     }
 }
 
@@ -468,23 +322,6 @@ const SOURCES: &[Source] = &[
         ordered_by_id: false,
     },
 ];
-
-/// How much an item is worth by what it is, before its relevance to the query: distilled
-/// conclusions over raw events, decisions and fixes over routine changes.
-pub fn importance(kind: &str, item_type: &str) -> f64 {
-    match (kind, item_type) {
-        ("memory", _) => 1.0,
-        ("summary", _) => 0.7,
-        ("event", "prompt") => 0.4,
-        ("event", _) => 0.3,
-        (_, "decision") => 1.0,
-        (_, "bugfix" | "security_alert") => 0.9,
-        (_, "feature" | "security_note") => 0.8,
-        (_, "discovery") => 0.7,
-        (_, "refactor") => 0.6,
-        _ => 0.5,
-    }
-}
 
 impl Store {
     /// Searches with full text only.
@@ -616,7 +453,7 @@ impl Store {
         };
         let best: HashMap<&str, f64> =
             found.iter().map(|(h, _, _)| (h.kind, best_of(h.kind))).collect();
-        let fuse = Fusion::new(query.ranking.vector_share, &found);
+        let fuse = Fusion::new(query.ranking.vector_share, found.iter().filter_map(|f| f.2));
         let mut scored: Vec<Scored> = found
             .into_iter()
             .map(|(hit, bm25, similarity)| {
@@ -685,11 +522,9 @@ impl Store {
                 if let Some(&(dot, reordered)) = sparse.get(&(scored.hit.kind, scored.hit.id)) {
                     (sparse_match, relevance) = (dot, reordered);
                 }
-                let named = scored.named_share(r);
+                let named = scored.evidence().named_share(r);
                 let mut hit = scored.hit;
-                let hit_count = hit_counts.get(&(hit.kind, hit.id)).copied().unwrap_or(0);
-                let age_days = ((now - hit.at_ms).max(0) as f64) / 86_400_000.0;
-                let parts = Parts {
+                let mut parts = Parts {
                     bm25: scored.bm25,
                     bm25_norm: scored.bm25_norm,
                     similarity: scored.similarity,
@@ -698,16 +533,12 @@ impl Store {
                     named,
                     sparse: sparse_match,
                     relevance,
-                    importance: importance(hit.kind, &hit.item_type),
-                    freshness: 0.5_f64.powf(age_days / r.half_life_days.max(0.01)),
-                    hit_count,
-                    hits: 1.0 - 1.0 / (1.0 + hit_count as f64),
-                    age_days,
+                    hit_count: hit_counts.get(&(hit.kind, hit.id)).copied().unwrap_or(0),
+                    age_days: ((now - hit.at_ms).max(0) as f64) / 86_400_000.0,
+                    ..Parts::default()
                 };
-                hit.score = r.weight_relevance * parts.relevance
-                    + r.weight_importance * parts.importance
-                    + r.weight_freshness * parts.freshness
-                    + r.weight_hits * parts.hits;
+                parts.weighed(r, hit.kind, &hit.item_type);
+                hit.score = parts.score(r);
                 hit.parts = parts;
                 hit
             })
@@ -720,11 +551,9 @@ impl Store {
     }
 
     /// The best candidates by relevance (as many as `candidates`, widened for a sparse query
-    /// by the caller, or the limit when that is more) ordered again with the query's sparse vector: each one's relevance and its sparse
-    /// match (a dot product), both scaled between the weakest and strongest among them, mixed
-    /// in `sparse_share` and put back within the same range, so that what ranked below them
-    /// stays below. Gives each its match, when it has a stored vector, and its new relevance;
-    /// empty without a sparse query, a share, or two matches to tell apart.
+    /// by the caller, or the limit when that is more) ordered again with the query's sparse
+    /// vector ([`sparse_mix`]): each gets its match, when it has a stored vector, and its new
+    /// relevance; empty without a sparse query, a share, or two matches to tell apart.
     fn sparse_reorder(
         &self,
         query: &SearchQuery,
@@ -760,26 +589,7 @@ impl Store {
             words.into_iter().zip(weights).filter(|(_, w)| *w > 0.0).collect();
         let dots: HashMap<ItemKey, f32> =
             stored.iter().map(|(key, v)| (*key, sparse_dot(&query, v))).collect();
-        let (lo, hi) = dots
-            .values()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &d| (lo.min(d), hi.max(d)));
-        let (floor, ceiling) = (best.last().map_or(0.0, |b| b.1), best[0].1);
-        if hi <= lo || ceiling <= floor {
-            // Nothing to tell apart, or no range to order within.
-            return Ok(HashMap::new());
-        }
-        let share = r.sparse_share.clamp(0.0, 1.0);
-        Ok(best
-            .into_iter()
-            .map(|(key, relevance)| {
-                let own = (relevance - floor) / (ceiling - floor);
-                let dot = dots.get(&key).copied();
-                // An item without a vector (a raw event, a memory) keeps its own place.
-                let matched = dot.map_or(own, |d| f64::from((d - lo) / (hi - lo)));
-                let mixed = (1.0 - share) * own + share * matched;
-                (key, (dot, floor + (ceiling - floor) * mixed))
-            })
-            .collect())
+        Ok(sparse_mix(&best, &dots, r.sparse_share))
     }
 
     /// Spreads each candidate's evidence to its neighbours in its session and to its session
