@@ -11,8 +11,8 @@
 //! comes first, finds the count of removed rows moved and writes it again without them.
 //!
 //! Layout, little-endian: the 8-byte magic, `dim` and `rows` (u32), the changes `added` and
-//! `removed` (i64), then `rows` item ids (i64, a summary's negated), `rows` scales (f32) and
-//! `rows × dim` codes (i8).
+//! `removed` (i64), then `rows` item ids (i64: an observation's id, a summary's negated, an
+//! event's past `1 << 48`), `rows` scales (f32) and `rows × dim` codes (i8).
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
