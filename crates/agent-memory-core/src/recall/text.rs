@@ -218,3 +218,47 @@ fn event(out: &mut String, e: &StoredEvent) {
     }
     list(out, "files", &ev.files);
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use super::*;
+    use crate::store::search::Parts;
+
+    fn hit(kind: &'static str, id: i64, item_type: &str, title: &str) -> SearchHit {
+        SearchHit {
+            kind,
+            id,
+            at_ms: 0,
+            agent: "codex".into(),
+            project: Some("shop".into()),
+            session: "s1".into(),
+            item_type: item_type.into(),
+            tool: None,
+            tier: None,
+            title: title.into(),
+            lesson: None,
+            tokens: 12,
+            score: 0.9,
+            parts: Parts::default(),
+            folded: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_search_index_shows_the_events_folded_into_an_observation_beneath_it() {
+        let mut fixed = hit("observation", 3, "bugfix", "Webhook signature compared in upper case");
+        fixed.folded =
+            vec![hit("event", 41, "tool_use", "Bash failed (exit 1): node test/webhook.js")];
+        let index =
+            search_index("webhook signature", &[fixed, hit("summary", 2, "summary", "Fix it")]);
+        let index = index.replace(&format_local(0), "<time>");
+        expect![[r#"
+            2 results for `webhook signature`, best first (id | time | agent | project | type | title | tokens to read in full; 24 in all):
+            o3 | <time> | codex | shop | bugfix | Webhook signature compared in upper case | ~12
+              ↳ e41 | tool_use | Bash failed (exit 1): node test/webhook.js | ~12
+            s2 | <time> | codex | shop | summary | Fix it | ~12"#]]
+        .assert_eq(&index);
+    }
+}
