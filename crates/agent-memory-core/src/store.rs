@@ -667,12 +667,18 @@ impl Store {
             tx.commit()?;
             done += ids.len();
         }
-        let left: i64 = self.conn.query_row(
-            "SELECT count(*) FROM events WHERE id < (SELECT coalesce(min(below), 0) FROM events_restem)",
+        Ok((done, self.events_to_restem()?))
+    }
+
+    /// How many events stored before their index held stems and dates are still to be
+    /// indexed again.
+    pub fn events_to_restem(&self) -> Result<i64> {
+        Ok(self.conn.query_row(
+            "SELECT count(*) FROM events
+             WHERE id < (SELECT coalesce(min(below), 0) FROM events_restem)",
             [],
             |r| r.get(0),
-        )?;
-        Ok((done, left))
+        )?)
     }
 }
 

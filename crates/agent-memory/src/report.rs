@@ -119,13 +119,26 @@ impl std::fmt::Display for Reported {
 
 impl std::error::Error for Reported {}
 
-/// What `status` tells besides the store's figures: when the last work pass ran and whether
-/// the local server is running.
+/// What `status` tells besides the store's figures: when the last work pass ran, how far the
+/// search models and indexes have come, and whether the local server is running.
 #[derive(Debug, Default, Serialize)]
 pub struct Activity {
     pub last_work_pass_ms: Option<i64>,
+    /// Each search model in use (embedding, then sparse), with how many items have its vector.
+    pub search_models: Vec<ModelCoverage>,
+    /// Events stored before their index held stems and dates, still to be indexed again.
+    pub events_to_index: i64,
     /// The running `agent-memory serve`, if one is.
     pub serve: Option<ServeRunning>,
+}
+
+/// How far a search model has come through the store.
+#[derive(Debug, Serialize)]
+pub struct ModelCoverage {
+    pub model: String,
+    /// Items with its vector, and items the work pass has yet to encode.
+    pub encoded: i64,
+    pub waiting: i64,
 }
 
 /// Where the running server listens.

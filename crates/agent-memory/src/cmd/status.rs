@@ -1,5 +1,5 @@
-//! `agent-memory status`: what is stored, how the hooks are doing, when the last work pass ran
-//! and whether the local server is running.
+//! `agent-memory status`: what is stored, how the hooks are doing, when the last work pass ran,
+//! how far the search models have come and whether the local server is running.
 
 use agent_memory_core::capture::{self, spool};
 use agent_memory_core::{time, work};
@@ -8,7 +8,7 @@ use agent_memory_serve::instance::Instance;
 use super::Context;
 use crate::cli::StatusArgs;
 use crate::output;
-use crate::report::{Activity, ServeRunning};
+use crate::report::{Activity, ModelCoverage, ServeRunning};
 
 pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
@@ -24,7 +24,18 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
         .then(|| instance.state())
         .flatten()
         .map(|state| ServeRunning { url: state.url, pid: state.pid });
-    let activity = Activity { last_work_pass_ms: work::last_pass(&ctx.home), serve };
+    let search = &ctx.config.search;
+    let mut search_models = Vec::new();
+    for model in [search.embedding_model(), search.sparse_model()].into_iter().flatten() {
+        let (encoded, waiting) = store.vector_coverage(model)?;
+        search_models.push(ModelCoverage { model: model.to_owned(), encoded, waiting });
+    }
+    let activity = Activity {
+        last_work_pass_ms: work::last_pass(&ctx.home),
+        search_models,
+        events_to_index: store.events_to_restem()?,
+        serve,
+    };
     output::status(&status, &spool, &activity, args.json)?;
     Ok(())
 }

@@ -30,6 +30,31 @@ pub fn status(
     write_status(&mut io::stdout().lock(), status, spool, activity, as_json)
 }
 
+/// What search runs on: full text alone, or each model with how much of the store it has
+/// encoded; and the older events still to be indexed again, when there are any.
+fn search_line(out: &mut impl Write, activity: &Activity) -> io::Result<()> {
+    let mut line = if activity.search_models.is_empty() {
+        "full text only (`agent-memory model list` shows the models to install)".to_owned()
+    } else {
+        activity
+            .search_models
+            .iter()
+            .map(|m| format!("{} {} of {} items", m.model, m.encoded, m.encoded + m.waiting))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if activity.search_models.iter().any(|m| m.waiting > 0) || activity.events_to_index > 0 {
+        if activity.events_to_index > 0 {
+            line.push_str(&format!(
+                "; {} to index again",
+                count(activity.events_to_index, "older event")
+            ));
+        }
+        line.push_str(" (`agent-memory work` catches up)");
+    }
+    writeln!(out, "search     {line}")
+}
+
 pub fn write_status(
     out: &mut impl Write,
     status: &StoreStatus,
@@ -144,6 +169,7 @@ pub fn write_status(
     if spool.records > 0 {
         writeln!(out, "           run `agent-memory recover` to store them now")?;
     }
+    search_line(out, activity)?;
     match &activity.serve {
         Some(serve) => writeln!(
             out,
@@ -201,7 +227,7 @@ mod tests {
 
     use super::*;
     use crate::output::tests::{AT, rendered};
-    use crate::report::ServeRunning;
+    use crate::report::{ModelCoverage, ServeRunning};
 
     fn store_status() -> StoreStatus {
         StoreStatus {
@@ -259,6 +285,11 @@ mod tests {
         let spool = SpoolDepth { files: 2, records: 3, claimed: 0, quarantined: 1 };
         let activity = Activity {
             last_work_pass_ms: Some(AT),
+            search_models: vec![
+                ModelCoverage { model: "potion-base-8m".to_owned(), encoded: 40, waiting: 0 },
+                ModelCoverage { model: "splade-tiny".to_owned(), encoded: 28, waiting: 12 },
+            ],
+            events_to_index: 1,
             serve: Some(ServeRunning { url: "http://127.0.0.1:37777".to_owned(), pid: 42 }),
         };
         expect![[r#"
@@ -274,6 +305,7 @@ mod tests {
             llm        2026-01-02  anthropic              12345 tokens in 7 calls
             spool      3 events waiting in 2 files, 1 file set aside (.bad)
                        run `agent-memory recover` to store them now
+            search     potion-base-8m 40 of 40 items, splade-tiny 28 of 40 items; 1 older event to index again (`agent-memory work` catches up)
             serve      running at http://127.0.0.1:37777 (pid 42); `agent-memory serve --status` gives the viewer's address
         "#]]
         .assert_eq(&rendered(|out| write_status(out, &store_status(), &spool, &activity, false)));
@@ -341,6 +373,7 @@ mod tests {
             distilled  0 observations, 0 summaries; no work pass yet (`agent-memory work`)
             memory     0 memories
             spool      0 events waiting in 0 files
+            search     full text only (`agent-memory model list` shows the models to install)
             serve      not running; `agent-memory serve` starts the viewer
 
             nothing captured yet: run `agent-memory install` to wire your agents (if you have not), restart them and work as usual; `agent-memory doctor` checks the wiring

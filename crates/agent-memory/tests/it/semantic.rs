@@ -43,6 +43,12 @@ fn a_static_model_finds_what_the_words_miss() {
     assert!(installed.contains("installed tiny"), "{installed}");
     assert!(installed.contains("agent-memory reindex"), "it says what to run next: {installed}");
     assert!(home.ok(&["model", "list"]).contains("* tiny"));
+    // `status` says how far the model has come, and what catches it up.
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("search     tiny 0 of 6 items (`agent-memory work` catches up)"),
+        "{status}"
+    );
     // A backlog as large as a real one would leave the write-ahead log long; reindex empties it,
     // else every later process would read it all to open the store.
     let mut store =
@@ -58,6 +64,7 @@ fn a_static_model_finds_what_the_words_miss() {
     let reindexed = home.ok(&["reindex"]);
     // The observation and summary, and the four things said: two prompts, two closing answers.
     assert!(reindexed.contains("embedded 6 items with tiny"), "{reindexed}");
+    assert!(home.ok(&["status"]).contains("search     tiny 6 of 6 items\n"));
     let short = std::fs::metadata(&wal).map_or(0, |m| m.len());
     assert!(short <= agent_memory_core::store::WAL_CHECKPOINT_BYTES, "the log: {short}");
     // So does a work pass that only embeds, as passes over a backlog do.
