@@ -615,13 +615,15 @@ fn register_functions(conn: &Connection, fts_deferred: &Arc<AtomicBool>) -> rusq
     )
 }
 
+/// What an event's full-text index holds, as the trigger of migration 0015 writes it: its
+/// summary and body, the stems of their words, and the words of its local date.
+const EVENT_INDEX_TEXT: &str = "am_fts_stemmed(summary || ' ' || body || ' ' || am_date_words(at))";
+
 /// Indexes, in one statement, every event after `after_id`; for bulk writers that deferred
 /// the trigger.
 pub(crate) fn index_events_after(conn: &Connection, after_id: i64) -> Result<()> {
     conn.execute(
-        "INSERT INTO events_fts (rowid, text)
-         SELECT id, am_fts_stemmed(summary || ' ' || body || ' ' || am_date_words(at))
-         FROM events WHERE id > ?1",
+        &format!("INSERT INTO events_fts (rowid, text) SELECT id, {EVENT_INDEX_TEXT} FROM events WHERE id > ?1"),
         [after_id],
     )?;
     Ok(())
@@ -630,11 +632,11 @@ pub(crate) fn index_events_after(conn: &Connection, after_id: i64) -> Result<()>
 impl Store {
     /// Indexes again, with stems and date words, up to `limit` of the events stored before
     /// their index held them (schema 15), newest first, `batch` to a transaction so that a
-    /// hook waiting to write is never held up for long. Returns how many it indexed and how
-    /// many are left.
-    pub fn restem_events(&mut self, batch: usize, limit: usize) -> Result<(usize, i64)> {
+    /// hook waiting to write is never held up for long. Returns how many it indexed. Once none
+    /// is left, it writes nothing.
+    pub fn restem_events(&mut self, batch: usize, limit: usize) -> Result<usize> {
         let mut done = 0;
-        loop {
+        while self.events_partly_stemmed()? {
             let take = batch.max(1).min(limit - done);
             if take == 0 {
                 break;
@@ -648,26 +650,35 @@ impl Store {
                 .prepare_cached("SELECT id FROM events WHERE id < ?1 ORDER BY id DESC LIMIT ?2")?
                 .query_map(params![below, take as i64], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            let Some(&lowest) = ids.last() else {
-                tx.execute("UPDATE events_restem SET below = 0", [])?;
-                tx.commit()?;
-                break;
-            };
+            let Some(&lowest) = ids.last() else { break };
             tx.execute(
                 "DELETE FROM events_fts WHERE rowid IN (SELECT value FROM json_each(?1))",
                 [serde_json::to_string(&ids).unwrap_or_default()],
             )?;
             tx.execute(
-                "INSERT INTO events_fts (rowid, text)
-                 SELECT id, am_fts_stemmed(summary || ' ' || body || ' ' || am_date_words(at))
-                 FROM events WHERE id >= ?1 AND id < ?2",
+                &format!(
+                    "INSERT INTO events_fts (rowid, text)
+                     SELECT id, {EVENT_INDEX_TEXT} FROM events WHERE id >= ?1 AND id < ?2"
+                ),
                 params![lowest, below],
             )?;
             tx.execute("UPDATE events_restem SET below = ?1", [lowest])?;
             tx.commit()?;
             done += ids.len();
         }
-        Ok((done, self.events_to_restem()?))
+        Ok(done)
+    }
+
+    /// Whether some events still hold their plain words only, stored before the events'
+    /// index held stems and not yet indexed again ([`Store::restem_events`]).
+    pub(crate) fn events_partly_stemmed(&self) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM events
+                                WHERE id < (SELECT coalesce(min(below), 0) FROM events_restem))",
+            )?
+            .query_row([], |r| r.get(0))?)
     }
 
     /// How many events stored before their index held stems and dates are still to be
@@ -1115,10 +1126,11 @@ mod tests {
             .write_recovered(&[(event("u3", "s", "builds failing"), "h3".into(), project())], &[])
             .expect("write");
         assert_eq!(found(&store, "build"), 1);
-        assert_eq!(store.restem_events(1, 10).expect("restem"), (2, 0));
+        assert_eq!(store.restem_events(1, 10).expect("restem"), 2);
+        assert_eq!(store.events_to_restem().expect("left"), 0);
         assert_eq!(found(&store, "failed"), 2);
         assert_eq!(found(&store, "deploying"), 1);
-        assert_eq!(store.restem_events(1, 10).expect("again"), (0, 0), "nothing is done twice");
+        assert_eq!(store.restem_events(1, 10).expect("again"), 0, "nothing is done twice");
     }
 
     #[test]

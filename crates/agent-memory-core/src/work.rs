@@ -355,7 +355,7 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
 
     // Events stored before their index held stems and dates, newest first.
     match store.restem_events(RESTEM_BATCH, RESTEM_PER_PASS) {
-        Ok((done, _)) => report.reindexed = done,
+        Ok(done) => report.reindexed = done,
         Err(err) => report.problem(Step::Index, err),
     }
 

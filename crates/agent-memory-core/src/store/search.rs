@@ -44,7 +44,7 @@ use std::collections::HashMap;
 
 use rusqlite::types::Value;
 
-use super::vectors::{SAID_EVENTS, VectorIndex, has_vectors, is_said};
+use super::vectors::{SAID_EVENTS, VectorIndex, gets_vectors, is_said};
 use super::{Result, Store, fts};
 use crate::embed::{QueryWeights, SparseVector, sparse_dot};
 use crate::search::rank::{Evidence, Fusion, sparse_mix};
@@ -462,7 +462,7 @@ impl Store {
                     Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
                     _ => 0.0,
                 };
-                let own = fuse.own(bm25_norm, similarity, has_vectors(hit.kind, &hit.item_type));
+                let own = fuse.own(bm25_norm, similarity, gets_vectors(hit.kind, &hit.item_type));
                 Scored {
                     hit,
                     bm25,
@@ -1109,18 +1109,6 @@ impl Store {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
         scored.truncate(limit);
         self.hits_by_id(source, &scored)
-    }
-
-    /// Whether some events still hold their plain words only, stored before the events'
-    /// index held stems and not yet indexed again ([`Store::restem_events`]).
-    fn events_partly_stemmed(&self) -> Result<bool> {
-        Ok(self
-            .conn()
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM events
-                                WHERE id < (SELECT coalesce(min(below), 0) FROM events_restem))",
-            )?
-            .query_row([], |r| r.get(0))?)
     }
 
     fn id_scores(&self, sql: &str, args: &[Value]) -> Result<Vec<(i64, f64)>> {

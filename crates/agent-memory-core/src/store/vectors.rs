@@ -51,7 +51,7 @@ pub fn is_said(kind: &str) -> bool {
 }
 
 /// Whether an item of `kind` and `item_type` gets vectors.
-pub fn has_vectors(kind: &str, item_type: &str) -> bool {
+pub fn gets_vectors(kind: &str, item_type: &str) -> bool {
     match kind {
         "observation" | "summary" => true,
         "event" => is_said(item_type),
