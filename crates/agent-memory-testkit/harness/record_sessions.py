@@ -115,7 +115,9 @@ def transcript_lines(path, start, end, keep):
     return out
 
 
-def record_one(name, scenario_path, workdir, clients):
+def run_session(name, scenario_path, workdir, clients):
+    """Runs a scenario's session in WORKDIR/<name>: (agent, run directory, hook calls, each with
+    the transcript lines it saw first as "transcript")."""
     with open(scenario_path, encoding="utf-8") as f:
         scenario = json.load(f)
     agent = scenario["agent"]
@@ -165,7 +167,11 @@ def record_one(name, scenario_path, workdir, clients):
             size = os.path.getsize(path)
             if size > start:
                 calls[-1].setdefault("transcript", []).extend(transcript_lines(path, start, size, keep))
+    return agent, run, calls
 
+
+def session_sanitizer(run, workdir, clients):
+    """The sanitizer of one session's run: its paths, no ids or times learnt yet."""
     sanitizer = record.Sanitizer([(clients, record.CLIENTS_PLACEHOLDER), (HARNESS, record.HARNESS_PLACEHOLDER)])
     sanitizer.paths = sorted(sanitizer.paths + [
         (run, "/home/dev/run"), (sanitizer.dashed(run), "-home-dev-run"),
@@ -175,7 +181,16 @@ def record_one(name, scenario_path, workdir, clients):
         (sanitizer.dashed(os.path.join(run, "home")), sanitizer.dashed(record.HOME)),
         (workdir, "/home/dev/runs"),
     ], key=lambda p: -len(p[0]))
-    sanitizer.learn([c["stdin"] for c in calls] + [line for c in calls for line in c.get("transcript", [])])
+    return sanitizer
+
+
+def learnt(calls):
+    """What of the hook calls the sanitizer learns ids and times from, in order."""
+    return [c["stdin"] for c in calls] + [line for c in calls for line in c.get("transcript", [])]
+
+
+def hook_lines(name, agent, calls, sanitizer, run, clients):
+    """hooks.jsonl's text: one sanitized line per hook call."""
     lines = []
     for call in calls:
         line = {"agent": AGENT_NAMES[agent], "event": call["event"], "payload": sanitizer.value(call["stdin"])}
@@ -187,6 +202,13 @@ def record_one(name, scenario_path, workdir, clients):
             sys.exit(f"record-sessions: {name}: a {call['event']} payload still holds {found}")
         lines.append(text)
     return "\n".join(lines) + "\n"
+
+
+def record_one(name, scenario_path, workdir, clients):
+    agent, run, calls = run_session(name, scenario_path, workdir, clients)
+    sanitizer = session_sanitizer(run, workdir, clients)
+    sanitizer.learn(learnt(calls))
+    return hook_lines(name, agent, calls, sanitizer, run, clients)
 
 
 def main():
