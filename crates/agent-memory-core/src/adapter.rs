@@ -21,6 +21,9 @@ mod codex;
 mod copilot_log;
 mod gemini;
 mod generic;
+mod hermes_db;
+pub mod history;
+mod opencode_db;
 mod shell;
 
 use std::collections::HashSet;
@@ -138,6 +141,9 @@ pub struct AgentSpec {
     /// Reads a turn's closing answer from the end of the agent's own transcript, for an agent
     /// whose stop hook does not hand it over; the work pass calls it, never the hook.
     pub closing_answer: Option<ClosingAnswerReader>,
+    /// Where the agent keeps the sessions it already wrote, and how they are read: what
+    /// `history import` turns into the events its hooks would have captured.
+    pub history: Option<history::HistorySource>,
 }
 
 /// What a hook event can be answered with.
@@ -184,6 +190,8 @@ pub enum ConfigBase {
     Home,
     /// `$XDG_CONFIG_HOME`, or `~/.config`.
     ConfigHome,
+    /// `$XDG_DATA_HOME`, or `~/.local/share`.
+    DataHome,
 }
 
 impl ConfigRoot {
@@ -192,6 +200,7 @@ impl ConfigRoot {
         match self.base {
             ConfigBase::Home => format!("~/{}", self.dir),
             ConfigBase::ConfigHome => format!("~/.config/{}", self.dir),
+            ConfigBase::DataHome => format!("~/.local/share/{}", self.dir),
         }
     }
 }
@@ -311,6 +320,7 @@ pub static AGENTS: &[AgentSpec] = &[
         }),
         transcript: None,
         closing_answer: None,
+        history: Some(claude_code::history::SOURCE),
     },
     AgentSpec {
         name: "codex",
@@ -331,6 +341,7 @@ pub static AGENTS: &[AgentSpec] = &[
         }),
         transcript: Some(codex::rollout::unreported),
         closing_answer: None,
+        history: Some(codex::history::SOURCE),
     },
     AgentSpec {
         name: "gemini",
@@ -351,6 +362,7 @@ pub static AGENTS: &[AgentSpec] = &[
         }),
         transcript: None,
         closing_answer: None,
+        history: Some(gemini::history::SOURCE),
     },
     AgentSpec {
         name: "opencode",
@@ -371,6 +383,7 @@ pub static AGENTS: &[AgentSpec] = &[
         }),
         transcript: None,
         closing_answer: None,
+        history: Some(opencode_db::SOURCE),
     },
     AgentSpec {
         name: "copilot",
@@ -396,6 +409,7 @@ pub static AGENTS: &[AgentSpec] = &[
         transcript: None,
         // Its `agentStop` names only the session log.
         closing_answer: Some(copilot_log::closing_answer),
+        history: Some(copilot_log::history::SOURCE),
     },
     AgentSpec {
         name: "hermes",
@@ -420,6 +434,7 @@ pub static AGENTS: &[AgentSpec] = &[
         }),
         transcript: None,
         closing_answer: None,
+        history: Some(hermes_db::SOURCE),
     },
 ];
 
@@ -439,6 +454,7 @@ static UNKNOWN: AgentSpec = AgentSpec {
     install: None,
     transcript: None,
     closing_answer: None,
+    history: None,
 };
 
 /// The spec for a canonical name or an alias, case-insensitively.

@@ -65,11 +65,24 @@ pub fn prepare(
     truncated_from: Option<u64>,
     config: &Config,
 ) -> Stage {
-    let ctx = CaptureContext { uid, agent, event_name, received_at_ms };
-    let mut payload = match parse_payload(bytes, truncated_from) {
+    let payload = match parse_payload(bytes, truncated_from) {
         Ok(value) => value,
         Err(message) => return Stage::Invalid(message),
     };
+    prepare_value(agent, event_name, uid, received_at_ms, payload, truncated_from, config)
+}
+
+/// [`prepare`] for a payload already parsed: what an agent's own history is read as.
+pub fn prepare_value(
+    agent: &str,
+    event_name: &str,
+    uid: &str,
+    received_at_ms: i64,
+    mut payload: Value,
+    truncated_from: Option<u64>,
+    config: &Config,
+) -> Stage {
+    let ctx = CaptureContext { uid, agent, event_name, received_at_ms };
     sanitize_json(&mut payload);
     let mut event = match adapter::normalize(&ctx, &payload) {
         Ok(Normalized::Event(event)) => event,

@@ -214,6 +214,8 @@ pub struct UserDirs {
     pub home: PathBuf,
     /// `$XDG_CONFIG_HOME` or `~/.config`.
     pub config_home: PathBuf,
+    /// `$XDG_DATA_HOME` or `~/.local/share`: where some agents keep their sessions.
+    pub data_home: PathBuf,
     /// Directories agents' own environment variables name (`(variable, absolute dir)`), which
     /// take the place of their default config roots.
     pub env: Vec<(String, PathBuf)>,
@@ -222,7 +224,8 @@ pub struct UserDirs {
 impl UserDirs {
     /// Home and config home, with no agent's variable set.
     pub fn new(home: PathBuf, config_home: PathBuf) -> UserDirs {
-        UserDirs { home, config_home, env: Vec::new() }
+        let data_home = home.join(".local").join("share");
+        UserDirs { home, config_home, data_home, env: Vec::new() }
     }
 
     /// The directory `root` stands for here.
@@ -232,6 +235,7 @@ impl UserDirs {
             (Some((_, dir)), _) => dir.clone(),
             (None, ConfigBase::Home) => self.home.join(root.dir),
             (None, ConfigBase::ConfigHome) => self.config_home.join(root.dir),
+            (None, ConfigBase::DataHome) => self.data_home.join(root.dir),
         }
     }
 }

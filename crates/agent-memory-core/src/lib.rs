@@ -24,6 +24,7 @@ pub mod distil;
 pub mod embed;
 pub mod event;
 pub mod fsutil;
+pub mod history;
 pub mod hook;
 pub mod inject;
 pub mod install;

@@ -132,9 +132,13 @@ pub fn screen_new(
     // Every statement is compared with every memory in its scope: the scopes are read, and
     // their terms worked out, once per pass, not once per statement.
     let mut cache = PlaceCache::default();
+    let mut room = HistoryRoom::default();
     for item in memories::unscreened(store, ITEMS_PER_PASS)? {
         for draft in screen::screen(&item) {
             if draft.importance < settings.min_importance || !settings.kinds.contains(&draft.kind) {
+                continue;
+            }
+            if item.from_history && room.full(store, item.project_id)? {
                 continue;
             }
             let statement = Statement {
@@ -142,10 +146,12 @@ pub fn screen_new(
                 text: draft.text,
                 importance: draft.importance,
                 sources: vec![draft.source],
-                origin: "distilled".into(),
+                origin: if item.from_history { HISTORY.into() } else { "distilled".into() },
                 replaces: Vec::new(),
             };
-            let tier = if settings.auto { Tier::L2 } else { Tier::L1 };
+            // What an agent's old history holds waits for review, whatever the setting: it
+            // may be long outdated.
+            let tier = if settings.auto && !item.from_history { Tier::L2 } else { Tier::L1 };
             match place_with(
                 store,
                 &statement,
@@ -158,6 +164,9 @@ pub fn screen_new(
                 Placed::New { supersedes, .. } => {
                     report.candidates += 1;
                     report.successors += usize::from(supersedes.is_some());
+                    if item.from_history {
+                        room.add(item.project_id);
+                    }
                 }
                 Placed::Merged { .. } => report.merged += 1,
                 Placed::Dropped { .. } => {}
@@ -167,6 +176,38 @@ pub fn screen_new(
         report.screened += 1;
     }
     Ok(report)
+}
+
+/// The origin of a memory drawn from an agent's history imported after the fact.
+pub const HISTORY: &str = "history";
+
+/// The most candidates drawn from imported history that wait for review in one project (or
+/// for everyone): months of history must not bury what the hooks capture from now on. Once
+/// reviewed (or rejected), room is made for more.
+pub const HISTORY_CANDIDATES: i64 = 25;
+
+/// How many history candidates wait in each scope, read once per pass and counted on.
+#[derive(Debug, Default)]
+struct HistoryRoom {
+    waiting: HashMap<Option<i64>, i64>,
+}
+
+impl HistoryRoom {
+    fn full(&mut self, store: &Store, scope: Option<i64>) -> Result<bool, MemoryError> {
+        let waiting = match self.waiting.get(&scope) {
+            Some(n) => *n,
+            None => {
+                let n = memories::history_candidates(store, scope)?;
+                self.waiting.insert(scope, n);
+                n
+            }
+        };
+        Ok(waiting >= HISTORY_CANDIDATES)
+    }
+
+    fn add(&mut self, scope: Option<i64>) {
+        *self.waiting.entry(scope).or_default() += 1;
+    }
 }
 
 /// Prompts and agents' memory entries read per pass, so a long history is taken in steps.
@@ -187,6 +228,7 @@ pub fn statements_new(
 ) -> Result<(), MemoryError> {
     let (said, last) = memories::said_since(store, SAID_PER_PASS)?;
     let mut cache = PlaceCache::default();
+    let mut room = HistoryRoom::default();
     for event in said {
         let statements = match event.agent_memory.as_deref() {
             None => crate::stated::read(&event.text),
@@ -211,21 +253,24 @@ pub fn statements_new(
             };
             let kind = if everyone && kind == Kind::Fact { Kind::Preference } else { kind };
             let by_person = event.agent_memory.is_none();
+            // Said before agent-memory was there: offered for review, never memory at once nor
+            // a change of newer memory, since later sessions may have overruled it.
+            let live = !event.from_history;
             let statement = Statement {
                 kind,
                 text: stated.text,
                 importance: if stated.explicit { 8 } else { 6 },
                 sources: vec![format!("e{}", event.event_id)],
-                origin: if by_person {
-                    format!("stated:{}", event.agent)
-                } else {
-                    event.agent.clone()
+                origin: match (live, by_person) {
+                    (false, _) => format!("{HISTORY}:{}", event.agent),
+                    (true, true) => format!("stated:{}", event.agent),
+                    (true, false) => event.agent.clone(),
                 },
                 replaces: stated.replaces,
             };
             let scope = if everyone { None } else { event.project_id };
             // A change of mind about kept memory is the person's own approval of the change.
-            let (reverses, outdates) = if by_person {
+            let (reverses, outdates) = if by_person && live {
                 cache.load(store, scope, settings.model.as_deref())?;
                 let terms = similar::terms(&statement.text);
                 let own = cache.scopes.get(&scope).map(Vec::as_slice).unwrap_or_default();
@@ -242,14 +287,20 @@ pub fn statements_new(
             if by_person && !stated.explicit && !reverses && !outdates && !stated.personal {
                 continue;
             }
-            let tier = match (by_person && (stated.explicit || reverses), everyone) {
+            let tier = match (live && by_person && (stated.explicit || reverses), everyone) {
                 (true, true) => Tier::L3,
                 (true, false) => Tier::L2,
                 (false, _) => Tier::L1,
             };
+            if !live && room.full(store, scope)? {
+                continue;
+            }
             // A candidate for everyone waits without a project; approving it makes it global.
             let placed = place_with(store, &statement, scope, tier, settings, now_ms, &mut cache)?;
             if let Placed::New { supersedes, .. } = placed {
+                if !live {
+                    room.add(scope);
+                }
                 if tier == Tier::L1 {
                     report.candidates += 1;
                 } else {

@@ -20,6 +20,7 @@ pub mod transcripts;
 pub mod transfer;
 pub mod vectors;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +51,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0013_store_id.sql"),
     include_str!("store/migrations/0014_event_order.sql"),
     include_str!("store/migrations/0015_event_stems.sql"),
+    include_str!("store/migrations/0016_history.sql"),
 ];
 
 /// The schema version this build writes.
@@ -357,6 +359,64 @@ impl Store {
         Ok(added)
     }
 
+    /// Inserts many events read after the fact (an agent's own history) in one transaction,
+    /// skipping uids already stored, and indexes them in one statement at the end rather than
+    /// a full-text segment per event; in the same transaction, records the sources read whole
+    /// (`marks`), so a source counts as read only once everything it gave is stored. Returns
+    /// how many events were new.
+    pub fn write_many(
+        &mut self,
+        items: &[(Event, String, ProjectIdentity)],
+        marks: &[transcripts::ReadMark],
+        now_ms: i64,
+    ) -> Result<usize> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let last_id: i64 =
+            tx.query_row("SELECT coalesce(max(id), 0) FROM events", [], |r| r.get(0))?;
+        self.fts_deferred.store(true, Ordering::Relaxed);
+        let written = (|| {
+            let mut added = 0;
+            let mut projects: HashMap<&str, i64> = HashMap::new();
+            let mut sessions: HashMap<(&str, &str), i64> = HashMap::new();
+            for (i, (event, hash, project)) in items.iter().enumerate() {
+                let project_id = match projects.get(project.key.as_str()) {
+                    Some(id) => *id,
+                    None => {
+                        let id = upsert_project(&tx, project, event.at_ms)?;
+                        projects.insert(&project.key, id);
+                        id
+                    }
+                };
+                // A session's row is brought up to date by its first event here, by each that
+                // can change it (a prompt may title it, an end closes it, anything after an
+                // end reopens it) and by its last, not by every tool call between.
+                let key = (event.agent.as_str(), event.session.as_str());
+                let last = items
+                    .get(i + 1)
+                    .is_none_or(|(next, _, _)| (next.agent.as_str(), next.session.as_str()) != key);
+                let changes = !matches!(event.kind, EventKind::ToolUse | EventKind::Note);
+                let session_id = match sessions.get(&key) {
+                    Some(id) if !last && !changes => *id,
+                    _ => {
+                        let id = upsert_session(&tx, event, project_id)?;
+                        sessions.insert(key, id);
+                        id
+                    }
+                };
+                if insert_event(&tx, event, hash, session_id, project_id, true)?.is_some() {
+                    added += 1;
+                }
+            }
+            Ok::<_, StoreError>(added)
+        })();
+        self.fts_deferred.store(false, Ordering::Relaxed);
+        let added = written?;
+        index_events_after(&tx, last_id)?;
+        transcripts::mark_read(&tx, marks, now_ms)?;
+        tx.commit()?;
+        Ok(added)
+    }
+
     /// Records a hook run that wrote no event (skipped, filtered, invalid).
     pub fn record_hook_run(&mut self, run: &HookRun<'_>) -> Result<()> {
         insert_hook_run(&self.conn, run)
@@ -431,6 +491,15 @@ impl Store {
         self.conn.busy_timeout(wait)?;
         let busy: i64 = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
         Ok(busy == 0)
+    }
+
+    /// Between the batches of a long bulk write: copies the write-ahead log into the database
+    /// as far as readers allow, without waiting for them, so that the log is reused from its
+    /// start rather than growing with the whole write. (The file keeps its size until a
+    /// truncating checkpoint; its length says nothing of how much of it is live.)
+    pub fn copy_log_back(&self) -> Result<()> {
+        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        Ok(())
     }
 
     /// Tokens the LLM distiller spent on `day` (YYYY-MM-DD, UTC), over all providers.

@@ -45,6 +45,9 @@ pub enum Command {
     Forget(ForgetArgs),
     /// List long-term memories: candidates (L1), project (L2) and global (L3) memory.
     Memories(MemoriesArgs),
+    /// What your agents already wrote in their own history on this machine (sessions, dates,
+    /// projects, how much the store holds); `history import` brings it into memory.
+    History(HistoryArgs),
     /// Distil new events into observations and session summaries.
     Work(WorkArgs),
     /// Check every wired agent end to end (binary, wiring, a synthetic event, recent hook
@@ -122,6 +125,13 @@ pub struct InstallArgs {
     /// build directory, which the next `cargo clean` removes.
     #[arg(long)]
     pub copy_self: bool,
+    /// After wiring, import the sessions these agents already wrote (`agent-memory history
+    /// import`) without asking.
+    #[arg(long, conflicts_with = "no_import_history")]
+    pub import_history: bool,
+    /// Do not offer to import the agents' history.
+    #[arg(long)]
+    pub no_import_history: bool,
     /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -343,6 +353,43 @@ pub struct ImportArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: Option<HistoryCommand>,
+    /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Store the sessions agents wrote before agent-memory was wired as the events their hooks
+    /// would have captured (secrets redacted, each at its own time, in its own project), then
+    /// distil them in the background. Importing again adds nothing; an interrupted import goes
+    /// on where it stopped.
+    Import(HistoryImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryImportArgs {
+    #[arg(value_name = "AGENT", help = agents_help("Only these agents: ", "; none: every one"))]
+    pub agents: Vec<String>,
+    /// Only what happened from this time on: 2026-12-01, 2026-12-01T10:00, or an age such as
+    /// 30d or 8w.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only sessions run in this directory or below it.
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+    /// Store only; leave the distilling to the next work pass.
+    #[arg(long)]
+    pub no_work: bool,
+    /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Print the full default configuration, with comments.
@@ -512,13 +559,15 @@ pub struct ReviewArgs {
     /// with --approve, --reject or --edit, print the memory it changed as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Approve this candidate (m12 or 12) into project memory (L2).
+    /// Approve this candidate (m12 or 12) into project memory (L2); `all`: every candidate
+    /// (of --project and --from).
     #[arg(long, value_name = "ID", conflicts_with_all = ["reject", "edit"])]
     pub approve: Option<String>,
     /// With --approve: into global memory (L3), for every project.
     #[arg(long, requires = "approve")]
     pub global: bool,
-    /// Reject this candidate; the same statement is not offered again.
+    /// Reject this candidate; the same statement is not offered again; `all`: every
+    /// candidate (of --project and --from).
     #[arg(long, value_name = "ID", conflicts_with = "edit")]
     pub reject: Option<String>,
     /// Edit this memory's text, kind or importance (with --text, --kind, --importance).
@@ -536,6 +585,10 @@ pub struct ReviewArgs {
     /// Only candidates of this project: a name, a key, or a directory inside it.
     #[arg(long)]
     pub project: Option<String>,
+    /// Only candidates from here: `history` (drawn from agents' history imported with
+    /// `history import`), `distilled`, `stated`, or an agent's name.
+    #[arg(long, value_name = "ORIGIN")]
+    pub from: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ pub mod brief;
 pub mod config;
 pub mod doctor;
 pub mod export;
+pub mod history;
 pub mod hook;
 pub mod import;
 pub mod install;
@@ -71,6 +72,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Status(args) => status::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
         Command::Import(args) => import::run(&ctx, args),
+        Command::History(args) => history::run(&ctx, args),
         Command::Recover(args) => recover::run(&ctx, args),
         Command::Config(args) => config::run(&ctx, args),
         Command::Project(args) => project::run(&ctx, args),

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 mod brief;
 mod doctor;
+mod history;
 mod install;
 mod item;
 mod memory;
@@ -34,6 +35,7 @@ mod work;
 
 pub use brief::{brief, brief_written};
 pub use doctor::doctor;
+pub use history::{history, history_imported};
 pub use install::{install_diff, install_error, install_file, install_note, install_report};
 pub use item::show;
 pub use memory::{

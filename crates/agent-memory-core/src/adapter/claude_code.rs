@@ -4,6 +4,7 @@
 //! here for the events they share (and [`head`] for the common fields). Knows Claude Code's wire
 //! format only through `wire.rs`; builds events only through the shared [`Draft`] builders.
 
+pub(super) mod history;
 mod wire;
 
 use serde_json::Value;

@@ -8,6 +8,7 @@
 mod wire;
 
 use self::wire::{PostToolUse, ToolResponse};
+pub(super) mod history;
 pub(super) mod rollout;
 
 use super::{AdapterError, Draft, Hook, MODEL_LEVEL, Route, Slot, claude_code, text_of};

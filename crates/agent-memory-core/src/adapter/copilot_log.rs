@@ -12,6 +12,8 @@
 //! Must not: read files or the store (the work pass hands it the end of the log), or fail: a
 //! line it cannot read is skipped.
 
+pub(super) mod history;
+
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 

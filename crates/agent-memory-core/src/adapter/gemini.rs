@@ -5,6 +5,7 @@
 //! Must not keep Gemini's model-facing wrappers (`<untrusted_context>`, the shell report's
 //! labels) in what it stores: those are Gemini's framing, not the tool's output.
 
+pub(super) mod history;
 mod wire;
 
 use serde_json::Value;

@@ -692,6 +692,21 @@ pub(crate) fn record_hits(
     Ok(())
 }
 
+/// Candidates drawn from agents' imported history waiting for review in one project (`None`:
+/// those for everyone).
+pub fn history_candidates(store: &Store, project_id: Option<i64>) -> Result<i64> {
+    Ok(store.conn().query_row(
+        "SELECT count(*) FROM memories
+         WHERE status = 'candidate' AND project_id IS ?1 AND origin LIKE 'history%'",
+        [project_id],
+        |r| r.get(0),
+    )?)
+}
+
+/// Whether the event `e` was read from an agent's history rather than captured by a hook:
+/// its uid is `<agent>-history-…` (`crate::history::uid_prefix`).
+const FROM_HISTORY: &str = "instr(e.uid, '-history-') > 0";
+
 /// A distilled item promotion has not screened yet: an observation, or a summary's lessons.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Unscreened {
@@ -711,22 +726,27 @@ pub struct Unscreened {
     /// Whether the item stands only on what the person typed (a decision they stated): its
     /// sources are all prompts. Anything else is the agent's words or tool output.
     pub from_person: bool,
+    /// Whether it was distilled from an agent's history imported after the fact, not from
+    /// what the hooks captured.
+    pub from_history: bool,
 }
 
 /// Observations and summaries not screened yet (a summary again once rewritten to cover more
 /// of its session), oldest first, at most `limit` of each.
 pub fn unscreened(store: &Store, limit: usize) -> Result<Vec<Unscreened>> {
     let mut found = Vec::new();
-    let mut stmt = store.conn().prepare_cached(
+    let mut stmt = store.conn().prepare_cached(&format!(
         "SELECT o.id, o.project_id, o.kind, o.title, o.subtitle, o.facts, o.concepts,
                 (SELECT count(*) > 0 AND coalesce(sum(e.kind <> 'prompt'), 0) = 0
                  FROM observation_sources s JOIN events e ON e.id = s.event_id
-                 WHERE s.observation_id = o.id)
+                 WHERE s.observation_id = o.id),
+                EXISTS (SELECT 1 FROM observation_sources s JOIN events e ON e.id = s.event_id
+                        WHERE s.observation_id = o.id AND {FROM_HISTORY})
          FROM observations o
          WHERE NOT EXISTS (SELECT 1 FROM memory_screened m
                            WHERE m.item_kind = 'observation' AND m.item_id = o.id)
-         ORDER BY o.id LIMIT ?1",
-    )?;
+         ORDER BY o.id LIMIT ?1"
+    ))?;
     let list = |text: String| serde_json::from_str::<Vec<String>>(&text).unwrap_or_default();
     let rows = stmt.query_map([limit as i64], |r| {
         Ok(Unscreened {
@@ -738,19 +758,22 @@ pub fn unscreened(store: &Store, limit: usize) -> Result<Vec<Unscreened>> {
             facts: list(r.get(5)?),
             concepts: list(r.get(6)?),
             from_person: r.get(7)?,
+            from_history: r.get(8)?,
             ..Unscreened::default()
         })
     })?;
     for row in rows {
         found.push(row?);
     }
-    let mut stmt = store.conn().prepare_cached(
-        "SELECT x.id, x.project_id, x.request, x.learned, x.through_event_id
+    let mut stmt = store.conn().prepare_cached(&format!(
+        "SELECT x.id, x.project_id, x.request, x.learned, x.through_event_id,
+                EXISTS (SELECT 1 FROM events e WHERE e.session_id = x.session_id
+                        AND {FROM_HISTORY})
          FROM summaries x LEFT JOIN memory_screened m
               ON m.item_kind = 'summary' AND m.item_id = x.id
          WHERE m.item_id IS NULL OR m.version < x.through_event_id
-         ORDER BY x.id LIMIT ?1",
-    )?;
+         ORDER BY x.id LIMIT ?1"
+    ))?;
     let rows = stmt.query_map([limit as i64], |r| {
         Ok(Unscreened {
             source: format!("s{}", r.get::<_, i64>(0)?),
@@ -759,6 +782,7 @@ pub fn unscreened(store: &Store, limit: usize) -> Result<Vec<Unscreened>> {
             title: r.get(2)?,
             learned: list(r.get(3)?),
             version: r.get(4)?,
+            from_history: r.get(5)?,
             ..Unscreened::default()
         })
     })?;
@@ -799,6 +823,8 @@ pub struct Said {
     /// For an agent's own memory entry: its target (`memory`, or `user` for the person).
     pub agent_memory: Option<String>,
     pub at_ms: i64,
+    /// Said in an agent's history imported after the fact, not captured by the hooks.
+    pub from_history: bool,
 }
 
 /// The item kind `memory_screened` keeps the read position of prompts under.
@@ -823,10 +849,10 @@ pub fn said_since(store: &Store, limit: usize) -> Result<(Vec<Said>, Option<i64>
     let Some(newest) = newest.filter(|n| *n > after) else { return Ok((Vec::new(), None)) };
     // Prompts, notes, and changes to the files agents take their rules from; nothing else is
     // read, so the cost follows what people and agents said, not every tool call.
-    let mut stmt = store.conn().prepare_cached(
+    let mut stmt = store.conn().prepare_cached(&format!(
         "SELECT e.id, e.kind, e.agent, e.project_id, p.key, p.root,
                 EXISTS (SELECT 1 FROM project_roots r WHERE r.project_id = e.project_id),
-                e.payload, e.body, e.at, e.tool_kind, e.files
+                e.payload, e.body, e.at, e.tool_kind, e.files, {FROM_HISTORY}
          FROM events e LEFT JOIN projects p ON p.id = e.project_id
          WHERE e.id > ?1 AND e.id <= ?2 AND e.sensitivity <> 'private'
            AND (e.kind IN ('prompt', 'note')
@@ -834,8 +860,8 @@ pub fn said_since(store: &Store, limit: usize) -> Result<(Vec<Said>, Option<i64>
                    AND (instr(e.payload, 'CLAUDE.md') OR instr(e.payload, 'AGENTS.md')
                         OR instr(e.payload, 'GEMINI.md')
                         OR instr(e.payload, 'copilot-instructions.md')))
-         ORDER BY e.id LIMIT ?3",
-    )?;
+         ORDER BY e.id LIMIT ?3"
+    ))?;
     let mut last = None;
     let mut found = Vec::new();
     let mut outside: std::collections::HashMap<Option<i64>, bool> = Default::default();
@@ -901,6 +927,7 @@ pub fn said_since(store: &Store, limit: usize) -> Result<(Vec<Said>, Option<i64>
             text,
             agent_memory,
             at_ms: r.get(9)?,
+            from_history: r.get(12)?,
         });
     }
     // Everything up to the newest event was looked at, unless the limit stopped the reading.

@@ -111,7 +111,7 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
 /// Starts `agent-memory ARGS` so that it outlives this hook, in its own process group so an
 /// agent ending the hook's group leaves it running; never waits for it. `what` names it in the
 /// log when it cannot start.
-fn spawn_detached(args: &[&str], what: &str) {
+pub(crate) fn spawn_detached(args: &[&str], what: &str) {
     let Ok(exe) = std::env::current_exe() else { return };
     let mut command = std::process::Command::new(exe);
     command

@@ -3,13 +3,13 @@
 //! every write atomic. An agent whose config does not parse is reported and left untouched;
 //! the others still get done, and the command fails at the end.
 
-use std::io;
+use std::io::{self, IsTerminal as _};
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::fsutil;
 use agent_memory_core::install::{
     self, Agent, ConfigError, FilePlan, InstallKind, Op, Scope, UserDirs,
 };
+use agent_memory_core::{fsutil, history};
 use anyhow::Context as _;
 
 use crate::cli::InstallArgs;
@@ -76,24 +76,13 @@ impl Locations {
                 format!("the binary's path {} is not UTF-8; move it to a plain path", bin.display())
             })?
             .to_owned();
-        let home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .context("HOME is not set; set it to your home directory")?;
+        let dirs = user_dirs()?;
         // A build's output goes with the next `cargo clean`: hooks run the installed copy.
         let bin = if is_build_output(&exe) {
-            installed_copy(&home).unwrap_or_else(|| exe.clone())
+            installed_copy(&dirs.home).unwrap_or_else(|| exe.clone())
         } else {
             exe.clone()
         };
-        let config_home = env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config"));
-        let mut dirs = UserDirs::new(home, config_home);
-        // Each agent that reads a variable for its config directory gets it from there.
-        for var in Agent::all().filter_map(|agent| agent.spec().config_root.env) {
-            if let Some(dir) = env_dir(var)? {
-                dirs.env.push((var.to_owned(), dir));
-            }
-        }
         let user = Scope::User(dirs);
         let scope = match project {
             Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
@@ -106,6 +95,34 @@ impl Locations {
         };
         Ok(Locations { bin, exe, user, scope })
     }
+}
+
+/// The user's home, config and data homes, and the folders agents' own variables name, from
+/// the environment.
+pub fn user_dirs() -> anyhow::Result<UserDirs> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set; set it to your home directory")?;
+    let config_home = env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config"));
+    let data_home = env_dir("XDG_DATA_HOME")?;
+    let mut dirs = UserDirs::new(home, config_home);
+    if let Some(data_home) = data_home {
+        dirs.data_home = data_home;
+    }
+    // Each agent that reads a variable for its config or history folder gets it from there.
+    let roots = Agent::all().flat_map(|agent| {
+        let spec = agent.spec();
+        [Some(spec.config_root), spec.history.map(|h| h.root)]
+    });
+    for var in roots.flatten().filter_map(|root| root.env) {
+        if !dirs.env.iter().any(|(v, _)| v == var)
+            && let Some(dir) = env_dir(var)?
+        {
+            dirs.env.push((var.to_owned(), dir));
+        }
+    }
+    Ok(dirs)
 }
 
 /// Whether `bin` is a build's output rather than an installed copy: in a `target/debug` or
@@ -213,6 +230,7 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut failed = Vec::new();
+    let wired: Vec<Agent> = agents.clone();
     for agent in agents {
         if matches!(scope, Scope::Project(_)) && !agent.has_project_level() {
             say.note(
@@ -276,6 +294,9 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
             }
         }
     }
+    if op == Op::Install && !args.dry_run && matches!(scope, Scope::User(_)) {
+        offer_history(&mut say, &args, user, &wired)?;
+    }
     if args.json {
         output::install_report(&say.report)?;
     }
@@ -289,6 +310,77 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// What the wired agents already wrote is offered as memory: imported with
+/// `--import-history`, or after a yes on a terminal; otherwise `install` says how.
+fn offer_history(
+    say: &mut Say,
+    args: &InstallArgs,
+    user: &Scope,
+    wired: &[Agent],
+) -> anyhow::Result<()> {
+    let Scope::User(dirs) = user else { return Ok(()) };
+    if args.no_import_history {
+        return Ok(());
+    }
+    let specs: Vec<_> = wired.iter().map(|agent| agent.spec()).collect();
+    let found = history::find(dirs, &specs);
+    let sessions: usize = found.iter().map(|f| f.sources.len()).sum();
+    if sessions == 0 {
+        return Ok(());
+    }
+    let by_agent: Vec<String> = found
+        .iter()
+        .filter(|f| !f.sources.is_empty())
+        .map(|f| format!("{} of {}", f.sources.len(), f.agent.display))
+        .collect();
+    let what = format!(
+        "found {} your agents already wrote ({})",
+        output::count(sessions, "session"),
+        by_agent.join(", ")
+    );
+    let interactive = !args.json && io::stdin().is_terminal() && io::stderr().is_terminal();
+    let import = args.import_history
+        || (interactive && yes(&format!("{what}; import them into memory now? [Y/n] "))?);
+    if !import {
+        say.note(
+            "agent-memory",
+            &format!("{what}; `agent-memory history import` brings them into memory"),
+        )?;
+        return Ok(());
+    }
+    let ctx = super::Context::load()?;
+    let report = super::history::run_import(&ctx, &found, &history::Options::default(), args.json)?;
+    let events: u64 = report.iter().map(|r| r.events).sum();
+    if events > 0 && ctx.config.distil.auto_work {
+        super::hook::spawn_detached(
+            &["work", "--background"],
+            "the work pass that distils the imported history; run `agent-memory work`",
+        );
+    }
+    let imported: u64 = report.iter().map(|r| r.sessions).sum();
+    say.note(
+        "agent-memory",
+        &format!(
+            "imported {} from {} of your agents' history; a work pass distils them in the \
+             background",
+            output::count(events, "event"),
+            output::count(imported, "session")
+        ),
+    )?;
+    Ok(())
+}
+
+/// Asks on the terminal; an empty answer is yes, an ended input no.
+fn yes(question: &str) -> anyhow::Result<bool> {
+    output::review_ask(question)?;
+    let mut answer = String::new();
+    if io::stdin().read_line(&mut answer)? == 0 {
+        return Ok(false);
+    }
+    let answer = answer.trim().to_lowercase();
+    Ok(answer.is_empty() || answer == "y" || answer == "yes")
 }
 
 /// An agent wired by a hooks file takes only hooks from a repository, and runs its user's

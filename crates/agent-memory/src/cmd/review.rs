@@ -19,6 +19,10 @@ use crate::report::ReviewTally;
 
 pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
+    let every = |id: &Option<String>| id.as_deref().is_some_and(|id| id.eq_ignore_ascii_case(ALL));
+    if every(&args.approve) || every(&args.reject) {
+        return in_bulk(ctx, &mut store, &args);
+    }
     if let Some(id) = &args.approve {
         let approved = ctx.writer(&mut store).approve(parse_memory_id(id)?, args.global)?;
         let superseded = approved.superseded.map(|old| memories::get(&store, old)).transpose()?;
@@ -40,18 +44,44 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
         let memory = ctx.writer(&mut store).edit(parse_memory_id(id)?, change)?;
         return Ok(output::memory_changed("edited", &memory, args.json)?);
     }
-    let candidates = candidates(ctx, &store, args.project.as_deref())?;
+    let candidates = candidates(ctx, &store, args.project.as_deref(), args.from.as_deref())?;
     if args.json {
         return Ok(output::review_list(&candidates)?);
     }
     walk(ctx, &mut store, candidates, &mut std::io::stdin().lock())
 }
 
-/// Candidates, most important first, each with the active memory it would supersede.
+/// What `--approve` and `--reject` take for every candidate at once.
+const ALL: &str = "all";
+
+/// Approves or rejects every candidate of `--project` and `--from`, most important first:
+/// a long history imported at once is reviewed a project at a time, not a memory at a time.
+fn in_bulk(ctx: &Context, store: &mut Store, args: &ReviewArgs) -> anyhow::Result<()> {
+    let candidates = candidates(ctx, store, args.project.as_deref(), args.from.as_deref())?;
+    let mut changed = Vec::with_capacity(candidates.len());
+    let mut tally = ReviewTally::default();
+    for (memory, _) in candidates {
+        if args.approve.is_some() {
+            changed.push(ctx.writer(store).approve(memory.id, args.global)?.memory);
+            tally.approved += 1;
+        } else {
+            changed.push(ctx.writer(store).reject(memory.id)?);
+            tally.rejected += 1;
+        }
+    }
+    if args.json {
+        return Ok(output::json_value(&changed)?);
+    }
+    Ok(output::review_done(&tally)?)
+}
+
+/// Candidates, most important first, each with the active memory it would supersede; only
+/// those of `project` and of an origin beginning with `from`, when given.
 fn candidates(
     ctx: &Context,
     store: &Store,
     project: Option<&str>,
+    from: Option<&str>,
 ) -> anyhow::Result<Vec<(Memory, Option<Memory>)>> {
     let filter = Filter {
         tiers: vec![Tier::L1],
@@ -60,6 +90,9 @@ fn candidates(
         ..Filter::default()
     };
     let mut list = memories::list(store, &filter)?;
+    if let Some(from) = from.map(str::to_lowercase) {
+        list.retain(|m| m.origin == from || m.origin.starts_with(&format!("{from}:")));
+    }
     list.sort_by(|a, b| b.importance.cmp(&a.importance).then(a.id.cmp(&b.id)));
     let mut out = Vec::with_capacity(list.len());
     for memory in list {

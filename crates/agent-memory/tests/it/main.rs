@@ -11,6 +11,7 @@ mod concurrency;
 mod distil;
 mod doctor;
 mod hermes_provider;
+mod history;
 mod install;
 mod json;
 mod lessons;

@@ -66,7 +66,7 @@ pub(in crate::adapter) fn unreported(
 
 /// A `FileChange`'s changes written back as the patch `apply_patch` takes, paths relative to
 /// the working directory where they are inside it.
-fn as_patch(changes: &serde_json::Map<String, Value>, cwd: &str) -> String {
+pub(super) fn as_patch(changes: &serde_json::Map<String, Value>, cwd: &str) -> String {
     let relative = |path: &str| -> String {
         let dir = Path::new(cwd);
         match Path::new(path).strip_prefix(dir) {
