@@ -12,9 +12,14 @@
 //!
 //! Nothing is stored twice: a record's event uid is `<agent>-history-<session>-<record id>`;
 //! what a session holds from the moment the hooks first captured it (less a few seconds: the
-//! agent stamps its own record first) is theirs; and a source
-//! read whole is not read again until its size or time changes (`history_read`), so a second
-//! import reads nothing and a killed one starts again where it stopped.
+//! agent stamps its own record first) is theirs; and a source read whole is not read again
+//! until its size or time changes (`history_read`, written in the transaction that stores the
+//! source's last events), so a second import reads nothing and a killed one starts again
+//! where it stopped.
+//!
+//! Each agent's sources are read and prepared on a thread of its own, handed over a bounded
+//! channel in parcels, while the calling thread writes them in batches of `BATCH` events,
+//! each indexed once (`Store::write_many`).
 //!
 //! Must not: read a whole file into memory (lines are streamed, one longer than [`MAX_LINE`]
 //! is skipped), write to an agent's files (databases are opened read-only), or stop at a bad
