@@ -72,6 +72,15 @@ pub fn write_imported(
         if r.sessions + r.unchanged == 0 && r.errors.is_empty() {
             continue;
         }
+        if r.sessions == 0 && r.errors.is_empty() {
+            let unchanged = count(r.unchanged, "session");
+            writeln!(
+                out,
+                "{}: nothing new ({unchanged} unchanged since the last import)",
+                r.agent
+            )?;
+            continue;
+        }
         let mut line = format!(
             "{}: {} from {}",
             r.agent,
@@ -171,18 +180,22 @@ mod tests {
 
     #[test]
     fn what_an_import_stored() {
-        let report = [Imported {
-            agent: "codex".into(),
-            sessions: 4,
-            unchanged: 1,
-            events: 120,
-            already: 6,
-            skipped: 2,
-            malformed: 1,
-            ..Imported::default()
-        }];
+        let report = [
+            Imported {
+                agent: "codex".into(),
+                sessions: 4,
+                unchanged: 1,
+                events: 120,
+                already: 6,
+                skipped: 2,
+                malformed: 1,
+                ..Imported::default()
+            },
+            Imported { agent: "gemini".into(), unchanged: 3, ..Imported::default() },
+        ];
         expect![[r#"
             codex: 120 events from 4 sessions (1 unchanged since the last import, 6 already stored, 2 left out, 1 record unreadable)
+            gemini: nothing new (3 sessions unchanged since the last import)
             imported 120 events from 4 sessions; a work pass distils them in the background (`agent-memory status` shows it)
         "#]]
         .assert_eq(&rendered(|out| write_imported(out, &report, true)));
