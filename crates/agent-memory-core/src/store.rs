@@ -370,6 +370,9 @@ impl Store {
         marks: &[transcripts::ReadMark],
         now_ms: i64,
     ) -> Result<usize> {
+        // A long bulk write touches every index page again and again; give it room (64 MiB),
+        // as an import does.
+        self.conn.pragma_update(None, "cache_size", -65_536)?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let last_id: i64 =
             tx.query_row("SELECT coalesce(max(id), 0) FROM events", [], |r| r.get(0))?;
