@@ -483,7 +483,7 @@ impl Config {
         path: &Path,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Config, ConfigError> {
-        let mut table = match std::fs::read_to_string(path) {
+        let table = match std::fs::read_to_string(path) {
             Ok(text) => text.parse::<toml::Table>().map_err(|e| {
                 // Where in the file, so a person can go straight to it.
                 let line = e
@@ -501,6 +501,15 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
             Err(source) => return Err(ConfigError::Read { path: path.to_owned(), source }),
         };
+        Config::from_table(path, table, env)
+    }
+
+    /// The configuration `table` (read from `path`) makes, with the environment over it.
+    fn from_table(
+        path: &Path,
+        mut table: toml::Table,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
         // A file that parses but does not fit is read again from its text, whose errors know
         // the line they are on.
         let invalid_file = |e: toml::de::Error| {
@@ -550,6 +559,98 @@ impl Config {
             message: plain_words(e.message()),
         })
     }
+}
+
+impl Config {
+    /// [`Config::load`], keeping every setting that fits when some do not: a key the
+    /// configuration does not know, or a value of the wrong kind, is left out (and named in the
+    /// problems returned, with why) rather than throwing the whole file away. A file that is
+    /// not TOML at all, or that cannot be read, gives the defaults and that problem.
+    pub fn load_lenient(path: &Path) -> (Config, Vec<String>) {
+        let vars: Vec<(String, String)> =
+            std::env::vars().filter(|(k, _)| k.starts_with(ENV_PREFIX)).collect();
+        Config::load_lenient_with(path, vars)
+    }
+
+    /// [`Config::load_lenient`] with the environment given, for tests.
+    pub fn load_lenient_with(
+        path: &Path,
+        env: impl IntoIterator<Item = (String, String)> + Clone,
+    ) -> (Config, Vec<String>) {
+        let err = match Config::load_with(path, env.clone()) {
+            Ok(config) => return (config, Vec::new()),
+            Err(err) => err,
+        };
+        // Only a file that parses but does not fit is mended; the rest is as before.
+        let defaults = |err: &ConfigError| {
+            (Config::default(), vec![format!("{err}; every setting is the default until then")])
+        };
+        let ConfigError::Invalid { .. } = &err else {
+            return defaults(&err);
+        };
+        let Ok(mut table) = std::fs::read_to_string(path)
+            .map_err(drop)
+            .and_then(|t| t.parse::<toml::Table>().map_err(drop))
+        else {
+            return defaults(&err);
+        };
+        let mut dropped = Vec::new();
+        prune(&mut Vec::new(), &mut table, &mut dropped);
+        // The file's own error names the first culprit by its line; the rest by their keys.
+        let problems: Vec<String> = match dropped.as_slice() {
+            [] => Vec::new(),
+            [(key, _)] => vec![format!("{err}; `{key}` is left out, every other setting applies")],
+            [(first, _), rest @ ..] => {
+                let others: Vec<String> =
+                    rest.iter().map(|(key, why)| format!("`{key}` ({why})")).collect();
+                vec![format!(
+                    "{err}; `{first}` is left out, and so are {}; every other setting applies",
+                    others.join(", ")
+                )]
+            }
+        };
+        match Config::from_table(path, table, env) {
+            Ok(config) if !problems.is_empty() => (config, problems),
+            _ => defaults(&err),
+        }
+    }
+}
+
+/// Removes from `table` (at `path` in the configuration) every key whose value does not fit,
+/// each tried alone; a section is tried whole first and entered only when it does not fit.
+fn prune(path: &mut Vec<String>, table: &mut toml::Table, dropped: &mut Vec<(String, String)>) {
+    let keys: Vec<String> = table.keys().cloned().collect();
+    for key in keys {
+        let Some(value) = table.get(&key).cloned() else { continue };
+        path.push(key.clone());
+        if let Err(why) = fits(path, value.clone()) {
+            let mut keep = false;
+            if let toml::Value::Table(mut inner) = value {
+                prune(path, &mut inner, dropped);
+                keep = !inner.is_empty() && fits(path, toml::Value::Table(inner.clone())).is_ok();
+                if keep {
+                    table.insert(key.clone(), toml::Value::Table(inner));
+                }
+            }
+            if !keep {
+                table.remove(&key);
+                if !dropped
+                    .iter()
+                    .any(|(name, _)| name.starts_with(&format!("{}.", path.join("."))))
+                {
+                    dropped.push((path.join("."), why));
+                }
+            }
+        }
+        path.pop();
+    }
+}
+
+/// Whether `value` at `path`, and nothing else, makes a configuration.
+fn fits(path: &[String], value: toml::Value) -> Result<(), String> {
+    let mut table = toml::Table::new();
+    set_nested(&mut table, path, value);
+    Config::deserialize(toml::Value::Table(table)).map(drop).map_err(|e| plain_words(e.message()))
 }
 
 /// A TOML or serde message in a person's words: what was found and what belongs there, never
@@ -911,6 +1012,33 @@ mod tests {
                 r#"<config.toml> is not valid configuration: line 1: unclosed table, expected `]`; compare with `agent-memory config default`"#
             ]],
         );
+    }
+
+    #[test]
+    fn a_setting_that_does_not_fit_is_left_out_and_the_rest_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let load = |text: &str, env: Vec<(String, String)>| {
+            crate::fsutil::write_atomic(&path, text.as_bytes()).expect("write");
+            Config::load_lenient_with(&path, env)
+        };
+        let (config, problems) = load(
+            "[capture]\ndeadline_ms = 300\ncolour = 1\n[search]\nlimit = \"ten\"\n[serch]\nlimit = 3\n",
+            vec![("AGENT_MEMORY_SEARCH__LIMIT".to_owned(), "7".to_owned())],
+        );
+        assert_eq!(config.capture.deadline_ms, 300, "{problems:?}");
+        assert_eq!(config.search.limit, 7, "the environment still applies over what is kept");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let problem = &problems[0];
+        for key in ["`capture.colour`", "`search.limit`", "`serch`", "every other setting applies"]
+        {
+            assert!(problem.contains(key), "{key} in {problem}");
+        }
+        // Nothing to mend: no problem. Not TOML at all: the defaults, and why.
+        assert_eq!(load("[capture]\ndeadline_ms = 300\n", Vec::new()).1, Vec::<String>::new());
+        let (config, problems) = load("[search\nlimit = 3\n", Vec::new());
+        assert_eq!(config, Config::default());
+        assert!(problems[0].contains("line 1") && problems[0].contains("default"), "{problems:?}");
     }
 
     #[test]

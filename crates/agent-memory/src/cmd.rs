@@ -57,13 +57,14 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     } else {
         crate::logging::init_stderr(&ctx.config);
     }
-    // A broken config.toml locks nobody out: every command goes on with the defaults, as the
-    // hooks do, and says so once; doctor reports it as a failure with the line to fix.
+    // A broken config.toml locks nobody out: a setting that does not fit is left out (a file
+    // that is no TOML at all gives the defaults), as in the hooks, and every command says so
+    // once; doctor reports it as a failure with what to fix.
     if let Some(problem) = &ctx.config_problem {
         match command {
             Command::Doctor(_) => {}
-            _ if to_file => tracing::warn!("{problem}; using the default configuration"),
-            _ => output::warning(&format!("{problem}; going on with the defaults meanwhile")),
+            _ if to_file => tracing::warn!("{problem}"),
+            _ => problem.lines().for_each(output::warning),
         }
     }
     match command {
@@ -105,18 +106,16 @@ pub fn run(command: Command) -> anyhow::Result<()> {
 pub struct Context {
     pub home: Home,
     pub config: Config,
-    /// Why `config.toml` (or an `AGENT_MEMORY_*` variable) could not be used, when it could
-    /// not; `config` is then the defaults.
+    /// What of `config.toml` (or an `AGENT_MEMORY_*` variable) could not be used, a line each,
+    /// when something could not: `config` then holds every setting that fits.
     pub config_problem: Option<String>,
 }
 
 impl Context {
     fn load() -> anyhow::Result<Context> {
         let home = Home::from_env()?;
-        let (config, config_problem) = match Config::load(&home.config_path()) {
-            Ok(config) => (config, None),
-            Err(err) => (Config::default(), Some(err.to_string())),
-        };
+        let (config, problems) = Config::load_lenient(&home.config_path());
+        let config_problem = (!problems.is_empty()).then(|| problems.join("\n"));
         Ok(Context { home, config, config_problem })
     }
 

@@ -104,8 +104,8 @@ fn store_checks(ctx: &Context) -> (Vec<Finding>, Option<Store>) {
             "config",
             problem.clone(),
             format!(
-                "fix that line of {} (`agent-memory config default` shows every setting with its \
-                 comment); until then every command and hook runs on the defaults",
+                "fix it in {} (`agent-memory config default` shows every setting with its \
+                 comment); until then what is named is left out and every other setting applies",
                 ctx.home.config_path().display()
             ),
         ));

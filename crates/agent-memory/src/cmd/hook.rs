@@ -31,12 +31,11 @@ pub fn run(args: HookArgs, started: Instant, exit_now: fn() -> !) {
         // Nowhere to store or log; the agent must not notice.
         return;
     };
-    let config = Config::load(&home.config_path());
-    let config_error = config.as_ref().err().map(ToString::to_string);
-    let config = config.unwrap_or_default();
+    // A setting that does not fit is left out and logged; every other one applies.
+    let (config, problems) = Config::load_lenient(&home.config_path());
     crate::logging::init_file(&home, &config);
-    if let Some(err) = config_error {
-        tracing::warn!("{err}; using the default configuration for this hook");
+    for problem in problems {
+        tracing::warn!("{problem}");
     }
 
     let agent = adapter::canonical_agent(&args.agent);

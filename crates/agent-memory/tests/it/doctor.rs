@@ -178,24 +178,31 @@ fn recent_hook_errors_are_counted_with_where_to_look() {
     assert!(fix.contains(&home.home().join("rejected").display().to_string()), "{fix}");
 }
 
-/// A broken `config.toml` locks nobody out: commands warn and go on with the defaults, as the
-/// hooks do, and doctor fails on it with the line to fix, in plain words.
+/// A broken `config.toml` locks nobody out: commands warn and go on with every setting that
+/// fits, as the hooks do, and doctor fails on it with the line to fix, in plain words.
 #[test]
 fn a_broken_config_is_a_doctor_failure_and_a_warning_elsewhere() {
     let home = with_agents();
     std::fs::create_dir_all(home.home()).expect("mkdir");
-    // A person's edit with a mistake in it.
+    // A person's edit with a mistake in it, beside settings that are fine.
     agent_memory_core::fsutil::write_atomic(
         &home.home().join("config.toml"),
-        b"[search]\nlimit = \"ten\"\n",
+        b"[search]\nlimit = \"ten\"\n[capture]\ndeadline_ms = 900\n[serch]\nlimit = 3\n",
     )
     .expect("write");
+    let shown = run(&home, None, &["config", "show", "--json"]);
+    let shown: Value = serde_json::from_slice(&shown.stdout).expect("config show --json");
+    assert_eq!(shown["capture"]["deadline_ms"], 900, "a valid setting is kept: {shown}");
     for args in [&["status"][..], &["search", "anything"], &["config", "show"], &["memories"]] {
         let out = run(&home, None, args);
         assert!(out.status.success(), "{args:?} must go on: {}", describe(&out));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("warning:") && stderr.contains("line 2") && stderr.contains("defaults"),
+            stderr.contains("warning:")
+                && stderr.contains("line 2")
+                && stderr.contains("`search.limit` is left out")
+                && stderr.contains("`serch`")
+                && stderr.contains("every other setting applies"),
             "{args:?}: {stderr}"
         );
         assert!(!stderr.contains("usize"), "no Rust type reaches a user: {stderr}");
