@@ -404,6 +404,7 @@ pub fn import(
             cutoffs: HashMap::new(),
             report: &mut report,
             batches: 0,
+            uid_prefix: uid_prefix(this.agent.name),
         };
         let counts = std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel(BATCH / PARCEL);
@@ -654,6 +655,8 @@ struct Sink<'a> {
     cutoffs: HashMap<String, Option<i64>>,
     report: &'a mut Imported,
     batches: u64,
+    /// How this agent's event uids begin ([`uid_prefix`]).
+    uid_prefix: String,
 }
 
 impl Sink<'_> {
@@ -677,9 +680,9 @@ impl Sink<'_> {
     }
 
     fn event(&mut self, mut event: Event, hash: String, source_id: &str) -> Result<(), StoreError> {
-        let prefix = uid_prefix(self.agent);
+        let prefix = &self.uid_prefix;
         if !self.cutoffs.contains_key(&event.session) {
-            let since = self.store.captured_since(self.agent, &event.session, &prefix)?;
+            let since = self.store.captured_since(self.agent, &event.session, prefix)?;
             self.cutoffs.insert(event.session.clone(), since);
         }
         let at_ms = event.at_ms;

@@ -29,7 +29,8 @@ fn list(ctx: &Context, json: bool) -> anyhow::Result<()> {
 }
 
 fn import(ctx: &Context, args: HistoryImportArgs) -> anyhow::Result<()> {
-    let agents = named_agents(&args.agents)?;
+    let agents: Vec<&'static AgentSpec> =
+        super::install::named(&args.agents)?.into_iter().map(Agent::spec).collect();
     let since_ms =
         args.since.as_deref().map(|s| time::parse_when(s, time::now_ms())).transpose()?;
     let project = args
@@ -43,24 +44,22 @@ fn import(ctx: &Context, args: HistoryImportArgs) -> anyhow::Result<()> {
         .transpose()?;
     let dirs = super::install::user_dirs()?;
     let found = history::find(&dirs, &agents);
-    let report = run_import(ctx, &found, &Options { since_ms, project }, args.json)?;
+    let options = Options { since_ms, project };
+    let report = run_import(ctx, &found, &options, args.json, !args.no_work)?;
     let stored: u64 = report.iter().map(|r| r.events).sum();
-    if stored > 0 && !args.no_work && ctx.config.distil.auto_work {
-        super::hook::spawn_detached(
-            &["work", "--background"],
-            "the work pass that distils the imported history; run `agent-memory work`",
-        );
-    }
     output::history_imported(&report, !args.no_work && stored > 0, args.json)?;
     Ok(())
 }
 
-/// Imports `found` with a progress bar (sessions handled, their rate and what is left).
+/// Imports `found` with a progress bar (sessions handled, their rate and what is left); with
+/// `distil`, a work pass then distils what was stored, in the background, unless the
+/// configuration leaves distilling to be run by hand.
 pub fn run_import(
     ctx: &Context,
     found: &[Found],
     options: &Options,
     quiet: bool,
+    distil: bool,
 ) -> anyhow::Result<Vec<history::Imported>> {
     let total: usize = found.iter().map(|f| f.sources.len()).sum();
     let bar = output::progress(total as u64, "history", quiet);
@@ -68,20 +67,11 @@ pub fn run_import(
     let report = history::import(&mut store, &ctx.config, found, options, &mut || bar.inc(1))?;
     bar.finish_and_clear();
     ctx.leave_log_small(&store);
-    Ok(report)
-}
-
-/// The agents named on the command line, each once; none named: every agent.
-fn named_agents(names: &[String]) -> anyhow::Result<Vec<&'static AgentSpec>> {
-    let mut agents: Vec<&'static AgentSpec> = Vec::new();
-    for name in names {
-        let agent = Agent::from_name(name).with_context(|| {
-            let names: Vec<&str> = Agent::all().map(Agent::name).collect();
-            format!("unknown agent `{name}`; choose among {}", names.join(", "))
-        })?;
-        if !agents.iter().any(|a| a.name == agent.spec().name) {
-            agents.push(agent.spec());
-        }
+    if distil && ctx.config.distil.auto_work && report.iter().any(|r| r.events > 0) {
+        super::hook::spawn_detached(
+            &["work", "--background"],
+            "the work pass that distils the imported history; run `agent-memory work`",
+        );
     }
-    Ok(agents)
+    Ok(report)
 }

@@ -351,14 +351,9 @@ fn offer_history(
         return Ok(());
     }
     let ctx = super::Context::load()?;
-    let report = super::history::run_import(&ctx, &found, &history::Options::default(), args.json)?;
+    let options = history::Options::default();
+    let report = super::history::run_import(&ctx, &found, &options, args.json, true)?;
     let events: u64 = report.iter().map(|r| r.events).sum();
-    if events > 0 && ctx.config.distil.auto_work {
-        super::hook::spawn_detached(
-            &["work", "--background"],
-            "the work pass that distils the imported history; run `agent-memory work`",
-        );
-    }
     let imported: u64 = report.iter().map(|r| r.sessions).sum();
     say.note(
         "agent-memory",
@@ -430,6 +425,12 @@ pub fn agents(names: &[String], op: Op, user: &Scope) -> anyhow::Result<Vec<Agen
     if names.is_empty() {
         return Ok(Agent::all().filter(|a| op == Op::Uninstall || is_present(*a, user)).collect());
     }
+    named(names)
+}
+
+/// The agents `names` name, each once, in the order given; an unknown name is an error that
+/// lists the names to use.
+pub fn named(names: &[String]) -> anyhow::Result<Vec<Agent>> {
     let mut agents = Vec::new();
     for name in names {
         let agent = Agent::from_name(name).with_context(|| {
