@@ -219,6 +219,14 @@ impl Store {
         &self.conn
     }
 
+    /// A transaction that takes the write lock at once. A deferred one that reads before it
+    /// writes cannot wait for the lock: when another process commits in between, SQLite fails
+    /// it at once with "database is locked" instead of calling the busy handler. Every
+    /// transaction that writes begins here (or with `TransactionBehavior::Immediate`).
+    pub(crate) fn begin_write(&self) -> rusqlite::Result<rusqlite::Transaction<'_>> {
+        rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+    }
+
     fn prepare_connection(&self) -> rusqlite::Result<()> {
         // journal_mode is persistent; switching costs a lock, so only switch when needed.
         let mode: String = self.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;

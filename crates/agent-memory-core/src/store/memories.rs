@@ -321,7 +321,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
 /// Stores a new memory: an L1 candidate (status `candidate`), or reviewed L2/L3 memory (status
 /// `active`), which retires the memory it `supersedes` at once. Returns its id.
 pub fn insert(store: &mut Store, new: &NewMemory, now_ms: i64) -> Result<i64> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     let id = insert_row(&tx, new, now_ms, now_ms)?;
     if new.tier != Tier::L1
         && let Some(old) = new.supersedes
@@ -430,7 +430,7 @@ pub fn approve(store: &mut Store, id: i64, global: bool, now_ms: i64) -> Result<
     // A candidate of no project (a preference about the person, a statement made where no
     // project is) belongs to every project once approved.
     let tier = if global || memory.project.is_none() { Tier::L3 } else { Tier::L2 };
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     tx.execute(
         "UPDATE memories SET tier = ?2, status = 'active', updated_at = ?3,
                 project_id = CASE WHEN ?2 = 'L3' THEN NULL ELSE project_id END

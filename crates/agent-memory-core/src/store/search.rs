@@ -920,7 +920,7 @@ impl Store {
         items: impl IntoIterator<Item = (&'a str, i64)>,
         at_ms: i64,
     ) -> Result<()> {
-        let tx = self.conn().unchecked_transaction()?;
+        let tx = self.begin_write()?;
         let mut memories = Vec::new();
         {
             let mut stmt = tx.prepare_cached(

@@ -202,7 +202,7 @@ pub fn assign_gids(
     rows: &mut [Outgoing],
     mut new_gid: impl FnMut() -> String,
 ) -> Result<()> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     {
         let mut stmt = tx.prepare_cached(
             "UPDATE memories SET team_gid = ?2 WHERE id = ?1 AND team_gid IS NULL",
@@ -220,7 +220,7 @@ pub fn assign_gids(
 /// Records that `pushed` (a memory id, the `updated_at` it was pushed with, and the server's
 /// revision of it) reached the server. A memory changed since it was read stays in the outbox.
 pub fn mark_pushed(store: &Store, pushed: &[(i64, i64, i64)]) -> Result<()> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     {
         let mut stmt = tx.prepare_cached(
             "UPDATE memories SET team_pushed = ?2, team_rev = max(coalesce(team_rev, 0), ?3)
@@ -250,7 +250,7 @@ pub fn rekey_conflict(store: &Store, id: i64, gid: &str, beside: &str) -> Result
 /// newer local change waiting to be pushed keeps the local change; a teammate's memory hidden
 /// here (forgotten locally) stays hidden when its owner changes it, unless they forget it too.
 pub fn apply_pulled(store: &Store, rows: &[Incoming], cursor: i64, now_ms: i64) -> Result<Applied> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     let mut applied = Applied::default();
     for row in rows {
         let local = tx
@@ -392,7 +392,7 @@ pub fn drop_teammates_global(
     me: &str,
     takes: &dyn Fn(&str) -> bool,
 ) -> Result<usize> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     let members: Vec<String> = tx
         .prepare(
             "SELECT DISTINCT team_member FROM memories

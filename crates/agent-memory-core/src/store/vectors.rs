@@ -607,7 +607,7 @@ impl Store {
 
     /// Stores vectors of `model`, replacing any earlier ones of the same items.
     pub fn save_vectors(&mut self, model: &str, vectors: &[(&str, i64, Vec<f32>)]) -> Result<()> {
-        let tx = self.conn.transaction()?;
+        let tx = self.begin_write()?;
         {
             let mut stmt = tx.prepare_cached(
                 // An upsert, not INSERT OR REPLACE: a replaced row fires no trigger, and the
@@ -631,7 +631,7 @@ impl Store {
         model: &str,
         vectors: &[(&str, i64, SparseVector)],
     ) -> Result<()> {
-        let tx = self.conn.transaction()?;
+        let tx = self.begin_write()?;
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO vectors (item_kind, item_id, model, dim, vec)

@@ -307,7 +307,7 @@ pub fn assign_gids(
     rows: &mut [OutgoingItem],
     mut new_gid: impl FnMut() -> String,
 ) -> Result<()> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     for row in rows.iter_mut().filter(|r| r.gid.is_none()) {
         let gid = new_gid();
         tx.execute(
@@ -327,7 +327,7 @@ pub fn assign_gids(
 /// with the `at` it was pushed with (one rewritten since stays in the outbox), the tombstone
 /// as sent.
 pub fn mark_pushed(store: &Store, pushed: &[(&OutgoingItem, i64)]) -> Result<()> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     for (row, revision) in pushed {
         if row.forgotten {
             tx.execute("UPDATE team_forgotten SET pushed = 1 WHERE gid = ?1", params![row.gid])?;
@@ -360,7 +360,7 @@ pub fn exists(store: &Store, kind: ItemKind, id: i64) -> Result<bool> {
 /// item distilled here, the tombstone the next sync pushes; for a teammate's, the mark that
 /// keeps a pull from bringing it back. False when there is no such item.
 pub fn forget(store: &Store, kind: ItemKind, id: i64, now_ms: i64) -> Result<bool> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     let found: Option<(Option<String>, Option<String>)> = tx
         .query_row(
             &format!("SELECT team_gid, team_member FROM {} WHERE id = ?1", kind.table()),
@@ -392,7 +392,7 @@ pub fn apply_pulled(
     cursor: i64,
     now_ms: i64,
 ) -> Result<AppliedItems> {
-    let tx = store.conn().unchecked_transaction()?;
+    let tx = store.begin_write()?;
     let mut applied = AppliedItems::default();
     for row in rows {
         let table = row.kind.table();
