@@ -289,8 +289,16 @@ fn session_start(store: &Store, home: &Home) -> Vec<Duration> {
             agent: AGENTS[i % AGENTS.len()],
             session: "new",
             across_projects: false,
+            branch: None,
         };
-        let text = inject::briefing_markdown(store, home, &config, &key, Some(&asking))
+        let identity = agent_memory_core::project::ProjectIdentity {
+            key: key.clone(),
+            root: std::path::PathBuf::from(format!("/bench/{project}")),
+            name: project.to_owned(),
+            origin: None,
+            branch: None,
+        };
+        let text = inject::briefing_markdown(store, home, &config, &identity, Some(&asking))
             .expect("briefing")
             .expect("a briefing");
         bytes += text.len();
@@ -597,6 +605,7 @@ fn session_event(s: usize, at_ms: i64) -> (Event, String, ProjectIdentity) {
         root: PathBuf::from(&root),
         name: project.into(),
         origin: None,
+        branch: None,
     };
     let event = Event {
         uid: format!("bench-{s}"),

@@ -318,6 +318,7 @@ pub fn resolve_project(cwd: Option<&str>, agent: &str, roots: &[PathBuf]) -> Pro
             root: PathBuf::new(),
             name: format!("({agent} without a directory)"),
             origin: None,
+            branch: None,
         },
     }
 }

@@ -636,7 +636,11 @@ impl Projects {
         let key = cwd.map(str::to_owned);
         self.known
             .entry(key)
-            .or_insert_with(|| capture::resolve_project(cwd, agent, &self.roots))
+            .or_insert_with(|| {
+                // The branch checked out now says nothing of the branch a past session was on.
+                let found = capture::resolve_project(cwd, agent, &self.roots);
+                ProjectIdentity { branch: None, ..found }
+            })
             .clone()
     }
 }

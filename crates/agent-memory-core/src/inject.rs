@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::event::{Event, EventKind, ToolKind};
 use crate::paths::Home;
 use crate::project::ProjectIdentity;
-use crate::store::recall::Asking;
+use crate::store::recall::{Asking, ItemKind};
 use crate::store::{Store, StoreError};
 
 pub use briefing::{
@@ -80,16 +80,17 @@ impl Responder<'_> {
             agent: &event.agent,
             session: &event.session,
             across_projects,
+            branch: project.branch.as_deref(),
         };
         let context = match slot {
             Slot::SessionStart if event.kind == EventKind::SessionStart => {
-                self.briefing(store, &asking)
+                self.briefing(store, &asking, project)
             }
             Slot::Prompt if event.kind == EventKind::Prompt => {
                 let opening = self
                     .opens_with_first_prompt(store, &asking)
-                    .then(|| self.briefing(store, &asking));
-                let recalled = self.prompt_recall(store, &asking, &event.body);
+                    .then(|| self.briefing(store, &asking, project));
+                let recalled = self.prompt_recall(store, &asking, project, &event.body);
                 let parts: Vec<String> = opening.flatten().into_iter().chain(recalled).collect();
                 (!parts.is_empty()).then(|| parts.join("\n\n"))
             }
@@ -133,6 +134,7 @@ impl Responder<'_> {
             agent: &tool.agent,
             session: &tool.session,
             across_projects: false,
+            branch: project.branch.as_deref(),
         };
         let context =
             self.file_context(store, &asking, tool.files.first()?, tool.cwd.as_deref(), project)?;
@@ -140,11 +142,16 @@ impl Responder<'_> {
     }
 
     /// The session-start briefing for the asking session, wrapped.
-    fn briefing(&self, store: &Store, asking: &Asking<'_>) -> Option<String> {
+    fn briefing(
+        &self,
+        store: &Store,
+        asking: &Asking<'_>,
+        project: &ProjectIdentity,
+    ) -> Option<String> {
         if !self.config.inject.session_start {
             return None;
         }
-        briefing_markdown(store, self.home, self.config, asking.project_key, Some(asking))
+        briefing_markdown(store, self.home, self.config, project, Some(asking))
             .unwrap_or_else(|err| {
                 tracing::warn!(%err, "cannot read the session-start briefing");
                 None
@@ -165,6 +172,7 @@ impl Responder<'_> {
         &self,
         store: &mut Store,
         asking: &Asking<'_>,
+        project: &ProjectIdentity,
         prompt: &str,
     ) -> Option<String> {
         let settings = &self.config.inject;
@@ -207,6 +215,7 @@ impl Responder<'_> {
             .recall_candidates(asking, &query, prompt::CANDIDATES)
             .map_err(|err| tracing::warn!(%err, "prompt recall failed"))
             .ok()?;
+        let candidates = anchored_candidates(store, project, candidates, &options);
         let recalled = prompt::recall(&terms, candidates, &options)?;
         if let Err(err) = store.record_hits(
             recalled.items.iter().map(|(kind, id)| (kind.as_str(), *id)),
@@ -262,27 +271,78 @@ impl Responder<'_> {
         let forms = file::path_forms(file, cwd, root);
         let shown = forms.first()?;
         let paths: Vec<&str> = forms.iter().map(String::as_str).collect();
-        let notes = store
+        let mut notes = store
             .file_notes(asking, &paths, file::MAX_NOTES)
             .map_err(|err| tracing::warn!(%err, "file context failed"))
             .ok()?;
+        let zh = self.config.distil.language.starts_with("zh");
+        let items: Vec<_> = notes.iter().map(|n| (ItemKind::Observation, n.id)).collect();
+        let checked = check_anchors(store, project, &items);
+        for note in &mut notes {
+            note.stale = checked
+                .get(&(ItemKind::Observation, note.id))
+                .and_then(|a| a.mark(zh, crate::time::local_day));
+        }
         file::file_context(shown, &notes, &self.config.distil.language, &crate::time::local_zone())
     }
+}
+
+/// The anchors of `items` checked against the asking checkout; nothing when the store cannot
+/// say (an item is then shown as it is).
+fn check_anchors(
+    store: &Store,
+    project: &ProjectIdentity,
+    items: &[(ItemKind, i64)],
+) -> std::collections::HashMap<(ItemKind, i64), crate::anchor::Anchors> {
+    let project_id = crate::store::memories::project_id(store, &project.key).ok().flatten();
+    let checkout = Some(project.root.as_path())
+        .filter(|r| !r.as_os_str().is_empty())
+        .map(|root| crate::anchor::Checkout { project_id, root });
+    // Without a folder (an agent with no directory) nothing is checked rather than all gone.
+    let Some(checkout) = checkout else { return Default::default() };
+    crate::anchor::check(store, Some(checkout), items, crate::time::now_ms())
+}
+
+/// Recall candidates with their anchors checked: one whose file is gone is left out, one
+/// whose file changed is marked.
+fn anchored_candidates(
+    store: &Store,
+    project: &ProjectIdentity,
+    mut candidates: Vec<crate::store::recall::RecallCandidate>,
+    options: &prompt::RecallOptions,
+) -> Vec<crate::store::recall::RecallCandidate> {
+    let items: Vec<(ItemKind, i64)> =
+        candidates.iter().filter(|c| c.kind != ItemKind::Summary).map(|c| (c.kind, c.id)).collect();
+    let checked = check_anchors(store, project, &items);
+    if checked.is_empty() {
+        return candidates;
+    }
+    let zh = options.language.starts_with("zh");
+    candidates.retain_mut(|c| match checked.get(&(c.kind, c.id)) {
+        Some(anchors) if anchors.gone() => false,
+        Some(anchors) => {
+            c.stale = anchors.mark(zh, crate::time::local_day);
+            true
+        }
+        None => true,
+    });
+    candidates
 }
 
 /// Memories a briefing ranks, the most important first; more than a budget could show.
 const BRIEFING_MEMORY_CANDIDATES: usize = 200;
 
-/// The session-start briefing of a project as Markdown (not wrapped), as configured; `asking`
-/// names a session whose own summary is not "the last session".
+/// The session-start briefing of a project as Markdown (not wrapped), as configured, for the
+/// checkout `project` describes (its branch's work, its files' anchors); `asking` names a
+/// session whose own summary is not "the last session".
 pub fn briefing_markdown(
     store: &Store,
     home: &Home,
     config: &Config,
-    project_key: &str,
+    project: &ProjectIdentity,
     asking: Option<&Asking<'_>>,
 ) -> Result<Option<String>, StoreError> {
-    compose_briefing(store, home, config, project_key, asking, true)
+    compose_briefing(store, home, config, project, asking, true)
 }
 
 /// The briefing kept in a project's brief file: the session-start briefing, without the
@@ -292,23 +352,25 @@ pub fn brief_file_markdown(
     store: &Store,
     home: &Home,
     config: &Config,
-    project_key: &str,
+    project: &ProjectIdentity,
     global: bool,
 ) -> Result<Option<String>, StoreError> {
-    compose_briefing(store, home, config, project_key, None, global)
+    compose_briefing(store, home, config, project, None, global)
 }
 
 fn compose_briefing(
     store: &Store,
     home: &Home,
     config: &Config,
-    project_key: &str,
+    project: &ProjectIdentity,
     asking: Option<&Asking<'_>>,
     global: bool,
 ) -> Result<Option<String>, StoreError> {
-    let timeline = store.briefing_timeline(project_key, TIMELINE_CANDIDATES)?;
+    let project_key = project.key.as_str();
+    let branch = project.branch.as_deref();
+    let mut timeline = store.briefing_timeline(project_key, branch, TIMELINE_CANDIDATES)?;
     let (agent, session) = asking.map_or(("", ""), |a| (a.agent, a.session));
-    let last = store.last_summary(project_key, agent, session)?;
+    let last = store.last_summary(project_key, agent, session, branch)?;
     let economics = store.project_economics(project_key)?;
     let language = &config.distil.language;
     let icons: Vec<(String, String)> =
@@ -321,7 +383,35 @@ fn compose_briefing(
         stored.retain(|memory| memory.project.is_some());
     }
     let weights = briefing::MemoryWeights::from_config(&config.inject);
-    let memories = briefing::rank_memories(&stored, &weights, crate::time::now_ms());
+    let mut memories = briefing::rank_memories(&stored, &weights, crate::time::now_ms());
+    // What rests on a file that is gone is left out; what rests on one that changed is
+    // marked, and memory of it yields its place to memory that still holds.
+    let items: Vec<(ItemKind, i64)> = timeline
+        .iter()
+        .map(|t| (ItemKind::Observation, t.item.id))
+        .chain(memories.iter().map(|m| (ItemKind::Memory, m.id)))
+        .collect();
+    let checked = check_anchors(store, project, &items);
+    let zh = language.starts_with("zh");
+    let mark =
+        |kind, id| checked.get(&(kind, id)).map(|a| (a.gone(), a.mark(zh, crate::time::local_day)));
+    timeline.retain_mut(|t| match mark(ItemKind::Observation, t.item.id) {
+        Some((true, _)) => false,
+        Some((false, stale)) => {
+            t.stale = stale;
+            true
+        }
+        None => true,
+    });
+    memories.retain_mut(|m| match mark(ItemKind::Memory, m.id) {
+        Some((true, _)) => false,
+        Some((false, stale)) => {
+            m.stale = stale;
+            true
+        }
+        None => true,
+    });
+    memories.sort_by_key(|m| m.stale.is_some());
     let briefing =
         Briefing { memories: &memories, last: last.as_ref(), timeline: &timeline, economics };
     Ok(briefing::markdown(&briefing, &options))
@@ -341,7 +431,10 @@ pub fn refresh_briefs(
         if !path.is_file() {
             continue;
         }
-        let written = brief_file_markdown(store, home, config, &kept.project_key, kept.global)
+        // The brief file's own checkout: its branch, its files.
+        let found = crate::project::resolve(&kept.root, &[]);
+        let project = ProjectIdentity { key: kept.project_key.clone(), ..found };
+        let written = brief_file_markdown(store, home, config, &project, kept.global)
             .map_err(brief_file::BriefError::from)
             .and_then(|text| {
                 brief_file::write(&kept.root, text.as_deref(), &config.distil.language)

@@ -18,6 +18,8 @@
 //! nothing. The hook path runs entirely inside it, and a test checks its dependency tree.
 
 pub mod adapter;
+pub mod anchor;
+pub mod branch;
 pub mod capture;
 pub mod config;
 pub mod distil;

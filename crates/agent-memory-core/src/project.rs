@@ -34,11 +34,14 @@ pub struct ProjectIdentity {
     pub name: String,
     /// The normalized `origin` URL of the enclosing repository, if any.
     pub origin: Option<String>,
+    /// The branch this checkout (or linked worktree) has checked out, read from its `HEAD`;
+    /// `None` outside git and on a detached head.
+    pub branch: Option<String>,
 }
 
 impl ProjectIdentity {
     fn new(key: String, root: PathBuf, name: String, origin: Option<String>) -> Self {
-        Self { key, root, name, origin }
+        Self { key, root, name, origin, branch: None }
     }
 
     /// A directory that is its own project, keyed and named by its path.
@@ -207,16 +210,21 @@ struct Repo {
     top: PathBuf,
     key_root: PathBuf,
     origin: Option<String>,
+    branch: Option<String>,
 }
 
 fn repo_identity(repo: Repo) -> ProjectIdentity {
     let Some(origin) = repo.origin else {
         let (key, name) = (path_key(&repo.key_root), file_name(&repo.top));
-        return ProjectIdentity::new(key, repo.top, name, None);
+        return ProjectIdentity {
+            branch: repo.branch,
+            ..ProjectIdentity::new(key, repo.top, name, None)
+        };
     };
     // A normalized origin always ends in a non-empty segment: the repository's name.
     let name = origin.rsplit('/').next().unwrap_or_default().to_owned();
-    ProjectIdentity::new(format!("git:{origin}"), repo.top, name, Some(origin))
+    let identity = ProjectIdentity::new(format!("git:{origin}"), repo.top, name, Some(origin));
+    ProjectIdentity { branch: repo.branch, ..identity }
 }
 
 fn registered_identity(root: PathBuf) -> ProjectIdentity {
@@ -235,7 +243,7 @@ fn registered_identity(root: PathBuf) -> ProjectIdentity {
         None => path_key(&repo.key_root.join(&rel)),
     };
     let name = file_name(&root);
-    ProjectIdentity::new(key, root, name, repo.origin)
+    ProjectIdentity { branch: repo.branch, ..ProjectIdentity::new(key, root, name, repo.origin) }
 }
 
 /// Walks up from `path` (inclusive) to the filesystem root: one stat per level.
@@ -245,13 +253,19 @@ fn find_repo(path: &Path) -> Option<Repo> {
         let is_dir = fs::metadata(&dot_git).ok()?.is_dir();
         // A `.git` pointing nowhere still marks where the user's checkout begins; git would refuse
         // to run here, but a hook must still file the work somewhere stable.
-        let (key_root, origin) = read_repo(top, &dot_git, is_dir).unwrap_or((top.into(), None));
-        Some(Repo { top: top.into(), key_root, origin })
+        let (key_root, origin, branch) =
+            read_repo(top, &dot_git, is_dir).unwrap_or((top.into(), None, None));
+        Some(Repo { top: top.into(), key_root, origin, branch })
     })
 }
 
-/// Reads the key root and origin of the repository whose `.git` is `dot_git`.
-fn read_repo(top: &Path, dot_git: &Path, is_dir: bool) -> Option<(PathBuf, Option<String>)> {
+/// Reads the key root, origin and checked-out branch of the repository whose `.git` is
+/// `dot_git`.
+fn read_repo(
+    top: &Path,
+    dot_git: &Path,
+    is_dir: bool,
+) -> Option<(PathBuf, Option<String>, Option<String>)> {
     let git_dir = if is_dir {
         dot_git.to_path_buf()
     } else {
@@ -263,6 +277,8 @@ fn read_repo(top: &Path, dot_git: &Path, is_dir: bool) -> Option<(PathBuf, Optio
     if !git_dir.is_dir() {
         return None;
     }
+    // A linked worktree's own gitdir holds its own HEAD: each worktree has its branch.
+    let branch = read_small(&git_dir.join("HEAD")).and_then(|head| head_branch(&head));
     // A linked worktree's gitdir names the shared repository in `commondir`; config lives there.
     let common = match read_small(&git_dir.join("commondir")) {
         Some(rel) if !rel.trim_end().is_empty() => lexical_normalize(&git_dir.join(rel.trim_end())),
@@ -290,7 +306,13 @@ fn read_repo(top: &Path, dot_git: &Path, is_dir: bool) -> Option<(PathBuf, Optio
             normalize_origin(&url)
         }
     });
-    Some((key_root, origin))
+    Some((key_root, origin, branch))
+}
+
+/// The branch a `HEAD` file names (`ref: refs/heads/<branch>`); `None` for a detached head.
+pub fn head_branch(head: &str) -> Option<String> {
+    let name = head.trim().strip_prefix("ref:")?.trim().strip_prefix("refs/heads/")?;
+    (!name.is_empty() && !name.contains(char::is_control)).then(|| name.to_owned())
 }
 
 fn read_small(path: &Path) -> Option<String> {

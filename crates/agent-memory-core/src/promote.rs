@@ -785,6 +785,7 @@ mod tests {
             root: "/w/app".into(),
             name: "app".into(),
             origin: None,
+            branch: None,
         };
         memories::ensure_project(store, &identity).expect("project")
     }

@@ -24,7 +24,8 @@ use crate::event::EventKind;
 use crate::store::browse::Listing;
 use crate::store::distilled::{Observation, Summary, TimelineItem};
 use crate::store::memories::{self, Memory, MemoryError};
-use crate::store::search::{Ranking, SearchQuery, SearchResults, VectorQuery};
+use crate::store::recall::ItemKind;
+use crate::store::search::{Ranking, SearchHit, SearchQuery, SearchResults, VectorQuery};
 use crate::store::{Store, StoreError};
 use crate::{adapter, project, time};
 
@@ -216,6 +217,35 @@ pub struct Reader<'a> {
     pub settings: &'a Settings,
 }
 
+/// Marks the observations and memories among `hits` whose files changed or are gone, and lets
+/// them yield their place to hits that still hold (a search in ranked order stays ranked; the
+/// fallback's order is left as it is). A search only ever checks its own results.
+fn mark_anchors(store: &Store, hits: &mut [SearchHit]) {
+    let kind_of = |hit: &SearchHit| match hit.kind {
+        "observation" => Some((ItemKind::Observation, hit.id)),
+        "memory" => Some((ItemKind::Memory, hit.id)),
+        _ => None,
+    };
+    let items: Vec<(ItemKind, i64)> = hits.iter().filter_map(kind_of).collect();
+    if items.is_empty() {
+        return;
+    }
+    let checked = crate::anchor::check(store, None, &items, time::now_ms());
+    if checked.is_empty() {
+        return;
+    }
+    let ranked = hits.is_sorted_by(|a, b| a.score >= b.score);
+    for hit in hits.iter_mut() {
+        let Some(anchors) = kind_of(hit).and_then(|key| checked.get(&key)) else { continue };
+        hit.stale = anchors.mark(false, time::local_day);
+        hit.score *= anchors.weight();
+        hit.anchors = anchors.0.clone();
+    }
+    if ranked {
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
+}
+
 /// What a model's thread gave; `None`, with a warning, when it panicked, so that search goes
 /// on without that channel.
 fn joined<T>(job: std::thread::ScopedJoinHandle<'_, Option<T>>) -> Option<T> {
@@ -268,7 +298,9 @@ impl Reader<'_> {
             (results, sparse)
         });
         query.sparse = sparse;
-        Ok((query, results?))
+        let mut results = results?;
+        mark_anchors(store, &mut results.hits);
+        Ok((query, results))
     }
 
     /// Counts search hits for ranking. A failure costs only the count, so it is logged, not
@@ -352,6 +384,29 @@ impl Reader<'_> {
         for &id in ids {
             if seen.insert(id) {
                 out.push((id, get_one(self.store, id)?));
+            }
+        }
+        // What each observation and memory rests on, as the files are now.
+        let items: Vec<(ItemKind, i64)> = out
+            .iter()
+            .filter_map(|(_, item)| match item {
+                Some(Item::Observation(o)) => Some((ItemKind::Observation, o.id)),
+                Some(Item::Memory(m)) => Some((ItemKind::Memory, m.id)),
+                _ => None,
+            })
+            .collect();
+        let checked = crate::anchor::check(self.store, None, &items, time::now_ms());
+        for (_, item) in &mut out {
+            match item {
+                Some(Item::Observation(o)) => {
+                    let found = checked.get(&(ItemKind::Observation, o.id));
+                    o.anchors = Some(found.map(|a| a.0.clone()).unwrap_or_default());
+                }
+                Some(Item::Memory(m)) => {
+                    let found = checked.get(&(ItemKind::Memory, m.id));
+                    m.anchors = Some(found.map(|a| a.0.clone()).unwrap_or_default());
+                }
+                _ => {}
             }
         }
         Ok(out)

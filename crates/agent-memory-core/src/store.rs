@@ -8,6 +8,8 @@
 //! Must not: know agent formats, redact, or decide what is noise; callers hand it finished events
 //! and the rules to apply (such as the near-duplicate test).
 
+pub mod anchors;
+pub mod branches;
 pub mod browse;
 pub mod distilled;
 pub mod fts;
@@ -52,6 +54,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0014_event_order.sql"),
     include_str!("store/migrations/0015_event_stems.sql"),
     include_str!("store/migrations/0016_history.sql"),
+    include_str!("store/migrations/0017_anchors.sql"),
 ];
 
 /// The schema version this build writes.
@@ -302,7 +305,7 @@ impl Store {
     ) -> Result<WriteOutcome> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let project_id = upsert_project(&tx, project, event.at_ms)?;
-        let session_id = upsert_session(&tx, event, project_id)?;
+        let session_id = upsert_session(&tx, event, project_id, project.branch.as_deref())?;
         let mut outcome = None;
         if let Some((window, is_dup)) = dedupe {
             let recent = recent_events(&tx, session_id, window)?;
@@ -355,7 +358,7 @@ impl Store {
         let mut added = 0;
         for (event, hash, project) in items {
             let project_id = upsert_project(&tx, project, event.at_ms)?;
-            let session_id = upsert_session(&tx, event, project_id)?;
+            let session_id = upsert_session(&tx, event, project_id, project.branch.as_deref())?;
             if insert_event(&tx, event, hash, session_id, project_id, true)?.is_some() {
                 added += 1;
             }
@@ -409,7 +412,7 @@ impl Store {
                 let session_id = match sessions.get(&key) {
                     Some(id) if !last && !changes => *id,
                     _ => {
-                        let id = upsert_session(&tx, event, project_id)?;
+                        let id = upsert_session(&tx, event, project_id, project.branch.as_deref())?;
                         sessions.insert(key, id);
                         id
                     }
@@ -789,17 +792,27 @@ fn upsert_project(conn: &Connection, project: &ProjectIdentity, at_ms: i64) -> R
     )?)
 }
 
-fn upsert_session(conn: &Connection, event: &Event, project_id: i64) -> Result<i64> {
+/// Brings a session's row up to date with `event`; `branch` is the branch its checkout was on,
+/// kept as last seen (a checkout may switch branches within a session).
+fn upsert_session(
+    conn: &Connection,
+    event: &Event,
+    project_id: i64,
+    branch: Option<&str>,
+) -> Result<i64> {
     let title = (event.kind == EventKind::Prompt).then(|| session_title(&event.body));
     let ended = (event.kind == EventKind::SessionEnd).then_some(event.at_ms);
     // Anything that happens after an end reopens the session (a resume, or an agent such as
     // Hermes that reports an end after every turn); a late spooled event from before does not.
     let mut stmt = conn.prepare_cached(
         "INSERT INTO sessions (agent, source_id, project_id, cwd, transcript_path, title,
-                               started_at, last_event_at, ended_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)
+                               started_at, last_event_at, ended_at, branch)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)
          ON CONFLICT (agent, source_id) DO UPDATE SET
              last_event_at = max(sessions.last_event_at, excluded.last_event_at),
+             branch = CASE WHEN excluded.last_event_at >= sessions.last_event_at
+                           THEN coalesce(excluded.branch, sessions.branch)
+                           ELSE sessions.branch END,
              started_at = min(sessions.started_at, excluded.started_at),
              title = coalesce(sessions.title, excluded.title),
              transcript_path = coalesce(sessions.transcript_path, excluded.transcript_path),
@@ -818,7 +831,8 @@ fn upsert_session(conn: &Connection, event: &Event, project_id: i64) -> Result<i
             event.transcript_path,
             title,
             event.at_ms,
-            ended
+            ended,
+            branch
         ],
         |r| r.get(0),
     )?)
@@ -945,6 +959,7 @@ mod tests {
             root: "/w/app".into(),
             name: "app".into(),
             origin: None,
+            branch: None,
         }
     }
 

@@ -116,8 +116,10 @@ impl std::fmt::Debug for Pass<'_> {
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     Drain,
+    Branches,
     Distil,
     Promote,
+    Anchors,
     Embed,
     Index,
     Vault,
@@ -129,8 +131,10 @@ impl Step {
     pub fn name(self) -> &'static str {
         match self {
             Step::Drain => "spool",
+            Step::Branches => "branches",
             Step::Distil => "distil",
             Step::Promote => "memory",
+            Step::Anchors => "anchors",
             Step::Embed => "embed",
             Step::Index => "index",
             Step::Vault => "vault",
@@ -166,6 +170,10 @@ pub struct PassReport {
     pub sparse_encoded: Option<EmbedPass>,
     /// The sparse model's name, when one ran.
     pub sparse_model: Option<String>,
+    /// Sessions judged by the branch they worked on, and branch work pinned and found merged.
+    pub branches: crate::branch::Report,
+    /// Items anchored to the files they rest on, and anchors renewed.
+    pub anchors: crate::anchor::Report,
     /// Events indexed again with stems and dates (stored before their index held them).
     #[serde(skip_serializing_if = "is_zero")]
     pub reindexed: usize,
@@ -240,6 +248,11 @@ impl PassReport {
         self.embedded = encoded(self.embedded, later.embedded);
         self.sparse_encoded = encoded(self.sparse_encoded, later.sparse_encoded);
         self.reindexed += later.reindexed;
+        self.branches.judged += later.branches.judged;
+        self.branches.pinned += later.branches.pinned;
+        self.branches.looked += later.branches.looked;
+        self.anchors.anchored += later.anchors.anchored;
+        self.anchors.renewed += later.anchors.renewed;
         self.briefs_written += later.briefs_written;
         if later.vault.is_some() {
             self.vault = later.vault;
@@ -310,6 +323,13 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
         ..PassReport::default()
     };
 
+    // Before distilling, so what a session on a feature branch teaches is that branch's from
+    // the moment it exists.
+    match crate::branch::settle(store, pass.now_ms) {
+        Ok(settled) => report.branches = settled,
+        Err(err) => report.problem(Step::Branches, err),
+    }
+
     match distil(store, pass) {
         Ok(distilled) => report.distil = distilled,
         Err(err) => report.problem(Step::Distil, err),
@@ -335,6 +355,12 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
             })
         }
         Err(err) => report.problem(Step::Promote, err),
+    }
+
+    // What was distilled and promoted rests on files as they are now.
+    match crate::anchor::run(store, pass.now_ms) {
+        Ok(anchored) => report.anchors = anchored,
+        Err(err) => report.problem(Step::Anchors, err),
     }
 
     // New observations and summaries get their vectors here, off the hook path.

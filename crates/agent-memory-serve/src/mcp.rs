@@ -464,7 +464,7 @@ impl MemoryServer {
         let store = self.store()?;
         let roots = store.registered_roots().map_err(store_failed)?;
         let project = project::resolve(&dir, &roots);
-        let markdown = inject::briefing_markdown(&store, &s.home, &s.config, &project.key, None)
+        let markdown = inject::briefing_markdown(&store, &s.home, &s.config, &project, None)
             .map_err(store_failed)?;
         Ok(markdown.unwrap_or_else(|| {
             format!(

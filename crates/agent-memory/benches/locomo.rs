@@ -573,6 +573,7 @@ impl Conversation {
             root: PathBuf::from(root),
             name: format!("locomo-{}", self.name),
             origin: None,
+            branch: None,
         }
     }
 

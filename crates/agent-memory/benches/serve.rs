@@ -47,6 +47,7 @@ fn fill(home: &Home, target: usize) {
             root: root.clone().into(),
             name: format!("project-{}", s % 12),
             origin: None,
+            branch: None,
         };
         let at_ms = epoch + s as i64 * 3_600_000;
         let event = Event {

@@ -51,7 +51,7 @@ pub use review::{
 pub use search::search;
 pub use status::{projects, status};
 pub use team::{team_dry_run, team_init, team_search, team_status, team_sync};
-pub use tidy::tidy;
+pub use tidy::{needs_a_look, tidy};
 pub use timeline::timeline;
 pub use transfer::transfer;
 pub use vault::vault_sync;
@@ -227,6 +227,7 @@ mod tests {
             sources: vec!["o12".to_owned(), "s3".to_owned()],
             origin: "distilled".to_owned(),
             member: None,
+            anchors: None,
         }
     }
 

@@ -93,6 +93,9 @@ pub struct SpooledProject {
     pub root: PathBuf,
     pub name: String,
     pub origin: Option<String>,
+    /// Absent in files spooled before branches were kept.
+    #[serde(default)]
+    pub branch: Option<String>,
 }
 
 impl From<&ProjectIdentity> for SpooledProject {
@@ -102,13 +105,20 @@ impl From<&ProjectIdentity> for SpooledProject {
             root: p.root.clone(),
             name: p.name.clone(),
             origin: p.origin.clone(),
+            branch: p.branch.clone(),
         }
     }
 }
 
 impl From<SpooledProject> for ProjectIdentity {
     fn from(p: SpooledProject) -> Self {
-        ProjectIdentity { key: p.key, root: p.root, name: p.name, origin: p.origin }
+        ProjectIdentity {
+            key: p.key,
+            root: p.root,
+            name: p.name,
+            origin: p.origin,
+            branch: p.branch,
+        }
     }
 }
 

@@ -1911,6 +1911,7 @@ mod tests {
             root: "/w/app".into(),
             name: "app".into(),
             origin: None,
+            branch: None,
         };
         let run = HookRun {
             at_ms: T0,

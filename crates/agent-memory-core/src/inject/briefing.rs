@@ -117,12 +117,17 @@ impl MemoryKind {
 /// One reviewed long-term memory for the briefing (L2 project memory or L3 preference).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BriefingMemory {
+    /// The memory's id (`m12`).
+    pub id: i64,
     pub kind: MemoryKind,
     /// The statement, at most 300 characters.
     pub text: String,
     /// Who learned it, for a teammate's memory pulled from the team: the member, and the agent
     /// when one is known (`alice, codex`); `None` for memory learned on this machine.
     pub by: Option<String>,
+    /// What changed in a file it rests on (`src/pay.py changed since 2026-12-01`); `None`
+    /// while its files are as it knew them ([`crate::anchor`]).
+    pub stale: Option<String>,
 }
 
 impl From<crate::store::memories::Kind> for MemoryKind {
@@ -189,9 +194,11 @@ pub fn rank_memories(
     ranked
         .into_iter()
         .map(|(_, m)| BriefingMemory {
+            id: m.id,
             kind: m.kind.into(),
             text: m.text.clone(),
             by: learned_by(m),
+            stale: None,
         })
         .collect()
 }
@@ -347,6 +354,10 @@ fn memory_sections(memories: &[BriefingMemory], zh: bool, left: &mut usize) -> V
             let line = match &memory.by {
                 Some(by) => format!("- {text} ({})", one_line(by)),
                 None => format!("- {text}"),
+            };
+            let line = match &memory.stale {
+                Some(stale) => format!("{line} ({})", one_line(stale)),
+                None => line,
             };
             let line_cost = estimate(&line) + 1;
             if spent + line_cost > *left {
@@ -676,6 +687,11 @@ fn line(placed: &Placed<'_>, options: &ContextOptions) -> String {
         (true, false) => format!("{said} (replaced since by a later decision)"),
         (true, true) => format!("{said}（已被后来的决定取代）"),
     };
+    // A file it rests on changed since: it may no longer hold.
+    let said = match &placed.item.stale {
+        Some(stale) => format!("{said} ({})", one_line(stale)),
+        None => said,
+    };
     format!("- o{} {} {} {icon} {said} (~{})", item.id, placed.time, item.agent, item.tokens)
 }
 
@@ -721,6 +737,7 @@ pub(crate) mod tests {
             file: file.map(str::to_owned),
             subtitle: String::new(),
             replaced: false,
+            stale: None,
         }
     }
 
@@ -1095,14 +1112,18 @@ pub(crate) mod tests {
     fn memory_sections_come_first_in_their_order() {
         let memories = [
             BriefingMemory {
+                id: 1,
                 kind: MemoryKind::Decision,
                 text: "Use jiff, not chrono.".into(),
                 by: None,
+                stale: None,
             },
             BriefingMemory {
+                id: 2,
                 kind: MemoryKind::Preference,
                 text: "Answer in short sentences.".into(),
                 by: None,
+                stale: None,
             },
         ];
         let briefing = Briefing {
@@ -1150,6 +1171,7 @@ pub(crate) mod tests {
             sources: vec![],
             origin: "remembered".into(),
             member: None,
+            anchors: None,
         }
     }
 

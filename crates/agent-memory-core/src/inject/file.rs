@@ -76,8 +76,10 @@ pub fn file_context(
         let day = Timestamp::from_millisecond(note.at_ms)
             .map(|ts| ts.to_zoned_datetime(tz.clone()).strftime("%Y-%m-%d").to_string())
             .unwrap_or_default();
+        let stale =
+            note.stale.as_deref().map(|s| format!(" ({})", one_line(s))).unwrap_or_default();
         lines.push(format!(
-            "- o{} {day} {} {did}: {}",
+            "- o{} {day} {} {did}: {}{stale}",
             note.id,
             note.agent,
             clip(&one_line(&note.title), 160)
@@ -117,6 +119,7 @@ mod tests {
             kind: "bugfix".into(),
             title: title.into(),
             modified,
+            stale: None,
         };
         let notes =
             [note(4, true, "Fixed the depth lookup"), note(2, false, "Studied src/parser.rs")];

@@ -398,6 +398,9 @@ pub struct Recalled {
     pub items: Vec<(ItemKind, i64)>,
 }
 
+/// What an item's strength counts for in the order when a file it rests on changed since.
+const STALE_WEIGHT: f64 = 0.8;
+
 /// The strong candidates, best first, each session's best before any session's second, within
 /// the item and token limits; `None` when none is strong.
 pub fn recall(
@@ -415,8 +418,13 @@ pub fn recall(
             let (matched, score) = strength(terms, &candidate.text);
             // One term alone must be what the item is about.
             let about = terms.len() > 1 || strength(terms, &candidate.subject).0 == 1;
-            (about && matched >= needed.max(1) && score >= options.min_score)
-                .then_some((score, matched, candidate))
+            // One whose file changed since may be out of date: it yields to one that holds.
+            let weight = if candidate.stale.is_some() { STALE_WEIGHT } else { 1.0 };
+            (about && matched >= needed.max(1) && score >= options.min_score).then_some((
+                score * weight,
+                matched,
+                candidate,
+            ))
         })
         .collect();
     // Best first; on a tie an observation (more specific than a summary), then the newer.
@@ -493,6 +501,10 @@ fn render(
             day(candidate.at_ms, &options.time_zone),
         );
         let title = clip_words(&one_line(&candidate.title), 160);
+        let title = match &candidate.stale {
+            Some(stale) => format!("{title} ({})", one_line(stale)),
+            None => title,
+        };
         let lesson = new_lesson(&candidate.title, &candidate.lesson, None);
         // The lesson is what the agent needs; the title alone when the two do not fit.
         // A line costs its tokens and its newline.
@@ -651,6 +663,7 @@ mod tests {
             text: text.into(),
             project: "shop".into(),
             subject: title.into(),
+            stale: None,
         }
     }
 

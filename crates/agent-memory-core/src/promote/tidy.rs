@@ -24,6 +24,9 @@ pub struct Tidy {
     /// Groups of active memories that say the same thing, the one to keep first.
     pub duplicates: Vec<Vec<Memory>>,
     pub superseded: Vec<Memory>,
+    /// Active memories a file they rest on changed under, or is gone from: they may no longer
+    /// hold. Reported with their anchors, never acted on.
+    pub needs_a_look: Vec<Memory>,
 }
 
 /// What [`apply`] did.
@@ -75,8 +78,21 @@ pub fn plan(
             duplicates.push(cluster);
         }
     }
+    let needs_a_look = needing_a_look(store, now_ms)?;
     let superseded = all.into_iter().filter(|m| m.status == Status::Superseded).collect();
-    Ok(Tidy { stale, duplicates, superseded })
+    Ok(Tidy { stale, duplicates, superseded, needs_a_look })
+}
+
+/// Active memories whose files changed or are gone, newest first, each with its anchors.
+pub fn needing_a_look(store: &Store, now_ms: i64) -> Result<Vec<Memory>, MemoryError> {
+    let mut found = Vec::new();
+    for (id, anchors) in crate::anchor::needing_a_look(store, now_ms)? {
+        if let Some(mut memory) = memories::get(store, id)? {
+            memory.anchors = Some(anchors.0);
+            found.push(memory);
+        }
+    }
+    Ok(found)
 }
 
 /// Carries a report out: stale memories forgotten, each duplicate folded into its keeper.

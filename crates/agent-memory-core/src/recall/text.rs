@@ -55,6 +55,10 @@ pub fn search_index(query: &str, hits: &[SearchHit]) -> String {
             one_line(&hit.title, 120),
             hit.tokens,
         );
+        if let Some(stale) = &hit.stale {
+            out.pop();
+            let _ = writeln!(out, " | {}", one_line(stale, 120));
+        }
         // The events it was made from that were found too, beneath it.
         for event in &hit.folded {
             let id = ItemId::of_kind(event.kind, event.id)
@@ -147,6 +151,7 @@ fn observation(out: &mut String, o: &Observation) {
     list(out, "concepts", &d.concepts);
     list(out, "files read", &d.files_read);
     list(out, "files modified", &d.files_modified);
+    anchors(out, o.anchors.as_deref());
     let sources: Vec<String> = d.source_event_ids.iter().map(|id| format!("e{id}")).collect();
     if !sources.is_empty() {
         let _ = writeln!(out, "from events: {}", sources.join(" "));
@@ -200,6 +205,29 @@ fn memory(out: &mut String, m: &Memory) {
     if !m.sources.is_empty() {
         let _ = writeln!(out, "from: {}", m.sources.join(" "));
     }
+    anchors(out, m.anchors.as_deref());
+}
+
+/// The files an item rests on and whether each still holds: `rests on: src/pay.py (fresh),
+/// src/db.py (changed since 2026-12-01)`.
+fn anchors(out: &mut String, anchors: Option<&[crate::anchor::Checked]>) {
+    let Some(anchors) = anchors.filter(|a| !a.is_empty()) else { return };
+    let said: Vec<String> = anchors
+        .iter()
+        .map(|a| {
+            let state = match (a.state, a.since) {
+                (crate::anchor::State::Fresh, _) | (_, None) => "fresh".to_owned(),
+                (crate::anchor::State::Changed, Some(at)) => {
+                    format!("changed since {}", crate::time::local_day(at))
+                }
+                (crate::anchor::State::Gone, Some(at)) => {
+                    format!("gone since {}", crate::time::local_day(at))
+                }
+            };
+            format!("{} ({state})", one_line(&a.path, 120))
+        })
+        .collect();
+    let _ = writeln!(out, "rests on: {}", said.join(", "));
 }
 
 fn event(out: &mut String, e: &StoredEvent) {
@@ -243,6 +271,8 @@ mod tests {
             score: 0.9,
             parts: Parts::default(),
             folded: Vec::new(),
+            anchors: Vec::new(),
+            stale: None,
         }
     }
 

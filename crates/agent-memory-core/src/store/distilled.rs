@@ -44,6 +44,10 @@ pub struct Observation {
     pub tokens: i64,
     pub work_tokens: i64,
     pub distiller: String,
+    /// The files it rests on, checked against the working tree when it was read for a person
+    /// or a model (`show`, the tools); `None` when not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<Vec<crate::anchor::Checked>>,
 }
 
 /// A stored session summary.
@@ -368,6 +372,7 @@ impl Store {
                     tokens: r.get(14)?,
                     work_tokens: r.get(15)?,
                     distiller: r.get(16)?,
+                    anchors: None,
                 })
             })
             .optional()?)
@@ -440,30 +445,35 @@ impl Store {
     /// The summary of the last session in the project, other than (`agent`, `session`), that
     /// did or decided something (changed files, or left an observation other than a look
     /// around); the newest summary when none did. A one-line question asked since does not
-    /// push the real work out of the briefing.
+    /// push the real work out of the briefing. Only work seen on `branch` counts
+    /// ([`super::recall::seen_on_branch`]).
     pub fn last_summary(
         &self,
         project_key: &str,
         agent: &str,
         session: &str,
+        branch: Option<&str>,
     ) -> Result<Option<Summary>> {
-        const NEWEST: &str = "SELECT m.id FROM summaries m JOIN projects p ON p.id = m.project_id
+        let newest = format!(
+            "SELECT m.id FROM summaries m JOIN projects p ON p.id = m.project_id
              JOIN sessions s ON s.id = m.session_id
-             WHERE p.key = ?1 AND NOT (s.agent = ?2 AND s.source_id = ?3)";
+             WHERE p.key = ?1 AND NOT (s.agent = ?2 AND s.source_id = ?3) AND {}",
+            super::recall::seen_on_branch("s", 4)
+        );
         // Newest first through the index on time, so the first that did something ends it.
         let meaningful = format!(
-            "{NEWEST} AND (m.files_modified <> '[]'
+            "{newest} AND (m.files_modified <> '[]'
                   OR EXISTS (SELECT 1 FROM observations o
                              WHERE o.session_id = m.session_id AND o.kind <> 'discovery'))
              ORDER BY m.at DESC LIMIT 1"
         );
-        let newest = format!("{NEWEST} ORDER BY m.at DESC LIMIT 1");
+        let newest = format!("{newest} ORDER BY m.at DESC LIMIT 1");
         let mut id: Option<i64> = None;
         for sql in [meaningful, newest] {
             id = self
                 .conn()
                 .prepare_cached(&sql)?
-                .query_row(params![project_key, agent, session], |r| r.get(0))
+                .query_row(params![project_key, agent, session, branch], |r| r.get(0))
                 .optional()?;
             if id.is_some() {
                 break;

@@ -168,6 +168,10 @@ pub struct Memory {
     /// learned on this machine.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub member: Option<String>,
+    /// The files it rests on, checked against the working tree when it was read for a person
+    /// or a model (`show`, the tools); `None` when not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<Vec<crate::anchor::Checked>>,
 }
 
 impl Memory {
@@ -315,6 +319,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
         sources: serde_json::from_str(&sources).unwrap_or_default(),
         origin: r.get(15)?,
         member: r.get(16)?,
+        anchors: None,
     })
 }
 

@@ -36,10 +36,14 @@ pub struct BriefingItem {
     pub subtitle: String,
     /// An observation whose memory a later one replaced: history, not what holds now.
     pub replaced: bool,
+    /// What changed in a file it rests on, as the briefing marks it; set by the caller
+    /// ([`crate::anchor`]).
+    #[serde(skip)]
+    pub stale: Option<String>,
 }
 
 /// Which distilled item a row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ItemKind {
     Observation,
@@ -78,6 +82,22 @@ pub struct Asking<'a> {
     /// Asked where no project is (a general assistant's workspace, a home directory): recall
     /// looks across every project, naming each item's.
     pub across_projects: bool,
+    /// The branch the asking checkout is on: work done on another branch is left out until
+    /// it is merged into this one ([`seen_on_branch`]).
+    pub branch: Option<&'a str>,
+}
+
+/// SQL, true when the work of the session aliased `s` belongs in the context of a checkout on
+/// the branch bound at `?{param}`: work on the repository's default branch (or outside git),
+/// on that same branch, or on a branch whose work commit the work pass found merged into it
+/// (`crate::branch`). A checkout on a detached head (a NULL branch) sees the first kind only.
+pub(crate) fn seen_on_branch(s: &str, param: usize) -> String {
+    format!(
+        "({s}.work_branch IS NULL OR {s}.work_branch = ?{param}
+          OR EXISTS (SELECT 1 FROM branch_merges bm
+                     WHERE bm.project_id = {s}.project_id AND bm.commit_sha = {s}.work_commit
+                       AND bm.into_branch = ?{param}))"
+    )
 }
 
 /// An observation or summary the full-text index found for a prompt, with all its text so the
@@ -104,6 +124,8 @@ pub struct RecallCandidate {
     /// What the item is about, for a query of one rare word: an observation's title, lesson
     /// and files, a summary's request and first lesson, a memory's text.
     pub subject: String,
+    /// What changed in a file it rests on; set by the caller ([`crate::anchor`]).
+    pub stale: Option<String>,
 }
 
 /// A recall candidate of `kind` from a row whose columns are, in order: id, time, agent,
@@ -121,6 +143,7 @@ fn candidate_row(kind: ItemKind, r: &rusqlite::Row<'_>) -> rusqlite::Result<Reca
         text: r.get(7)?,
         project: r.get(8)?,
         subject: r.get(9)?,
+        stale: None,
     })
 }
 
@@ -141,6 +164,8 @@ pub struct FileNote {
     pub kind: String,
     pub title: String,
     pub modified: bool,
+    /// What changed in a file it rests on; set by the caller ([`crate::anchor`]).
+    pub stale: Option<String>,
 }
 
 impl Store {
@@ -183,9 +208,15 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The project's most recent observations, newest first, each with its file.
-    pub fn briefing_timeline(&self, project_key: &str, limit: usize) -> Result<Vec<BriefingItem>> {
-        let mut stmt = self.conn().prepare_cached(
+    /// The project's most recent observations seen on `branch` ([`seen_on_branch`]), newest
+    /// first, each with its file.
+    pub fn briefing_timeline(
+        &self,
+        project_key: &str,
+        branch: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<BriefingItem>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT o.id, o.at,
                     CASE WHEN o.team_member IS NULL THEN o.agent
                          ELSE o.team_member || ', ' || o.agent END,
@@ -200,9 +231,12 @@ impl Store {
                           AND (instr(m.sources, '\"o' || o.id || '\"') > 0
                                OR length(o.subtitle) >= 12 AND instr(m.text, o.subtitle) > 0))
              FROM observations o JOIN projects p ON p.id = o.project_id
-             WHERE p.key = ?1 ORDER BY o.at DESC, o.id DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![project_key, limit as i64], |r| {
+             JOIN sessions s ON s.id = o.session_id
+             WHERE p.key = ?1 AND {}
+             ORDER BY o.at DESC, o.id DESC LIMIT ?2",
+            seen_on_branch("s", 3)
+        ))?;
+        let rows = stmt.query_map(params![project_key, limit as i64, branch], |r| {
             Ok(BriefingItem {
                 item: TimelineItem {
                     id: r.get(0)?,
@@ -216,6 +250,7 @@ impl Store {
                 file: r.get::<_, Option<String>>(7)?.filter(|f| !f.trim().is_empty()),
                 subtitle: r.get(8)?,
                 replaced: r.get(9)?,
+                stale: None,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -253,6 +288,7 @@ impl Store {
              WHERE observations_fts MATCH ?1
                AND (?8 OR +x.project_id = (SELECT id FROM projects WHERE key = ?2))
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
+               AND BRANCH
              ORDER BY f.rowid DESC LIMIT ?5";
         // A summary shows what was learned, or failing that what got done, never what was
         // asked (a summary with neither has nothing to tell and is left out by the caller).
@@ -271,6 +307,7 @@ impl Store {
              WHERE summaries_fts MATCH ?1
                AND (?8 OR x.project_id = (SELECT id FROM projects WHERE key = ?2))
                AND NOT (s.agent = ?3 AND s.source_id = ?4)
+               AND BRANCH
              ORDER BY f.rowid DESC LIMIT ?5";
         // Active memories of the project and global ones; the asking session has none of its own.
         // A memory has no lesson beside its text (`?7` is named only because every kind's
@@ -285,7 +322,7 @@ impl Store {
              FROM memories_fts f JOIN memories x ON x.id = f.rowid
              WHERE memories_fts MATCH ?1 AND x.status = 'active'
                AND (x.tier = 'L3' OR ?8 OR x.project_id = (SELECT id FROM projects WHERE key = ?2))
-               AND ?3 IS NOT NULL AND ?4 IS NOT NULL
+               AND ?3 IS NOT NULL AND ?4 IS NOT NULL AND (?9 IS NULL OR 1)
              ORDER BY f.rowid DESC LIMIT ?5";
         let mut found = Vec::new();
         for (kind, sql) in [
@@ -293,7 +330,9 @@ impl Store {
             (ItemKind::Summary, SUMMARIES),
             (ItemKind::Memory, MEMORIES),
         ] {
-            let mut stmt = self.conn().prepare_cached(sql)?;
+            // Reviewed memory is project-wide; distilled work is seen on its own branch.
+            let sql = sql.replace("BRANCH", &seen_on_branch("s", 9));
+            let mut stmt = self.conn().prepare_cached(&sql)?;
             let rows = stmt.query_map(
                 params![
                     fts_query,
@@ -303,7 +342,8 @@ impl Store {
                     limit as i64,
                     TEXT_CHARS as i64,
                     LESSON_CHARS as i64,
-                    asking.across_projects
+                    asking.across_projects,
+                    asking.branch
                 ],
                 |r| candidate_row(kind, r),
             )?;
@@ -333,6 +373,8 @@ impl Store {
     /// The newest observations and summaries of the project `project_key`, at most `limit` of
     /// each, as recall candidates: what a prompt that names the project is handed when it is
     /// asked from outside any project.
+    /// Asked from outside the project, there is no checkout: work on a branch of its own is
+    /// left out until merged into the default branch.
     pub fn recent_candidates(
         &self,
         project_key: &str,
@@ -341,7 +383,8 @@ impl Store {
         const OBSERVATIONS: &str = "SELECT x.id, x.at, x.agent, x.session_id, x.kind, x.title,
                     substr(x.subtitle, 1, ?3), '', p.name, x.title
              FROM observations x JOIN projects p ON p.id = x.project_id
-             WHERE p.key = ?1 ORDER BY x.at DESC LIMIT ?2";
+             JOIN sessions s ON s.id = x.session_id
+             WHERE p.key = ?1 AND BRANCH ORDER BY x.at DESC LIMIT ?2";
         const SUMMARIES: &str = "SELECT x.id, x.at, x.agent, x.session_id, 'summary',
                     coalesce(x.learned ->> '$[0]', x.completed ->> '$[0]', ''),
                     CASE WHEN x.learned ->> '$[0]' IS NOT NULL
@@ -350,10 +393,16 @@ impl Store {
                          ELSE '' END,
                     '', p.name, x.request
              FROM summaries x JOIN projects p ON p.id = x.project_id
-             WHERE p.key = ?1 ORDER BY x.at DESC LIMIT ?2";
+             JOIN sessions s ON s.id = x.session_id
+             WHERE p.key = ?1 AND BRANCH ORDER BY x.at DESC LIMIT ?2";
         let mut found = Vec::new();
         for (kind, sql) in [(ItemKind::Observation, OBSERVATIONS), (ItemKind::Summary, SUMMARIES)] {
-            let mut stmt = self.conn().prepare_cached(sql)?;
+            let sql = sql.replace(
+                "BRANCH",
+                &seen_on_branch("s", 4)
+                    .replace("?4", "(SELECT default_branch FROM projects WHERE key = ?1)"),
+            );
+            let mut stmt = self.conn().prepare_cached(&sql)?;
             let rows = stmt
                 .query_map(params![project_key, limit as i64, LESSON_CHARS as i64], |r| {
                     candidate_row(kind, r)
@@ -379,16 +428,18 @@ impl Store {
         // fixed statement keeps it prepared once. The unary `+` keeps SQLite from walking the
         // project's observations by their project index instead of the file's few rows.
         let form = |i: usize| paths.get(i).copied().unwrap_or(first);
-        let mut stmt = self.conn().prepare_cached(
+        let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT o.id, o.at, o.agent, o.kind, o.title, max(f.modified)
              FROM observation_files f JOIN observations o ON o.id = f.observation_id
              JOIN sessions s ON s.id = o.session_id
              WHERE f.path IN (?1, ?2, ?3, ?4)
                AND +o.project_id = (SELECT id FROM projects WHERE key = ?5)
                AND NOT (s.agent = ?6 AND s.source_id = ?7)
+               AND {}
              GROUP BY o.id
              ORDER BY max(f.modified) DESC, o.at DESC, o.id DESC LIMIT ?8",
-        )?;
+            seen_on_branch("s", 9)
+        ))?;
         let rows = stmt.query_map(
             params![
                 form(0),
@@ -398,7 +449,8 @@ impl Store {
                 asking.project_key,
                 asking.agent,
                 asking.session,
-                limit as i64
+                limit as i64,
+                asking.branch
             ],
             |r| {
                 Ok(FileNote {
@@ -408,6 +460,7 @@ impl Store {
                     kind: r.get(3)?,
                     title: r.get(4)?,
                     modified: r.get::<_, i64>(5)? != 0,
+                    stale: None,
                 })
             },
         )?;
@@ -492,6 +545,7 @@ mod tests {
             root: root.into(),
             name: "app".into(),
             origin: None,
+            branch: None,
         }
     }
 
@@ -568,7 +622,7 @@ mod tests {
         let economics = store.project_economics("path:/w/app").expect("economics");
         assert_eq!(economics, Economics { observations: 2, read_tokens: 20, work_tokens: 400 });
         assert_eq!(store.project_economics("path:/nowhere").expect("none"), Economics::default());
-        let items = store.briefing_timeline("path:/w/app", 10).expect("timeline");
+        let items = store.briefing_timeline("path:/w/app", None, 10).expect("timeline");
         let files: Vec<_> =
             items.iter().map(|i| (i.item.title.as_str(), i.file.as_deref())).collect();
         assert_eq!(files, [("two", Some("src/b.rs")), ("one", Some("src/a.rs"))]);
@@ -587,6 +641,7 @@ mod tests {
             agent: "claude-code",
             session: "c",
             across_projects: false,
+            branch: None,
         };
         let notes = store.file_notes(&asking, &["/w/app/src/a.rs", "src/a.rs"], 5).expect("notes");
         let got: Vec<_> = notes.iter().map(|n| (n.title.as_str(), n.modified)).collect();
@@ -605,6 +660,7 @@ mod tests {
             agent: "claude-code",
             session: "c",
             across_projects: false,
+            branch: None,
         };
         let found = store.recall_candidates(&asking, "\"parser\"", 10).expect("candidates");
         assert_eq!(found.len(), 1);

@@ -174,6 +174,13 @@ pub struct SearchHit {
     /// beneath it rather than beside it, so that one answer takes one place.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub folded: Vec<SearchHit>,
+    /// The files an observation or memory rests on, checked against the working tree
+    /// ([`crate::anchor`]); empty when it has none or is of another kind.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<crate::anchor::Checked>,
+    /// What changed in them, as a person reads it (`src/pay.py changed since 2026-12-01`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<String>,
 }
 
 /// Hits, and whether the fallback produced them.
@@ -1307,6 +1314,8 @@ impl Store {
                 score: 0.0,
                 parts: Parts::default(),
                 folded: Vec::new(),
+                anchors: Vec::new(),
+                stale: None,
             };
             Ok((hit, score))
         })?;
@@ -1632,6 +1641,8 @@ mod tests {
             score: 0.0,
             parts: Parts::default(),
             folded: Vec::new(),
+            anchors: Vec::new(),
+            stale: None,
         }
     }
 

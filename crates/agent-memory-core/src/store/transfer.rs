@@ -474,6 +474,7 @@ impl Importer<'_> {
                         root: clean(&p.root).into(),
                         name: crate::text::clip(&clean(&p.name), MAX_NAME_CHARS),
                         origin: clean_opt(p.origin).map(|o| crate::text::clip(&o, MAX_PATH_BYTES)),
+                        branch: None,
                     };
                     let id = upsert_project(self.tx, &identity, crate::time::now_ms())?;
                     self.projects.insert(p.key, id);
@@ -684,7 +685,7 @@ impl Importer<'_> {
         let session_id = match self.sessions.get(&session_key) {
             Some(id) => *id,
             None => {
-                let id = super::upsert_session(self.tx, event, project_id)?;
+                let id = super::upsert_session(self.tx, event, project_id, None)?;
                 self.sessions.insert(session_key, id);
                 id
             }

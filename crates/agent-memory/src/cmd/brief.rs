@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
     let project = project::resolve(&dir, &store.registered_roots()?);
     if args.write {
         let markdown =
-            inject::brief_file_markdown(&store, &ctx.home, &ctx.config, &project.key, args.global)?;
+            inject::brief_file_markdown(&store, &ctx.home, &ctx.config, &project, args.global)?;
         let changed = inject::brief_file::write(
             &project.root,
             markdown.as_deref(),
@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let markdown = inject::briefing_markdown(&store, &ctx.home, &ctx.config, &project.key, None)?;
+    let markdown = inject::briefing_markdown(&store, &ctx.home, &ctx.config, &project, None)?;
     if args.json {
         let answer = BriefAnswer { project: project.name, markdown, file: None, changed: None };
         output::json_value(&answer)?;

@@ -29,6 +29,7 @@ pub fn run(ctx: &Context, command: ProjectCommand) -> anyhow::Result<()> {
                     .unwrap_or_default(),
                 root,
                 origin: None,
+                branch: None,
             };
             store.register_root(&identity)?;
             output::line(&format!(

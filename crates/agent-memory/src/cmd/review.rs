@@ -48,6 +48,12 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     if args.json {
         return Ok(output::review_list(&candidates)?);
     }
+    // Reviewed memory that may no longer hold comes first: a file it rests on changed.
+    let look = agent_memory_core::promote::tidy::needing_a_look(
+        &store,
+        agent_memory_core::time::now_ms(),
+    )?;
+    output::needs_a_look(&look)?;
     walk(ctx, &mut store, candidates, &mut std::io::stdin().lock())
 }
 

@@ -128,6 +128,8 @@ mod tests {
             score: 0.8125,
             parts,
             folded: Vec::new(),
+            anchors: Vec::new(),
+            stale: None,
         }
     }
 

@@ -5,6 +5,8 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use agent_memory_core::promote::tidy::{Applied, Tidy};
+use agent_memory_core::store::memories::Memory;
+use agent_memory_core::time;
 use serde::Serialize;
 
 use super::memory::memory_line;
@@ -59,6 +61,7 @@ pub fn write_tidy(
         let by = m.superseded_by.map_or(String::new(), |id| format!(" (by m{id})"));
         writeln!(out, "  {}{by}", memory_line(m))?;
     }
+    write_needs_a_look(out, &report.needs_a_look)?;
     match applied {
         Some((done, backup)) => writeln!(
             out,
@@ -69,4 +72,39 @@ pub fn write_tidy(
         ),
         None => writeln!(out, "nothing changed; `agent-memory tidy --apply` acts on this report"),
     }
+}
+
+/// Active memories a file they rest on changed under or is gone from, with what changed.
+pub fn needs_a_look(memories: &[Memory]) -> io::Result<()> {
+    write_needs_a_look(&mut io::stdout().lock(), memories)
+}
+
+pub fn write_needs_a_look(out: &mut impl Write, memories: &[Memory]) -> io::Result<()> {
+    if memories.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "needs a look ({}; a file each rests on changed since, `agent-memory review --edit <id>` \
+         or `agent-memory forget <id>` if it no longer holds):",
+        memories.len()
+    )?;
+    for m in memories {
+        let changed: Vec<String> = m
+            .anchors
+            .iter()
+            .flatten()
+            .filter(|a| a.state != agent_memory_core::anchor::State::Fresh)
+            .map(|a| {
+                let state = match a.state {
+                    agent_memory_core::anchor::State::Gone => "gone",
+                    _ => "changed",
+                };
+                let since = a.since.map(time::local_day).unwrap_or_default();
+                format!("{} {state} since {since}", a.path)
+            })
+            .collect();
+        writeln!(out, "  {} ({})", memory_line(m), changed.join(", "))?;
+    }
+    Ok(())
 }

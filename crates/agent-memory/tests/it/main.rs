@@ -31,6 +31,7 @@ mod statements;
 mod status;
 mod team;
 mod transfer;
+mod trust;
 mod vault;
 mod walkthrough;
 
