@@ -137,8 +137,22 @@ pub fn fingerprint(path: &Path) -> Option<Fingerprint> {
         hasher.update(&buffer[..n]);
     }
     hasher.update(size.to_le_bytes());
-    let hash = hasher.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
-    Some(Fingerprint { size, mtime_ms, hash })
+    Some(Fingerprint { size, mtime_ms, hash: hex(hasher) })
+}
+
+/// The fingerprint of a file's bytes held in memory (a blob read from git), as [`fingerprint`]
+/// would take it from disk; `mtime_ms` is what the item knew of its time (0: nothing, so the
+/// first check hashes the file).
+fn fingerprint_bytes(bytes: &[u8], mtime_ms: i64) -> Fingerprint {
+    let size = bytes.len() as i64;
+    let mut hasher = Sha256::new();
+    hasher.update(&bytes[..bytes.len().min(HASH_BYTES as usize)]);
+    hasher.update(size.to_le_bytes());
+    Fingerprint { size, mtime_ms, hash: hex(hasher) }
+}
+
+fn hex(hasher: Sha256) -> String {
+    hasher.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Where an anchor's file lies for a checkout whose top level is `root`.
@@ -264,8 +278,20 @@ pub fn run(store: &mut Store, now_ms: i64) -> Result<Report, StoreError> {
             let commit = commits.of(&root);
             let named = named_files(&o.text);
             let paths = o.files_modified.iter().map(String::as_str).chain(named.iter().copied());
+            // A checkout that has moved to another branch since holds another version of the
+            // files: the session's branch holds its own.
+            let moved =
+                o.branch.as_deref().filter(|b| commits.branch(&root).as_deref() != Some(*b));
+            if let Some(branch) = moved {
+                for (path, print) in
+                    files_in(&root, o.cwd.as_deref(), Source::Branch(branch), paths)
+                {
+                    anchors.push((o.id, new_anchor(o.project_id, path, print, &None, None)));
+                }
+                continue;
+            }
             let as_left = |print: &Fingerprint| print.mtime_ms <= o.session_last_at + SLACK_MS;
-            for (path, print) in files_in(&root, o.cwd.as_deref(), paths) {
+            for (path, print) in files_in(&root, o.cwd.as_deref(), Source::Tree, paths) {
                 let changed_at = (!as_left(&print)).then_some(print.mtime_ms);
                 if changed_at.is_none() {
                     touched.push((o.id, o.project_id, path.clone(), print.clone(), commit.clone()));
@@ -273,7 +299,7 @@ pub fn run(store: &mut Store, now_ms: i64) -> Result<Report, StoreError> {
                 anchors.push((o.id, new_anchor(o.project_id, path, print, &commit, changed_at)));
             }
             let read = o.files_read.iter().map(String::as_str);
-            for (path, print) in files_in(&root, o.cwd.as_deref(), read) {
+            for (path, print) in files_in(&root, o.cwd.as_deref(), Source::Tree, read) {
                 if as_left(&print) {
                     touched.push((o.id, o.project_id, path, print, commit.clone()));
                 }
@@ -317,7 +343,7 @@ pub fn run(store: &mut Store, now_ms: i64) -> Result<Report, StoreError> {
             };
             let commit = commits.of(&root);
             let named = named_files(&m.text);
-            for (path, print) in files_in(&root, None, named.iter().copied()) {
+            for (path, print) in files_in(&root, None, Source::Tree, named.iter().copied()) {
                 if paths.len() < MAX_ANCHORS && !paths.contains(&path) {
                     paths.push(path.clone());
                     let changed_at =
@@ -384,11 +410,21 @@ fn top_level(root: Option<&str>, cwd: Option<&str>) -> Option<PathBuf> {
     from_cwd.or_else(|| root.map(PathBuf::from)).filter(|r| r.is_dir())
 }
 
+/// Where an item's files are read from: the working tree of its checkout, or, when that
+/// checkout has since moved to another branch, the tip of the branch its session worked on.
+#[derive(Debug, Clone, Copy)]
+enum Source<'a> {
+    Tree,
+    Branch(&'a str),
+}
+
 /// The files among `paths` (as an agent gave them: relative to its directory or to the top
-/// level, or whole) that exist inside `root`, each once, relative to `root`, fingerprinted.
+/// level, or whole) that exist inside `root` (in `source`), each once, relative to `root`,
+/// fingerprinted.
 fn files_in<'a>(
     root: &Path,
     cwd: Option<&str>,
+    source: Source<'_>,
     paths: impl Iterator<Item = &'a str>,
 ) -> Vec<(String, Fingerprint)> {
     let mut found: Vec<(String, Fingerprint)> = Vec::new();
@@ -411,7 +447,12 @@ fn files_in<'a>(
             if found.iter().any(|(p, _)| *p == relative) {
                 break;
             }
-            if let Some(print) = fingerprint(&candidate) {
+            let print = match source {
+                Source::Tree => fingerprint(&candidate),
+                Source::Branch(branch) => crate::branch::blob(root, branch, &relative)
+                    .map(|bytes| fingerprint_bytes(&bytes, 0)),
+            };
+            if let Some(print) = print {
                 found.push((relative, print));
                 break;
             }
@@ -460,13 +501,28 @@ fn named_files(text: &str) -> Vec<&str> {
     named
 }
 
-/// The commit each checkout has checked out, read once per pass from its `.git` files.
+/// The commit and branch each checkout has checked out, found once per pass.
 #[derive(Default)]
-struct Commits(HashMap<PathBuf, Option<String>>);
+struct Commits {
+    commits: HashMap<PathBuf, Option<String>>,
+    branches: HashMap<PathBuf, Option<String>>,
+}
 
 impl Commits {
     fn of(&mut self, root: &Path) -> Option<String> {
-        self.0.entry(root.to_owned()).or_insert_with(|| crate::branch::head_commit(root)).clone()
+        let root = root.to_owned();
+        self.commits
+            .entry(root.clone())
+            .or_insert_with(|| crate::branch::head_commit(&root))
+            .clone()
+    }
+
+    /// The branch the checkout at `root` is on now.
+    fn branch(&mut self, root: &Path) -> Option<String> {
+        self.branches
+            .entry(root.to_owned())
+            .or_insert_with(|| crate::project::resolve(root, &[]).branch)
+            .clone()
     }
 }
 

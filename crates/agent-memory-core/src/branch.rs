@@ -71,10 +71,10 @@ pub fn settle(store: &mut Store, now_ms: i64) -> Result<Report, StoreError> {
     Ok(report)
 }
 
-/// Runs `git -C root args…`, its trimmed output when it succeeds; `None` when git is missing,
-/// the folder is no repository, or the command fails. Never prompts, never takes the
-/// repository's optional locks (a person's own `git status` must not wait for it).
-fn git(root: &Path, args: &[&str]) -> Option<String> {
+/// Runs `git -C root args…`, its output when it succeeds; `None` when git is missing, the
+/// folder is no repository, or the command fails. Never prompts, never takes the repository's
+/// optional locks (a person's own `git status` must not wait for it).
+fn run_git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     if !root.is_dir() {
         return None;
     }
@@ -91,7 +91,12 @@ fn git(root: &Path, args: &[&str]) -> Option<String> {
         .stderr(Stdio::null())
         .output()
         .ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    out.status.success().then_some(out.stdout)
+}
+
+/// [`run_git`]'s output as trimmed text.
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    run_git(root, args).map(|out| String::from_utf8_lossy(&out).trim().to_owned())
 }
 
 /// The commit a name resolves to.
@@ -103,6 +108,12 @@ fn rev(root: &Path, name: &str) -> Option<String> {
 /// The commit the checkout at `root` has checked out.
 pub fn head_commit(root: &Path) -> Option<String> {
     rev(root, "HEAD")
+}
+
+/// The bytes of `path` (relative to the top level) at the tip of `branch`; `None` when the
+/// branch or the file is not there.
+pub fn blob(root: &Path, branch: &str, path: &str) -> Option<Vec<u8>> {
+    run_git(root, &["cat-file", "blob", &format!("refs/heads/{branch}:{path}")])
 }
 
 fn is_ancestor(root: &Path, commit: &str, of: &str) -> bool {

@@ -55,6 +55,8 @@ pub struct Unanchored {
     pub files_modified: Vec<String>,
     /// The files it read: not what it rests on, but a look that renews others' anchors.
     pub files_read: Vec<String>,
+    /// The branch its session's checkout was on.
+    pub branch: Option<String>,
     pub text: String,
 }
 
@@ -160,7 +162,7 @@ impl Store {
         let mut stmt = self.conn().prepare_cached(
             "SELECT o.id, o.project_id, p.root, s.cwd, s.last_event_at, o.files_modified,
                     o.title || ' ' || o.subtitle || ' ' || o.narrative || ' ' || o.facts,
-                    o.files_read
+                    o.files_read, s.branch
              FROM observations o JOIN sessions s ON s.id = o.session_id
              LEFT JOIN projects p ON p.id = o.project_id
              WHERE o.id > ?1 ORDER BY o.id LIMIT ?2",
@@ -176,6 +178,7 @@ impl Store {
                 files_modified: serde_json::from_str(&files).unwrap_or_default(),
                 text: r.get(6)?,
                 files_read: serde_json::from_str(&r.get::<_, String>(7)?).unwrap_or_default(),
+                branch: r.get(8)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
