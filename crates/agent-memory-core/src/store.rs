@@ -11,6 +11,7 @@
 pub mod browse;
 pub mod distilled;
 pub mod fts;
+pub mod injections;
 pub mod memories;
 pub mod recall;
 pub mod search;
@@ -52,6 +53,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0014_event_order.sql"),
     include_str!("store/migrations/0015_event_stems.sql"),
     include_str!("store/migrations/0016_history.sql"),
+    include_str!("store/migrations/0017_injections.sql"),
 ];
 
 /// The schema version this build writes.
