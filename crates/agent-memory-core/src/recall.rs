@@ -192,7 +192,7 @@ pub fn injections(store: &Store, request: InjectionRequest) -> Result<Vec<Inject
     let filter = InjectionFilter {
         session: request.session.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
         agent: request.agent.as_deref().map(|raw| known_agent(store, raw)).transpose()?,
-        project_key: request.project.as_deref().map(|raw| known_project(store, raw)).transpose()?,
+        project: request.project.as_deref().map(|raw| known_project(store, raw)).transpose()?,
         limit,
     };
     Ok(store.injections(&filter)?)

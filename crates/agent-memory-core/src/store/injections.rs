@@ -90,7 +90,7 @@ pub struct InjectionFilter {
     /// A canonical agent name.
     pub agent: Option<String>,
     /// A project's key, name or root.
-    pub project_key: Option<String>,
+    pub project: Option<String>,
     pub limit: usize,
 }
 
@@ -161,7 +161,7 @@ impl Store {
              ORDER BY i.at DESC, i.id DESC LIMIT ?4",
         )?;
         let rows = stmt.query_map(
-            params![filter.session, filter.agent, filter.project_key, filter.limit as i64],
+            params![filter.session, filter.agent, filter.project, filter.limit as i64],
             |r| {
                 Ok(Injection {
                     id: r.get(0)?,
@@ -365,7 +365,7 @@ mod tests {
             let filter = InjectionFilter {
                 session: session.map(str::to_owned),
                 agent: agent.map(str::to_owned),
-                project_key: project.map(str::to_owned),
+                project: project.map(str::to_owned),
                 limit: 10,
             };
             store.injections(&filter).expect("list").len()
