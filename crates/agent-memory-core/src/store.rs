@@ -53,7 +53,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0014_event_order.sql"),
     include_str!("store/migrations/0015_event_stems.sql"),
     include_str!("store/migrations/0016_history.sql"),
-    include_str!("store/migrations/0017_injections.sql"),
+    include_str!("store/migrations/0018_injections.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,4 +1,4 @@
--- 0017: every injection on record. Each time context is handed to an agent (the session-start
+-- 0018: every injection on record. Each time context is handed to an agent (the session-start
 -- briefing, prompt-time recall, a file's context, the MCP `briefing` tool), one row says when,
 -- to whom, through which channel, what it cost and how many candidates the budget left out;
 -- `injected_items` names the items it held, by their typed id (`o12`, `s3`, `m7`), so "when
