@@ -24,6 +24,7 @@ use crate::config::Config;
 use crate::event::{Event, EventKind, ToolKind};
 use crate::paths::Home;
 use crate::project::ProjectIdentity;
+use crate::store::injections::{Channel, NewInjection};
 use crate::store::recall::{Asking, ItemKind};
 use crate::store::{Store, StoreError};
 
@@ -51,6 +52,58 @@ pub fn answer(agent: &str, event: &str, context: &str) -> Option<String> {
         AnswerShape::Context => serde_json::json!({ "context": context }),
     };
     Some(value.to_string())
+}
+
+/// What one answer put in front of an agent: each item by its typed id (`o12`, `s3`, `m7`)
+/// with the tokens of its line or block, and how many candidates the budget left out. The
+/// composers report it ([`briefing::compose`], [`prompt::Recalled`], [`file::file_context`]);
+/// the [`Responder`] records it (`store/injections.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Handed {
+    pub items: Vec<(String, usize)>,
+    pub cut: usize,
+}
+
+/// One part of an answer: its context (wrapped), the channel it came by and what it handed.
+#[derive(Debug)]
+struct Given {
+    channel: Channel,
+    context: String,
+    handed: Handed,
+}
+
+impl Given {
+    fn new(channel: Channel, (context, handed): (String, Handed)) -> Given {
+        Given { channel, context, handed }
+    }
+}
+
+/// Records what an answer handed, one injection per part; nothing when nothing was handed. A
+/// failure is logged and forgotten: the record must never cost the agent its answer.
+fn record(
+    store: &Store,
+    agent: &str,
+    session: Option<&str>,
+    project_key: Option<&str>,
+    given: &[Given],
+) {
+    let at_ms = crate::time::now_ms();
+    let rows: Vec<NewInjection<'_>> = given
+        .iter()
+        .map(|part| NewInjection {
+            at_ms,
+            agent,
+            session,
+            project_key,
+            channel: part.channel,
+            tokens: crate::tokens::estimate(&part.context),
+            items: &part.handed.items,
+            cut: part.handed.cut,
+        })
+        .collect();
+    if let Err(err) = store.record_injections(&rows) {
+        tracing::debug!(%err, "the injection was not recorded");
+    }
 }
 
 /// Answers hook events: everything it needs besides the store connection the hook holds.
@@ -82,17 +135,16 @@ impl Responder<'_> {
             across_projects,
             branch: project.branch.as_deref(),
         };
-        let context = match slot {
+        let given: Vec<Given> = match slot {
             Slot::SessionStart if event.kind == EventKind::SessionStart => {
-                self.briefing(store, &asking, project)
+                self.briefing(store, &asking, project).into_iter().collect()
             }
             Slot::Prompt if event.kind == EventKind::Prompt => {
                 let opening = self
                     .opens_with_first_prompt(store, &asking)
                     .then(|| self.briefing(store, &asking, project));
                 let recalled = self.prompt_recall(store, &asking, project, &event.body);
-                let parts: Vec<String> = opening.flatten().into_iter().chain(recalled).collect();
-                (!parts.is_empty()).then(|| parts.join("\n\n"))
+                opening.flatten().into_iter().chain(recalled).collect()
             }
             Slot::FileRead
                 if event.kind == EventKind::ToolUse && event.tool_kind == Some(ToolKind::Read) =>
@@ -104,10 +156,18 @@ impl Responder<'_> {
                     event.cwd.as_deref(),
                     project,
                 )
+                .into_iter()
+                .collect()
             }
-            _ => None,
-        }?;
-        answer(&event.agent, &event.source_event, &context)
+            _ => Vec::new(),
+        };
+        if given.is_empty() {
+            return None;
+        }
+        let context: Vec<&str> = given.iter().map(|part| part.context.as_str()).collect();
+        let line = answer(&event.agent, &event.source_event, &context.join("\n\n"))?;
+        record(store, &event.agent, Some(&event.session), Some(&project.key), &given);
+        Some(line)
     }
 
     /// Whether a tool call about to run gets an answer: a file read, at an event where the agent
@@ -136,9 +196,11 @@ impl Responder<'_> {
             across_projects: false,
             branch: project.branch.as_deref(),
         };
-        let context =
+        let given =
             self.file_context(store, &asking, tool.files.first()?, tool.cwd.as_deref(), project)?;
-        answer(&tool.agent, &tool.source_event, &context)
+        let line = answer(&tool.agent, &tool.source_event, &given.context)?;
+        record(store, &tool.agent, Some(&tool.session), Some(&project.key), &[given]);
+        Some(line)
     }
 
     /// The session-start briefing for the asking session, wrapped.
@@ -147,16 +209,16 @@ impl Responder<'_> {
         store: &Store,
         asking: &Asking<'_>,
         project: &ProjectIdentity,
-    ) -> Option<String> {
+    ) -> Option<Given> {
         if !self.config.inject.session_start {
             return None;
         }
-        briefing_markdown(store, self.home, self.config, project, Some(asking))
+        compose_briefing(store, self.home, self.config, project, Some(asking), true)
             .unwrap_or_else(|err| {
                 tracing::warn!(%err, "cannot read the session-start briefing");
                 None
             })
-            .map(|text| wrap(&text))
+            .map(|(text, handed)| Given::new(Channel::Briefing, (wrap(&text), handed)))
     }
 
     /// Whether this agent, which has no session-start slot, is at its session's first prompt.
@@ -174,7 +236,7 @@ impl Responder<'_> {
         asking: &Asking<'_>,
         project: &ProjectIdentity,
         prompt: &str,
-    ) -> Option<String> {
+    ) -> Option<Given> {
         let settings = &self.config.inject;
         if !settings.prompt_recall || settings.prompt_recall_max_items == 0 {
             return None;
@@ -223,7 +285,7 @@ impl Responder<'_> {
         ) {
             tracing::debug!(%err, "hits not recorded");
         }
-        Some(recalled.context)
+        Some(Given::new(Channel::Recall, (recalled.context, recalled.handed)))
     }
 
     /// The recent work of the project a prompt names (by a word that is its name), as recall.
@@ -232,7 +294,7 @@ impl Responder<'_> {
         store: &mut Store,
         prompt: &str,
         options: &prompt::RecallOptions,
-    ) -> Option<String> {
+    ) -> Option<Given> {
         let words: Vec<String> = prompt
             // Names are ASCII words, even inside Chinese ("昨天在api项目里").
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
@@ -253,7 +315,7 @@ impl Responder<'_> {
         ) {
             tracing::debug!(%err, "hits not recorded");
         }
-        Some(recalled.context)
+        Some(Given::new(Channel::Recall, (recalled.context, recalled.handed)))
     }
 
     fn file_context(
@@ -263,7 +325,7 @@ impl Responder<'_> {
         file: &str,
         cwd: Option<&str>,
         project: &ProjectIdentity,
-    ) -> Option<String> {
+    ) -> Option<Given> {
         if !self.config.inject.file_context {
             return None;
         }
@@ -284,6 +346,7 @@ impl Responder<'_> {
                 .and_then(|a| a.mark(zh, crate::time::local_day));
         }
         file::file_context(shown, &notes, &self.config.distil.language, &crate::time::local_zone())
+            .map(|answer| Given::new(Channel::File, answer))
     }
 }
 
@@ -342,7 +405,24 @@ pub fn briefing_markdown(
     project: &ProjectIdentity,
     asking: Option<&Asking<'_>>,
 ) -> Result<Option<String>, StoreError> {
-    compose_briefing(store, home, config, project, asking, true)
+    Ok(compose_briefing(store, home, config, project, asking, true)?.map(|(text, _)| text))
+}
+
+/// The session-start briefing of a project as Markdown (not wrapped), as an MCP client asked
+/// for it with the `briefing` tool, recorded as handed to `client` (channel `mcp-briefing`).
+pub fn briefing_on_request(
+    store: &Store,
+    home: &Home,
+    config: &Config,
+    project: &ProjectIdentity,
+    client: &str,
+) -> Result<Option<String>, StoreError> {
+    let Some((text, handed)) = compose_briefing(store, home, config, project, None, true)? else {
+        return Ok(None);
+    };
+    let given = Given::new(Channel::McpBriefing, (text, handed));
+    record(store, client, None, Some(&project.key), std::slice::from_ref(&given));
+    Ok(Some(given.context))
 }
 
 /// The briefing kept in a project's brief file: the session-start briefing, without the
@@ -355,7 +435,7 @@ pub fn brief_file_markdown(
     project: &ProjectIdentity,
     global: bool,
 ) -> Result<Option<String>, StoreError> {
-    compose_briefing(store, home, config, project, None, global)
+    Ok(compose_briefing(store, home, config, project, None, global)?.map(|(text, _)| text))
 }
 
 fn compose_briefing(
@@ -365,7 +445,7 @@ fn compose_briefing(
     project: &ProjectIdentity,
     asking: Option<&Asking<'_>>,
     global: bool,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<(String, Handed)>, StoreError> {
     let project_key = project.key.as_str();
     let branch = project.branch.as_deref();
     let mut timeline = store.briefing_timeline(project_key, branch, TIMELINE_CANDIDATES)?;
@@ -414,7 +494,7 @@ fn compose_briefing(
     memories.sort_by_key(|m| m.stale.is_some());
     let briefing =
         Briefing { memories: &memories, last: last.as_ref(), timeline: &timeline, economics };
-    Ok(briefing::markdown(&briefing, &options))
+    Ok(briefing::compose(&briefing, &options))
 }
 
 /// Rewrites the brief files the person asked for (`agent-memory brief --write`) that still

@@ -506,6 +506,12 @@ fn place_with(
     let action = decide(store, statement, &text, project_id, tier, settings, cache)?;
     match action {
         Action::Drop { like } => Ok(Placed::Dropped { like }),
+        // What an agent repeats of what it was handed confirms nothing: the merge changes
+        // nothing (no source, importance, freshness or approval), so a memory is never made
+        // surer by its own reflection.
+        Action::Merge { into, .. } if echoes(store, statement, tier, into)? => {
+            Ok(Placed::Merged { into })
+        }
         Action::Merge { into, newer } => {
             let newer = newer.then_some(text.as_str());
             let merged = memories::merge_into(
@@ -543,6 +549,33 @@ fn place_with(
             Ok(placed)
         }
     }
+}
+
+/// Whether `statement` only echoes memory `into`: every source of it was said in a session
+/// that had been handed that memory, with no tool use behind it (prompts and closing answers
+/// only; [`Store::echoes`]). A person's own request to remember (stated, and placed as kept
+/// memory) is their word, never an echo.
+fn echoes(
+    store: &Store,
+    statement: &Statement,
+    tier: Tier,
+    into: i64,
+) -> Result<bool, MemoryError> {
+    if tier != Tier::L1 && statement.origin.starts_with("stated:") {
+        return Ok(false);
+    }
+    let memory = crate::recall::ItemId::Memory(into).to_string();
+    let mut sources = statement.sources.iter().peekable();
+    if sources.peek().is_none() {
+        return Ok(false);
+    }
+    for source in sources {
+        let Ok(id) = source.parse::<crate::recall::ItemId>() else { return Ok(false) };
+        if !store.echoes(&memory, id.kind(), id.number())? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Everything else a change of mind replaces in its scope, beside the memory it supersedes:
@@ -788,6 +821,80 @@ mod tests {
             branch: None,
         };
         memories::ensure_project(store, &identity).expect("project")
+    }
+
+    /// Session `s-1` of codex in the project: observation o1 distilled from a prompt and a
+    /// stop, o2 from the prompt and a tool use; memory `into` handed to it by the briefing.
+    fn session_handed(store: &mut Store, into: i64) {
+        use crate::store::injections::{Channel, NewInjection};
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO sessions (id, agent, source_id, project_id, started_at, last_event_at)
+                     VALUES (1, 'codex', 's-1', 1, 0, 0);
+                 INSERT INTO events (id, uid, session_id, project_id, agent, kind, source_event, at,
+                                     summary, content_hash)
+                     VALUES (1, 'u1', 1, 1, 'codex', 'prompt', 'x', 20, 'p', 'h1'),
+                            (2, 'u2', 1, 1, 'codex', 'stop', 'x', 30, 's', 'h2'),
+                            (3, 'u3', 1, 1, 'codex', 'tool_use', 'x', 40, 't', 'h3');
+                 INSERT INTO observations (id, session_id, project_id, agent, mode, kind, title, at,
+                                           tokens, work_tokens, distiller, source_key)
+                     VALUES (1, 1, 1, 'codex', 'code', 'decision', 't', 30, 1, 1, 'offline', 'k1'),
+                            (2, 1, 1, 'codex', 'code', 'decision', 't', 40, 1, 1, 'offline', 'k2');
+                 INSERT INTO observation_sources VALUES (1, 1), (1, 2), (2, 1), (2, 3);",
+            )
+            .expect("rows");
+        let items = [(format!("m{into}"), 20)];
+        let handed = NewInjection {
+            at_ms: 10,
+            agent: "codex",
+            session: Some("s-1"),
+            project_key: Some("path:/w/app"),
+            channel: Channel::Briefing,
+            tokens: 100,
+            items: &items,
+            cut: 0,
+        };
+        store.record_injections(&[handed]).expect("record");
+    }
+
+    #[test]
+    fn an_agent_repeating_what_it_was_handed_confirms_nothing() {
+        let mut store = Store::open_in_memory().expect("store");
+        let p = Some(project(&mut store));
+        let s = Settings::default();
+        let kept = said(Kind::Decision, "Use jiff for every time in the store, not chrono.", "o9");
+        let Placed::New { id, .. } = place(&mut store, &kept, p, Tier::L2, &s, 1).expect("place")
+        else {
+            panic!("new")
+        };
+        session_handed(&mut store, id);
+        let before = get(&store, id).expect("get").expect("there");
+        // Said back in a closing answer of the session it was handed to: no bump at all.
+        let mut echo =
+            said(Kind::Decision, "Use jiff for every time in the store, not chrono", "o1");
+        echo.importance = 9;
+        assert_eq!(
+            place(&mut store, &echo, p, Tier::L1, &s, 50).expect("place"),
+            Placed::Merged { into: id }
+        );
+        assert_eq!(get(&store, id).expect("get").expect("there"), before, "nothing changed");
+        // The same words with a tool run behind them are evidence: the merge counts.
+        let mut checked = echo.clone();
+        checked.sources = vec!["o2".into()];
+        place(&mut store, &checked, p, Tier::L1, &s, 60).expect("place");
+        let after = get(&store, id).expect("get").expect("there");
+        assert_eq!(
+            (after.sources, after.importance, after.updated_at),
+            (vec!["o9".to_owned(), "o2".to_owned()], 9, 60)
+        );
+        // The person asking to remember it is their word, never an echo.
+        let mut stated = echo.clone();
+        stated.sources = vec!["e1".into()];
+        stated.origin = "stated:codex".into();
+        place(&mut store, &stated, p, Tier::L2, &s, 70).expect("place");
+        let stated = get(&store, id).expect("get").expect("there");
+        assert!(stated.sources.contains(&"e1".to_owned()), "{:?}", stated.sources);
     }
 
     #[test]

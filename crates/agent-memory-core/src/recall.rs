@@ -23,6 +23,7 @@ use crate::embed::{Embedder, SparseEncoder};
 use crate::event::EventKind;
 use crate::store::browse::Listing;
 use crate::store::distilled::{Observation, Summary, TimelineItem};
+use crate::store::injections::{Injection, InjectionFilter, LastHanded};
 use crate::store::memories::{self, Memory, MemoryError};
 use crate::store::recall::ItemKind;
 use crate::store::search::{Ranking, SearchHit, SearchQuery, SearchResults, VectorQuery};
@@ -146,6 +147,56 @@ pub enum Item {
     Summary(Summary),
     Memory(Memory),
     Event(StoredEvent),
+}
+
+/// An item as `show` prints it: the item in full, and when it was last handed to an agent.
+/// As JSON the item's own `{"kind", "item"}` with `last_handed` beside them (`null` when it
+/// never was).
+#[derive(Debug, Clone, Serialize)]
+pub struct Shown {
+    #[serde(flatten)]
+    pub item: Item,
+    pub last_handed: Option<LastHanded>,
+}
+
+/// A listing of injections as a caller typed it, before it is checked.
+#[derive(Debug, Clone, Default)]
+pub struct InjectionRequest {
+    /// The agent's own session id, matched as given.
+    pub session: Option<String>,
+    /// An agent's name or alias.
+    pub agent: Option<String>,
+    /// A project's key, name or root, or a directory inside it.
+    pub project: Option<String>,
+    /// 1 to [`MAX_INJECTIONS`]; [`DEFAULT_INJECTIONS`] when `None`.
+    pub limit: Option<usize>,
+}
+
+/// Injections one listing returns unless asked for more.
+pub const DEFAULT_INJECTIONS: usize = 20;
+/// The most injections one listing returns.
+pub const MAX_INJECTIONS: usize = 1000;
+
+/// Injections newest first, for `agent-memory log` and `GET /api/injections`: an agent or a
+/// project that nothing stored has is an error naming the valid ones; a session nothing was
+/// handed to is an empty list.
+pub fn injections(store: &Store, request: InjectionRequest) -> Result<Vec<Injection>, RecallError> {
+    let limit = match request.limit {
+        None => DEFAULT_INJECTIONS,
+        Some(n @ 1..=MAX_INJECTIONS) => n,
+        Some(n) => {
+            return Err(invalid(format!(
+                "`limit` is {n}; pass a number from 1 to {MAX_INJECTIONS}"
+            )));
+        }
+    };
+    let filter = InjectionFilter {
+        session: request.session.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
+        agent: request.agent.as_deref().map(|raw| known_agent(store, raw)).transpose()?,
+        project: request.project.as_deref().map(|raw| known_project(store, raw)).transpose()?,
+        limit,
+    };
+    Ok(store.injections(&filter)?)
 }
 
 /// A search as a caller typed it, before it is checked.
@@ -410,6 +461,18 @@ impl Reader<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Items for `show`: each in full (in the order asked, each once), with when it was last
+    /// handed to an agent; an id nothing is stored under is an error naming it.
+    pub fn show(&self, ids: &[ItemId]) -> Result<Vec<Shown>, RecallError> {
+        let mut shown = Vec::with_capacity(ids.len());
+        for (id, item) in self.get(ids)? {
+            let item = item.ok_or_else(|| not_stored(id))?;
+            let last_handed = self.store.last_handed(&id.to_string())?;
+            shown.push(Shown { item, last_handed });
+        }
+        Ok(shown)
     }
 
     /// Turns a request into the store's query, or says which field is wrong and what to pass.

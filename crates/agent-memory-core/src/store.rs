@@ -13,6 +13,7 @@ pub mod branches;
 pub mod browse;
 pub mod distilled;
 pub mod fts;
+pub mod injections;
 pub mod memories;
 pub mod recall;
 pub mod search;
@@ -55,6 +56,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0015_event_stems.sql"),
     include_str!("store/migrations/0016_history.sql"),
     include_str!("store/migrations/0017_anchors.sql"),
+    include_str!("store/migrations/0018_injections.sql"),
 ];
 
 /// The schema version this build writes.

@@ -399,6 +399,11 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
             report.problem(Step::Checkpoint, format!("recall indexes not merged: {err}"));
         }
     }
+    // The record of injections stays bounded; the hook only appends to it.
+    let before = pass.now_ms - crate::store::injections::KEPT_INJECTION_MS;
+    if let Err(err) = store.prune_injections(before, crate::store::injections::KEPT_INJECTIONS) {
+        tracing::debug!(%err, "old injections not pruned");
+    }
     // Whatever the pass wrote (events drained, distilled items, vectors, the indexes merged),
     // the next process to open the store must not read it all again from the log.
     if let Err(err) = store.leave_log_small(Duration::from_secs(2)) {

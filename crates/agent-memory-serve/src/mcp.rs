@@ -311,8 +311,13 @@ impl MemoryServer {
         the last session's next steps, token economics). Pass a directory inside the project, \
         or nothing for the directory the server was started in."
     )]
-    fn briefing(&self, Parameters(args): Parameters<Checked<BriefingArgs>>) -> CallToolResult {
-        answer(args.0.and_then(|args| self.run_briefing(args)))
+    fn briefing(
+        &self,
+        peer: Peer<RoleServer>,
+        Parameters(args): Parameters<Checked<BriefingArgs>>,
+    ) -> CallToolResult {
+        let client = client_name(&peer);
+        answer(args.0.and_then(|args| self.run_briefing(args, &client)))
     }
 
     #[tool(description = "Remember one statement for every later session of every agent: a fact \
@@ -451,7 +456,8 @@ impl MemoryServer {
         Ok(out)
     }
 
-    fn run_briefing(&self, args: BriefingArgs) -> Result<String, String> {
+    /// The briefing, recorded as handed to `client` (the MCP client's name, as an agent's).
+    fn run_briefing(&self, args: BriefingArgs, client: &str) -> Result<String, String> {
         let s = &self.settings;
         let dir = args.project.map_or_else(|| s.cwd.clone(), PathBuf::from);
         if !dir.is_dir() {
@@ -464,7 +470,8 @@ impl MemoryServer {
         let store = self.store()?;
         let roots = store.registered_roots().map_err(store_failed)?;
         let project = project::resolve(&dir, &roots);
-        let markdown = inject::briefing_markdown(&store, &s.home, &s.config, &project, None)
+        let client = agent_memory_core::adapter::canonical_agent(client);
+        let markdown = inject::briefing_on_request(&store, &s.home, &s.config, &project, &client)
             .map_err(store_failed)?;
         Ok(markdown.unwrap_or_else(|| {
             format!(

@@ -3,7 +3,9 @@
 //! stored, against the binary's bare start-up (`--version`) as a baseline measured in the same
 //! run; the offline distiller's throughput over the whole store (`agent-memory work`); and,
 //! over what it distilled, the hooks that answer: the session-start briefing, prompt-time
-//! recall, and file context before a read.
+//! recall, and file context before a read, each with the record of what it handed (one
+//! `injections` row per answer, which `agent-memory log` lists), against the same hook with
+//! that answer switched off.
 //!
 //! `cargo bench -p agent-memory --bench pipeline` (release profile). Knobs: `BENCH_EVENTS`
 //! (default 100000), `BENCH_RUNS` (default 300), `BENCH_HOME` (run in this directory and keep it).
@@ -182,6 +184,11 @@ fn main() {
         report(&format!("hook {event} with {what} (answered {answered} of {runs})"), &on);
         report(&format!("hook {event} without it"), &off);
     }
+    // Every answer above was recorded as it was handed: the timings include that write.
+    let log = cmd(&["log", "--json", "--limit", "1000"]).output().expect("log");
+    let log: serde_json::Value = serde_json::from_slice(&log.stdout).expect("log json");
+    let rows = log.as_array().map_or(0, Vec::len);
+    println!("injections on record (up to 1000 listed): {rows}");
 
     let status = cmd(&["status", "--json"]).output().expect("status");
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status json");

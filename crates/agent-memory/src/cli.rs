@@ -45,6 +45,9 @@ pub enum Command {
     Forget(ForgetArgs),
     /// List long-term memories: candidates (L1), project (L2) and global (L3) memory.
     Memories(MemoriesArgs),
+    /// Every injection on record, newest first: when context was handed to which agent, by
+    /// which channel (briefing, recall, file, mcp-briefing), with which items and tokens.
+    Log(LogArgs),
     /// What your agents already wrote in their own history on this machine (sessions, dates,
     /// projects, how much the store holds); `history import` brings it into memory.
     History(HistoryArgs),
@@ -437,6 +440,25 @@ pub struct ShowArgs {
     /// Ids as search prints them: o12 (observation), s3 (summary), e45 (event).
     #[arg(required = true, num_args = 1..)]
     pub ids: Vec<String>,
+    /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only what was handed to this session (the agent's own session id).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only what was handed to this agent (claude-code, codex, gemini, …).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Only this project: a directory inside it, or its name or key.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<String>,
+    /// How many injections to list, newest first (1 to 1000).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
     /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,

@@ -9,6 +9,7 @@ pub mod history;
 pub mod hook;
 pub mod import;
 pub mod install;
+pub mod log;
 pub mod mcp;
 pub mod memories;
 pub mod mode;
@@ -80,6 +81,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Work(args) => work::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
+        Command::Log(args) => log::run(&ctx, args),
         Command::Mode(args) => mode::run(&ctx, args),
         Command::Model(args) => model::run(&ctx, args),
         Command::Reindex(args) => reindex::run(&ctx, args),

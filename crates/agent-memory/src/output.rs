@@ -18,6 +18,7 @@ use serde::Serialize;
 mod brief;
 mod doctor;
 mod history;
+mod injection;
 mod install;
 mod item;
 mod memory;
@@ -36,6 +37,7 @@ mod work;
 pub use brief::{brief, brief_written};
 pub use doctor::doctor;
 pub use history::{history, history_imported};
+pub use injection::injections;
 pub use install::{install_diff, install_error, install_file, install_note, install_report};
 pub use item::show;
 pub use memory::{

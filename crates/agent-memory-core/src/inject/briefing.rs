@@ -22,8 +22,10 @@
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
+use super::Handed;
 use crate::capture::fence::{SENTINEL_CLOSE, SENTINEL_OPEN};
 use crate::promote::similar;
+use crate::recall::ItemId;
 use crate::store::distilled::Summary;
 use crate::store::recall::{BriefingItem, Economics};
 use crate::text::{clip, one_line};
@@ -117,7 +119,7 @@ impl MemoryKind {
 /// One reviewed long-term memory for the briefing (L2 project memory or L3 preference).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BriefingMemory {
-    /// The memory's id (`m12`).
+    /// The memory's row id (`m7`).
     pub id: i64,
     pub kind: MemoryKind,
     /// The statement, at most 300 characters.
@@ -239,6 +241,14 @@ impl Briefing<'_> {
 /// The briefing as Markdown, sized so that wrapped in the sentinel it keeps the budget (and the
 /// byte cap); `None` when there is nothing to say or the budget cannot hold the frame.
 pub fn markdown(briefing: &Briefing<'_>, options: &ContextOptions) -> Option<String> {
+    compose(briefing, options).map(|(text, _)| text)
+}
+
+/// [`markdown`], with what it handed: the memories in the order shown, the last session's
+/// summary, then the timeline's observations newest first, each with the tokens of its line
+/// or block; and how many candidates of the three were left out (by the budget, or as a
+/// timeline line that says what a newer one said).
+pub fn compose(briefing: &Briefing<'_>, options: &ContextOptions) -> Option<(String, Handed)> {
     if briefing.is_empty() {
         return None;
     }
@@ -262,7 +272,8 @@ pub fn markdown(briefing: &Briefing<'_>, options: &ContextOptions) -> Option<Str
     let mut left = options.budget_tokens.checked_sub(frame)?;
 
     let mut memory_budget = left * MEMORY_SHARE_PERCENT / 100;
-    let memories = memory_sections(briefing.memories, zh, &mut memory_budget);
+    let mut handed = Handed::default();
+    let memories = memory_sections(briefing.memories, zh, &mut memory_budget, &mut handed.items);
     left -= left * MEMORY_SHARE_PERCENT / 100 - memory_budget;
     // The newest observation keeps its place whatever the last session would take: it is
     // most often that session's own lesson, and the one the timeline gives way last.
@@ -333,8 +344,21 @@ pub fn markdown(briefing: &Briefing<'_>, options: &ContextOptions) -> Option<Str
         text = render(&timeline, economics);
     }
     let wrapped = super::wrap(&text);
-    (estimate(&wrapped) <= options.budget_tokens && wrapped.len() <= CONTEXT_MAX_BYTES)
-        .then_some(text)
+    if estimate(&wrapped) > options.budget_tokens || wrapped.len() > CONTEXT_MAX_BYTES {
+        return None;
+    }
+    let shown_memories = handed.items.len();
+    if let (Some(summary), Some(block)) = (briefing.last, &last) {
+        handed.items.push((ItemId::Summary(summary.id).to_string(), estimate(block) + 1));
+    }
+    for placed in &timeline.items {
+        let id = ItemId::Observation(placed.item.item.id).to_string();
+        handed.items.push((id, estimate(&line(placed, options)) + 1));
+    }
+    handed.cut = briefing.memories.len() - shown_memories
+        + usize::from(briefing.last.is_some() && last.is_none())
+        + (briefing.timeline.len() - timeline.items.len());
+    Some((text, handed))
 }
 
 /// The briefing wrapped in the sentinel, as a hook hands it to an agent.
@@ -343,7 +367,13 @@ pub fn session_start_context(briefing: &Briefing<'_>, options: &ContextOptions) 
 }
 
 /// The memory sections that fit, one line per memory, in the order of [`MemoryKind::ALL`].
-fn memory_sections(memories: &[BriefingMemory], zh: bool, left: &mut usize) -> Vec<String> {
+/// Each memory shown goes into `shown` with the tokens of its line.
+fn memory_sections(
+    memories: &[BriefingMemory],
+    zh: bool,
+    left: &mut usize,
+    shown: &mut Vec<(String, usize)>,
+) -> Vec<String> {
     let mut sections = Vec::new();
     for kind in MemoryKind::ALL {
         let heading = kind.heading(zh);
@@ -365,6 +395,7 @@ fn memory_sections(memories: &[BriefingMemory], zh: bool, left: &mut usize) -> V
             }
             spent += line_cost;
             lines.push(line);
+            shown.push((ItemId::Memory(memory.id).to_string(), line_cost));
         }
         if !lines.is_empty() {
             *left -= spent;
@@ -1112,14 +1143,14 @@ pub(crate) mod tests {
     fn memory_sections_come_first_in_their_order() {
         let memories = [
             BriefingMemory {
-                id: 1,
+                id: 7,
                 kind: MemoryKind::Decision,
                 text: "Use jiff, not chrono.".into(),
                 by: None,
                 stale: None,
             },
             BriefingMemory {
-                id: 2,
+                id: 3,
                 kind: MemoryKind::Preference,
                 text: "Answer in short sentences.".into(),
                 by: None,
@@ -1144,6 +1175,60 @@ pub(crate) mod tests {
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
         assert_eq!(wrap("x").lines().count(), 3);
+    }
+
+    /// What a briefing hands is what it shows: memories in the order shown, the last session,
+    /// then the timeline; whatever the budget leaves out is counted as cut.
+    #[test]
+    fn a_briefing_reports_the_items_it_handed_and_what_the_budget_cut() {
+        let (summary, timeline, economics) = fixture();
+        let memories = [
+            BriefingMemory {
+                id: 7,
+                kind: MemoryKind::Decision,
+                text: "Use jiff, not chrono.".into(),
+                by: None,
+                stale: None,
+            },
+            BriefingMemory {
+                id: 3,
+                kind: MemoryKind::Preference,
+                text: "Answer in short sentences.".into(),
+                by: None,
+                stale: None,
+            },
+        ];
+        let briefing =
+            Briefing { memories: &memories, last: Some(&summary), timeline: &timeline, economics };
+        let candidates = memories.len() + 1 + timeline.len();
+        for budget in [1500, 400, 250] {
+            let Some((text, handed)) = compose(&briefing, &options(budget, "en")) else {
+                continue;
+            };
+            let ids: Vec<&str> = handed.items.iter().map(|(id, _)| id.as_str()).collect();
+            let observations: Vec<String> = text
+                .lines()
+                .filter_map(|line| line.strip_prefix("- o"))
+                .map(|rest| format!("o{}", rest.split(' ').next().unwrap_or_default()))
+                .collect();
+            let memories_shown =
+                ["m3", "m7"].into_iter().filter(|id| ids.contains(id)).collect::<Vec<_>>();
+            assert_eq!(ids[..memories_shown.len()], memories_shown, "{budget}: {ids:?}");
+            assert_eq!(ids.contains(&"s7"), text.contains("## Last session"), "{budget}");
+            let mut handed_observations: Vec<String> =
+                ids.iter().filter(|id| id.starts_with('o')).map(|id| (*id).to_owned()).collect();
+            let mut shown = observations.clone();
+            handed_observations.sort();
+            shown.sort();
+            assert_eq!(handed_observations, shown, "{budget}: {text}");
+            assert!(handed.items.iter().all(|(_, tokens)| *tokens > 0));
+            let spent: usize = handed.items.iter().map(|(_, tokens)| tokens).sum();
+            assert!(spent <= budget, "{budget}: {spent}");
+            assert_eq!(handed.cut, candidates - ids.len(), "{budget}: {ids:?}");
+            assert_eq!(markdown(&briefing, &options(budget, "en")).as_deref(), Some(text.as_str()));
+        }
+        let (_, tight) = compose(&briefing, &options(250, "en")).expect("a small briefing");
+        assert!(tight.cut > 0, "{tight:?}");
     }
 
     fn stored(

@@ -47,13 +47,15 @@ fn inside<'a>(path: &'a str, base: &str) -> Option<&'a str> {
     path.strip_prefix(base)?.strip_prefix('/').filter(|rest| !rest.is_empty())
 }
 
-/// The context for `file` (shown as given), wrapped in the sentinel; `None` without notes.
+/// The context for `file` (shown as given), wrapped in the sentinel, with the observations it
+/// names (each with the tokens of its line) and how many notes beyond [`MAX_NOTES`] it left
+/// out; `None` without notes.
 pub fn file_context(
     file: &str,
     notes: &[FileNote],
     language: &str,
     tz: &TimeZone,
-) -> Option<String> {
+) -> Option<(String, super::Handed)> {
     if notes.is_empty() {
         return None;
     }
@@ -66,6 +68,8 @@ pub fn file_context(
             "What earlier sessions did with {file} (agent-memory; `agent-memory show <id>` prints one in full):"
         )
     }];
+    let mut handed =
+        super::Handed { items: Vec::new(), cut: notes.len().saturating_sub(MAX_NOTES) };
     for note in notes.iter().take(MAX_NOTES) {
         let did = match (note.modified, zh) {
             (true, false) => "changed it",
@@ -78,14 +82,16 @@ pub fn file_context(
             .unwrap_or_default();
         let stale =
             note.stale.as_deref().map(|s| format!(" ({})", one_line(s))).unwrap_or_default();
-        lines.push(format!(
+        let line = format!(
             "- o{} {day} {} {did}: {}{stale}",
             note.id,
             note.agent,
             clip(&one_line(&note.title), 160)
-        ));
+        );
+        handed.items.push((format!("o{}", note.id), crate::tokens::estimate(&line) + 1));
+        lines.push(line);
     }
-    Some(super::wrap(&lines.join("\n")))
+    Some((super::wrap(&lines.join("\n")), handed))
 }
 
 #[cfg(test)]
@@ -129,7 +135,7 @@ mod tests {
             - o4 2026-12-02 codex changed it: Fixed the depth lookup
             - o2 2026-12-02 codex read it: Studied src/parser.rs
             </agent-memory-context>"#]]
-        .assert_eq(&file_context("src/parser.rs", &notes, "en", &TimeZone::UTC).expect("context"));
+        .assert_eq(&file_context("src/parser.rs", &notes, "en", &TimeZone::UTC).expect("context").0);
         expect![[r#"
             <agent-memory-context>
             以往会话对 src/parser.rs 的记录（agent-memory；`agent-memory show <id>` 查看全文）：
@@ -137,8 +143,12 @@ mod tests {
             - o2 2026-12-02 codex 读过: Studied src/parser.rs
             </agent-memory-context>"#]]
         .assert_eq(
-            &file_context("src/parser.rs", &notes, "zh-CN", &TimeZone::UTC).expect("context"),
+            &file_context("src/parser.rs", &notes, "zh-CN", &TimeZone::UTC).expect("context").0,
         );
         assert_eq!(file_context("a", &[], "en", &TimeZone::UTC), None);
+        let (_, handed) = file_context("src/parser.rs", &notes, "en", &TimeZone::UTC).expect("ctx");
+        let ids: Vec<&str> = handed.items.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!((ids, handed.cut), (vec!["o4", "o2"], 0));
+        assert!(handed.items.iter().all(|(_, tokens)| *tokens > 0));
     }
 }

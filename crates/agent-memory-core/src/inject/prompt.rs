@@ -396,6 +396,9 @@ pub struct Recalled {
     /// Wrapped in the sentinel.
     pub context: String,
     pub items: Vec<(ItemKind, i64)>,
+    /// The same items by typed id with the tokens of their lines, and how many candidates the
+    /// limits left out (a session's line that would repeat what it said is not counted).
+    pub handed: super::Handed,
 }
 
 /// What an item's strength counts for in the order when a file it rests on changed since.
@@ -480,9 +483,11 @@ fn render(
     let mut said: Vec<(i64, String)> = Vec::new();
     let mut lines = Vec::new();
     let mut items = Vec::new();
+    let mut handed = super::Handed::default();
     for candidate in firsts.into_iter().chain(others) {
         if items.len() >= options.max_items {
-            break;
+            handed.cut += 1;
+            continue;
         }
         let text = format!("{}\n{}", candidate.title, candidate.lesson);
         if let Some((_, known)) = said.iter().find(|(id, _)| *id == candidate.session_id)
@@ -515,6 +520,7 @@ fn render(
             .chain([format!("{head} {title}")])
             .find(fits)
         else {
+            handed.cut += 1;
             continue;
         };
         spent += estimate(&line) + 1;
@@ -523,13 +529,14 @@ fn render(
             None => said.push((candidate.session_id, text)),
         }
         items.push((candidate.kind, candidate.id));
+        handed.items.push((candidate.kind.show_id(candidate.id), estimate(&line) + 1));
         lines.push(line);
     }
     if lines.is_empty() {
         return None;
     }
     let context = super::wrap(&format!("{header}\n{}", lines.join("\n")));
-    (estimate(&context) <= options.max_tokens).then_some(Recalled { context, items })
+    (estimate(&context) <= options.max_tokens).then_some(Recalled { context, items, handed })
 }
 
 fn day(ms: i64, time_zone: &jiff::tz::TimeZone) -> String {
@@ -774,6 +781,15 @@ mod tests {
             if let Some(recalled) = recall(&terms, candidates.clone(), &options) {
                 assert!(estimate(&recalled.context) <= max_tokens, "{max_tokens}");
                 assert!(recalled.items.len() <= 3);
+                // What it handed is what it holds, and every other strong candidate was cut.
+                let handed: Vec<String> =
+                    recalled.items.iter().map(|(kind, id)| kind.show_id(*id)).collect();
+                let ids: Vec<String> =
+                    recalled.handed.items.iter().map(|(id, _)| id.clone()).collect();
+                assert_eq!(ids, handed, "{max_tokens}");
+                let spent: usize = recalled.handed.items.iter().map(|(_, tokens)| tokens).sum();
+                assert!(spent <= max_tokens, "{max_tokens}");
+                assert_eq!(recalled.handed.cut, candidates.len() - ids.len(), "{max_tokens}");
             }
         }
     }

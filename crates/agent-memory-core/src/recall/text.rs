@@ -7,9 +7,10 @@
 
 use std::fmt::Write as _;
 
-use super::{Item, ItemId};
+use super::{Item, ItemId, Shown};
 use crate::distil::StoredEvent;
 use crate::store::distilled::{Observation, Summary, TimelineItem};
+use crate::store::injections::LastHanded;
 use crate::store::memories::Memory;
 use crate::store::search::SearchHit;
 use crate::time::format_local;
@@ -21,14 +22,48 @@ pub fn items<'a>(items: impl IntoIterator<Item = &'a Item>) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        match item {
-            Item::Observation(o) => observation(&mut out, o),
-            Item::Summary(s) => summary(&mut out, s),
-            Item::Memory(m) => memory(&mut out, m),
-            Item::Event(e) => event(&mut out, e),
+        one(&mut out, item);
+    }
+    out
+}
+
+/// Items as `show` prints them: each in full, ending with when it was last handed to an agent
+/// (`Last handed to claude-code (briefing) 2026-12-06 14:02, 3 times`), when it ever was.
+pub fn shown(shown: &[Shown]) -> String {
+    let mut out = String::new();
+    for one_shown in shown {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        one(&mut out, &one_shown.item);
+        if let Some(last) = &one_shown.last_handed {
+            last_handed(&mut out, last);
         }
     }
     out
+}
+
+fn one(out: &mut String, item: &Item) {
+    match item {
+        Item::Observation(o) => observation(out, o),
+        Item::Summary(s) => summary(out, s),
+        Item::Memory(m) => memory(out, m),
+        Item::Event(e) => event(out, e),
+    }
+}
+
+fn last_handed(out: &mut String, last: &LastHanded) {
+    let times = match last.times {
+        1 => "once".to_owned(),
+        n => format!("{n} times"),
+    };
+    let _ = writeln!(
+        out,
+        "Last handed to {} ({}) {}, {times}",
+        last.agent,
+        last.channel,
+        format_local(last.at_ms)
+    );
 }
 
 /// A search's answer: one line per hit, best first, with what reading it in full costs.

@@ -1,5 +1,6 @@
 //! The JSON API under `/api` (documented in `docs/http-api.md`): sessions, events,
-//! observations, summaries, projects, search, timeline, items by id, stats and health, and
+//! observations, summaries, projects, search, timeline, items by id, the injections on
+//! record, stats and health, and
 //! the two mutating routes (`POST /api/work`, `POST /api/shutdown`).
 //!
 //! Here is a query string, give me JSON from the same core calls the CLI makes. Parameters
@@ -44,6 +45,7 @@ pub(super) fn routes() -> Router<Shared> {
         .route("/api/search", get(search))
         .route("/api/timeline", get(timeline))
         .route("/api/items", get(items))
+        .route("/api/injections", get(injections))
         .route("/api/live", get(super::live::feed))
         .route("/api/work", post(work))
         .route("/api/shutdown", post(shutdown))
@@ -459,6 +461,22 @@ async fn search(State(state): State<Shared>, query: Pairs) -> Response {
                 }))
             })
             .await
+    }
+    .await;
+    reply(result)
+}
+
+/// The injections on record, newest first: the same JSON as `agent-memory log --json`.
+async fn injections(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let params = Params::new(query, &["session", "agent", "project", "limit"])?;
+        let request = recall::InjectionRequest {
+            session: params.get("session"),
+            agent: params.get("agent"),
+            project: params.get("project"),
+            limit: params.number("limit", recall::MAX_INJECTIONS as u64)?.map(|n| n as usize),
+        };
+        state.with_store(move |store| Ok(json!(recall::injections(store, request)?))).await
     }
     .await;
     reply(result)

@@ -68,7 +68,8 @@ fn an_item_is_its_kind_and_its_fields_apart() {
     let shown = home.json(&["show", "e1"]);
     let item = &shown[0];
     let keys: Vec<&String> = item.as_object().expect("an object").keys().collect();
-    assert_eq!(keys, ["item", "kind"], "{item}");
+    assert_eq!(keys, ["item", "kind", "last_handed"], "{item}");
+    assert!(item["last_handed"].is_null(), "an event is never handed: {item}");
     assert_eq!(item["kind"], "event");
     assert_eq!(item["item"]["event"]["kind"], "prompt", "the event's own kind stays inside");
 }

@@ -15,6 +15,7 @@ mod history;
 mod install;
 mod json;
 mod lessons;
+mod log;
 mod mcp;
 mod memory;
 mod project_identity;

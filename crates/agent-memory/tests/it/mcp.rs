@@ -248,8 +248,21 @@ fn the_cheap_first_workflow_works_end_to_end() {
     let (error, text) = server.call("briefing", json!({ "project": app }));
     assert!(!error, "{text}");
     assert!(text.contains(&format!("o{fix}")), "{text}");
+    // It is on record as handed to this client, without a session.
+    let log = home.json(&["log"]);
+    assert_eq!(log.as_array().map(Vec::len), Some(1), "{log}");
+    assert_eq!(
+        (&log[0]["channel"], &log[0]["agent"], &log[0]["session"]),
+        (&"mcp-briefing".into(), &"agent-memory-tests".into(), &serde_json::Value::Null),
+        "{log}"
+    );
+    assert!(
+        log[0]["items"].as_array().is_some_and(|items| items.contains(&format!("o{fix}").into())),
+        "{log}"
+    );
     let (error, text) = server.call("briefing", json!({}));
     assert!(!error && text.contains("Nothing is remembered"), "the server's own dir: {text}");
+    assert_eq!(home.json(&["log"]).as_array().map(Vec::len), Some(1), "nothing handed there");
 
     server.finish();
 }

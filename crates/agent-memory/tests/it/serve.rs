@@ -226,6 +226,18 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
     assert!(stats["events_per_day"][0]["agent"] == "codex", "{stats}");
     assert_eq!(stats["spool"]["files"], 0);
 
+    // The injections on record: the same list as `log --json`.
+    assert_eq!(server.json("/api/injections"), json!([]));
+    let start = crate::recall_inject::with(
+        crate::recall_inject::sample("claude-code", "SessionStart"),
+        json!({ "session_id": "claude-api", "cwd": app }),
+    );
+    let out = home.hook("claude-code", "SessionStart", &start);
+    assert!(!out.stdout.is_empty(), "a briefing: {}", agent_memory_testkit::describe(&out));
+    let injections = server.json("/api/injections?session=claude-api&agent=claude-code&limit=5");
+    assert_eq!(injections, home.json(&["log"]), "as `log --json` lists them");
+    assert_eq!(injections[0]["channel"], "briefing", "{injections}");
+
     // Errors are `{message, code}` with stable codes; the bodies are what a caller reads.
     let errors: Vec<(String, u16, Value)> = [
         "/api/search?q=",
@@ -235,6 +247,8 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
         "/api/search?q=x&kind=memo",
         "/api/observations?agent=nosuch",
         "/api/events?project=nosuchproj",
+        "/api/injections?agent=nosuch",
+        "/api/injections?limit=0",
         "/api/nothing-here",
     ]
     .iter()
@@ -253,6 +267,8 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
         /api/search?q=x&kind=memo 400 {"code":"bad_request","message":"`kind` is `memo`; pass observation, summary, event or memory"}
         /api/observations?agent=nosuch 400 {"code":"bad_request","message":"`agent` is `nosuch`, which has recorded nothing; pass one of claude-code, codex, gemini, opencode, copilot, hermes"}
         /api/events?project=nosuchproj 400 {"code":"bad_request","message":"`project` is `nosuchproj`, which is no stored project; pass one of app, or a directory inside it"}
+        /api/injections?agent=nosuch 400 {"code":"bad_request","message":"`agent` is `nosuch`, which has recorded nothing; pass one of claude-code, codex, gemini, opencode, copilot, hermes"}
+        /api/injections?limit=0 400 {"code":"bad_request","message":"`limit` is 0; pass a number from 1 to 1000"}
         /api/nothing-here 404 {"code":"not_found","message":"no such route; see docs/http-api.md"}
     "#]]
     .assert_eq(&shown);
@@ -353,8 +369,14 @@ fn the_gate_wants_the_token_the_own_host_and_the_own_origin() {
     // Reads need it too: the store is the user's alone. Only the health probe and the
     // viewer's own files are open; the live feed may carry the token in its query, since a
     // browser's EventSource sends no header.
-    for path in ["/api/events", "/api/search?q=x", "/api/review", "/api/items?ids=e1", "/api/live"]
-    {
+    for path in [
+        "/api/events",
+        "/api/search?q=x",
+        "/api/review",
+        "/api/items?ids=e1",
+        "/api/injections",
+        "/api/live",
+    ] {
         let r = request(port, "GET", path, &[], "");
         assert_eq!((r.status, code(&r)), (401, "unauthorized".into()), "{path}");
     }
