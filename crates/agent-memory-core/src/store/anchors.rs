@@ -109,9 +109,12 @@ impl Store {
         let keys: Vec<(&str, i64)> = items.iter().map(|(kind, id)| (kind.as_str(), *id)).collect();
         let keys = serde_json::to_string(&keys).unwrap_or_else(|_| "[]".into());
         let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM anchors
-             WHERE (item_kind, item_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))
-             ORDER BY item_kind, item_id, path"
+            // The items drive the join, each a lookup of the primary key: a row-value `IN`
+            // would use only its first column and walk every anchor of the kind.
+            "SELECT {} FROM json_each(?1) j CROSS JOIN anchors a
+             WHERE a.item_kind = j.value ->> 0 AND a.item_id = j.value ->> 1
+             ORDER BY a.item_kind, a.item_id, a.path",
+            prefixed("a")
         ))?;
         let rows = stmt.query_map([keys], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

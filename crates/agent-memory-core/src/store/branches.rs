@@ -39,7 +39,7 @@ impl Store {
         let mut stmt = self.conn().prepare_cached(
             "SELECT s.project_id, p.root, json_group_array(DISTINCT s.branch)
              FROM sessions s JOIN projects p ON p.id = s.project_id
-             WHERE s.branch IS NOT NULL AND s.branch IS NOT s.branch_seen
+             WHERE s.branch IS NOT s.branch_seen
              GROUP BY s.project_id LIMIT ?1",
         )?;
         let rows = stmt.query_map([limit as i64], |r| {
@@ -68,7 +68,7 @@ impl Store {
                                     THEN work_commit END,
                  work_branch = CASE WHEN branch = ?2 THEN NULL ELSE branch END,
                  branch_seen = branch
-             WHERE project_id = ?1 AND branch IS NOT NULL AND branch IS NOT branch_seen",
+             WHERE project_id = ?1 AND branch IS NOT branch_seen",
             params![project_id, default_branch],
         )?;
         tx.commit()?;
@@ -114,7 +114,8 @@ impl Store {
         let mut stmt = self.conn().prepare_cached(
             "SELECT s.project_id, p.root, json_group_array(DISTINCT s.work_commit)
              FROM sessions s JOIN projects p ON p.id = s.project_id
-             WHERE s.work_commit IS NOT NULL GROUP BY s.project_id",
+             WHERE s.work_branch IS NOT NULL AND s.work_commit IS NOT NULL
+             GROUP BY s.project_id",
         )?;
         let rows = stmt.query_map([], |r| {
             let commits: String = r.get(2)?;

@@ -120,31 +120,24 @@ impl Store {
         }
         let tx = self.begin_write()?;
         {
-            let mut head = tx.prepare_cached(
-                "INSERT INTO injections (at, agent, session, project_id, channel, tokens, cut)
-                 VALUES (?1, ?2, ?3, (SELECT id FROM projects WHERE key = ?4), ?5, ?6, ?7)
-                 RETURNING id",
-            )?;
-            let mut item = tx.prepare_cached(
-                "INSERT INTO injected_items (injection_id, place, item, tokens)
-                 VALUES (?1, ?2, ?3, ?4)",
+            // One row each, the items as JSON: on the hook path a row per item cost twice the
+            // rest of the record.
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO injections (at, agent, session, project_id, channel, tokens, cut, items)
+                 VALUES (?1, ?2, ?3, (SELECT id FROM projects WHERE key = ?4), ?5, ?6, ?7, ?8)",
             )?;
             for injection in injections {
-                let id: i64 = head.query_row(
-                    params![
-                        injection.at_ms,
-                        injection.agent,
-                        injection.session,
-                        injection.project_key,
-                        injection.channel.as_str(),
-                        injection.tokens as i64,
-                        injection.cut as i64,
-                    ],
-                    |r| r.get(0),
-                )?;
-                for (place, (handed, tokens)) in injection.items.iter().enumerate() {
-                    item.execute(params![id, place as i64, handed, *tokens as i64])?;
-                }
+                let items = serde_json::to_string(injection.items).unwrap_or_else(|_| "[]".into());
+                insert.execute(params![
+                    injection.at_ms,
+                    injection.agent,
+                    injection.session,
+                    injection.project_key,
+                    injection.channel.as_str(),
+                    injection.tokens as i64,
+                    injection.cut as i64,
+                    items,
+                ])?;
             }
         }
         tx.commit()?;
@@ -154,7 +147,7 @@ impl Store {
     /// Injections matching `filter`, newest first, each with its items in the order handed.
     pub fn injections(&self, filter: &InjectionFilter) -> Result<Vec<Injection>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT i.id, i.at, i.agent, i.session, p.name, i.channel, i.tokens, i.cut
+            "SELECT i.id, i.at, i.agent, i.session, p.name, i.channel, i.tokens, i.cut, i.items
              FROM injections i LEFT JOIN projects p ON p.id = i.project_id
              WHERE (?1 IS NULL OR i.session = ?1) AND (?2 IS NULL OR i.agent = ?2)
                AND (?3 IS NULL OR p.key = ?3 OR p.name = ?3 OR p.root = ?3)
@@ -163,6 +156,8 @@ impl Store {
         let rows = stmt.query_map(
             params![filter.session, filter.agent, filter.project, filter.limit as i64],
             |r| {
+                let items: String = r.get(8)?;
+                let items: Vec<(String, i64)> = serde_json::from_str(&items).unwrap_or_default();
                 Ok(Injection {
                     id: r.get(0)?,
                     at_ms: r.get(1)?,
@@ -170,34 +165,27 @@ impl Store {
                     session: r.get(3)?,
                     project: r.get(4)?,
                     channel: r.get(5)?,
-                    items: Vec::new(),
+                    items: items.into_iter().map(|(id, _)| id).collect(),
                     tokens: r.get(6)?,
                     cut: r.get(7)?,
                 })
             },
         )?;
-        let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut items = self.conn().prepare_cached(
-            "SELECT item FROM injected_items WHERE injection_id = ?1 ORDER BY place",
-        )?;
-        for injection in &mut out {
-            let rows = items.query_map([injection.id], |r| r.get(0))?;
-            injection.items = rows.collect::<rusqlite::Result<_>>()?;
-        }
-        Ok(out)
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
     /// When `item` (a typed id such as `m7`) was last handed to an agent, and how many kept
     /// injections held it; `None` when it never was (or those injections were pruned).
     pub fn last_handed(&self, item: &str) -> Result<Option<LastHanded>> {
+        // A look through the kept record (bounded by pruning) for the id as JSON writes it:
+        // `"m7"` is not found in `"m70"`.
         let mut stmt = self.conn().prepare_cached(
             "SELECT i.at, i.agent, i.session, i.channel,
-                    (SELECT count(*) FROM injected_items WHERE item = ?1)
-             FROM injected_items x JOIN injections i ON i.id = x.injection_id
-             WHERE x.item = ?1 ORDER BY x.injection_id DESC LIMIT 1",
+                    (SELECT count(*) FROM injections WHERE instr(items, ?1) > 0)
+             FROM injections i WHERE instr(i.items, ?1) > 0 ORDER BY i.id DESC LIMIT 1",
         )?;
         Ok(stmt
-            .query_row([item], |r| {
+            .query_row([quoted(item)], |r| {
                 Ok(LastHanded {
                     at_ms: r.get(0)?,
                     agent: r.get(1)?,
@@ -249,10 +237,13 @@ impl Store {
             return Ok(false);
         }
         let mut handed = self.conn().prepare_cached(
-            "SELECT 1 FROM injected_items x JOIN injections i ON i.id = x.injection_id
-             WHERE x.item = ?1 AND i.session = ?2 AND i.agent = ?3 AND i.at <= ?4 LIMIT 1",
+            "SELECT 1 FROM injections
+             WHERE session = ?2 AND agent = ?3 AND at <= ?4 AND instr(items, ?1) > 0 LIMIT 1",
         )?;
-        Ok(handed.query_row(params![item, session, agent, at_ms], |_| Ok(())).optional()?.is_some())
+        Ok(handed
+            .query_row(params![quoted(item), session, agent, at_ms], |_| Ok(()))
+            .optional()?
+            .is_some())
     }
 
     /// Removes injections older than `before_ms`, and the oldest beyond the newest `keep`,
@@ -264,11 +255,6 @@ impl Store {
             [keep],
             |r| r.get(0),
         )?;
-        let gone = "SELECT id FROM injections WHERE at < ?1 OR id <= ?2";
-        tx.execute(
-            &format!("DELETE FROM injected_items WHERE injection_id IN ({gone})"),
-            params![before_ms, last_dropped],
-        )?;
         let removed = tx.execute(
             "DELETE FROM injections WHERE at < ?1 OR id <= ?2",
             params![before_ms, last_dropped],
@@ -276,6 +262,11 @@ impl Store {
         tx.commit()?;
         Ok(removed)
     }
+}
+
+/// A typed id as the `items` JSON holds it, quotes and all.
+fn quoted(item: &str) -> String {
+    serde_json::to_string(item).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -321,6 +312,17 @@ mod tests {
             items,
             cut: 2,
         }
+    }
+
+    #[test]
+    fn an_id_is_not_found_inside_a_longer_one() {
+        let store = store();
+        let a = items(&["m70", "o12"]);
+        store
+            .record_injections(&[handed(100, "codex", Some("c-1"), Channel::Recall, &a)])
+            .expect("record");
+        assert_eq!(store.last_handed("m7").expect("read"), None);
+        assert_eq!(store.last_handed("m70").expect("read").map(|l| l.times), Some(1));
     }
 
     #[test]
@@ -444,11 +446,6 @@ mod tests {
         let left =
             store.injections(&InjectionFilter { limit: 10, ..Default::default() }).expect("list");
         assert_eq!(left.iter().map(|i| i.at_ms).collect::<Vec<_>>(), [400, 300]);
-        let items: i64 = store
-            .conn()
-            .query_row("SELECT count(*) FROM injected_items", [], |r| r.get(0))
-            .expect("count");
-        assert_eq!(items, 4, "their items went with them");
         assert_eq!(store.last_handed("m3").expect("read").map(|l| l.times), Some(2));
     }
 }

@@ -41,6 +41,8 @@ ALTER TABLE sessions ADD COLUMN branch_seen TEXT;
 ALTER TABLE sessions ADD COLUMN work_branch TEXT;
 ALTER TABLE sessions ADD COLUMN work_commit TEXT;
 CREATE INDEX sessions_work ON sessions (project_id, work_branch) WHERE work_branch IS NOT NULL;
+-- The sessions whose branch the work pass has yet to judge: few, however many sessions there are.
+CREATE INDEX sessions_unjudged ON sessions (project_id) WHERE branch IS NOT branch_seen;
 
 ALTER TABLE projects ADD COLUMN default_branch TEXT;
 
