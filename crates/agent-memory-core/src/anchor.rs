@@ -268,30 +268,30 @@ pub struct Report {
 /// later session touched. For the work pass.
 pub fn run(store: &mut Store, now_ms: i64) -> Result<Report, StoreError> {
     let mut report = Report::default();
-    let mut commits = Commits::default();
+    let mut looked = Looked::default();
     let observations = store.unanchored_observations(PER_PASS)?;
     if let Some(last) = observations.last().map(|o| o.id) {
         let mut anchors = Vec::new();
         let mut touched: Vec<Touched> = Vec::new();
         for o in &observations {
             let Some(root) = top_level(o.root.as_deref(), o.cwd.as_deref()) else { continue };
-            let commit = commits.of(&root);
+            let commit = looked.commit(&root);
             let named = named_files(&o.text);
             let paths = o.files_modified.iter().map(String::as_str).chain(named.iter().copied());
             // A checkout that has moved to another branch since holds another version of the
             // files: the session's branch holds its own.
-            let moved =
-                o.branch.as_deref().filter(|b| commits.branch(&root).as_deref() != Some(*b));
+            let moved = o.branch.as_deref().filter(|b| looked.branch(&root).as_deref() != Some(*b));
             if let Some(branch) = moved {
                 for (path, print) in
-                    files_in(&root, o.cwd.as_deref(), Source::Branch(branch), paths)
+                    files_in(&root, o.cwd.as_deref(), Source::Branch(branch), &mut looked, paths)
                 {
                     anchors.push((o.id, new_anchor(o.project_id, path, print, &None, None)));
                 }
                 continue;
             }
             let as_left = |print: &Fingerprint| print.mtime_ms <= o.session_last_at + SLACK_MS;
-            for (path, print) in files_in(&root, o.cwd.as_deref(), Source::Tree, paths) {
+            for (path, print) in files_in(&root, o.cwd.as_deref(), Source::Tree, &mut looked, paths)
+            {
                 let changed_at = (!as_left(&print)).then_some(print.mtime_ms);
                 if changed_at.is_none() {
                     touched.push((o.id, o.project_id, path.clone(), print.clone(), commit.clone()));
@@ -299,7 +299,8 @@ pub fn run(store: &mut Store, now_ms: i64) -> Result<Report, StoreError> {
                 anchors.push((o.id, new_anchor(o.project_id, path, print, &commit, changed_at)));
             }
             let read = o.files_read.iter().map(String::as_str);
-            for (path, print) in files_in(&root, o.cwd.as_deref(), Source::Tree, read) {
+            for (path, print) in files_in(&root, o.cwd.as_deref(), Source::Tree, &mut looked, read)
+            {
                 if as_left(&print) {
                     touched.push((o.id, o.project_id, path, print, commit.clone()));
                 }
@@ -341,9 +342,11 @@ pub fn run(store: &mut Store, now_ms: i64) -> Result<Report, StoreError> {
             let Some(root) = m.root.as_deref().map(PathBuf::from).filter(|r| r.is_dir()) else {
                 continue;
             };
-            let commit = commits.of(&root);
+            let commit = looked.commit(&root);
             let named = named_files(&m.text);
-            for (path, print) in files_in(&root, None, Source::Tree, named.iter().copied()) {
+            for (path, print) in
+                files_in(&root, None, Source::Tree, &mut looked, named.iter().copied())
+            {
                 if paths.len() < MAX_ANCHORS && !paths.contains(&path) {
                     paths.push(path.clone());
                     let changed_at =
@@ -425,6 +428,7 @@ fn files_in<'a>(
     root: &Path,
     cwd: Option<&str>,
     source: Source<'_>,
+    looked: &mut Looked,
     paths: impl Iterator<Item = &'a str>,
 ) -> Vec<(String, Fingerprint)> {
     let mut found: Vec<(String, Fingerprint)> = Vec::new();
@@ -447,11 +451,7 @@ fn files_in<'a>(
             if found.iter().any(|(p, _)| *p == relative) {
                 break;
             }
-            let print = match source {
-                Source::Tree => fingerprint(&candidate),
-                Source::Branch(branch) => crate::branch::blob(root, branch, &relative)
-                    .map(|bytes| fingerprint_bytes(&bytes, 0)),
-            };
+            let print = looked.print(root, source, &candidate, &relative);
             if let Some(print) = print {
                 found.push((relative, print));
                 break;
@@ -501,15 +501,17 @@ fn named_files(text: &str) -> Vec<&str> {
     named
 }
 
-/// The commit and branch each checkout has checked out, found once per pass.
+/// What a pass has looked at already: the commit and branch of each checkout, and each file's
+/// fingerprint (a history import anchors many items to the same files).
 #[derive(Default)]
-struct Commits {
+struct Looked {
     commits: HashMap<PathBuf, Option<String>>,
     branches: HashMap<PathBuf, Option<String>>,
+    prints: HashMap<(Option<String>, PathBuf), Option<Fingerprint>>,
 }
 
-impl Commits {
-    fn of(&mut self, root: &Path) -> Option<String> {
+impl Looked {
+    fn commit(&mut self, root: &Path) -> Option<String> {
         let root = root.to_owned();
         self.commits
             .entry(root.clone())
@@ -522,6 +524,28 @@ impl Commits {
         self.branches
             .entry(root.to_owned())
             .or_insert_with(|| crate::project::resolve(root, &[]).branch)
+            .clone()
+    }
+
+    /// The fingerprint of a file (`file` on disk, `relative` to `root`) as `source` holds it.
+    fn print(
+        &mut self,
+        root: &Path,
+        source: Source<'_>,
+        file: &Path,
+        relative: &str,
+    ) -> Option<Fingerprint> {
+        let key = match source {
+            Source::Tree => (None, file.to_owned()),
+            Source::Branch(branch) => (Some(branch.to_owned()), root.join(relative)),
+        };
+        self.prints
+            .entry(key)
+            .or_insert_with(|| match source {
+                Source::Tree => fingerprint(file),
+                Source::Branch(branch) => crate::branch::blob(root, branch, relative)
+                    .map(|bytes| fingerprint_bytes(&bytes, 0)),
+            })
             .clone()
     }
 }
