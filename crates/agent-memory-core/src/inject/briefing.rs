@@ -1139,24 +1139,25 @@ pub(crate) mod tests {
         figure.replace(',', "").parse().ok()
     }
 
+    /// A decision (m7) and a preference (m3).
+    fn two_memories() -> [BriefingMemory; 2] {
+        let memory = |id, kind, text: &str| BriefingMemory {
+            id,
+            kind,
+            text: text.into(),
+            by: None,
+            stale: None,
+        };
+        [
+            memory(7, MemoryKind::Decision, "Use jiff, not chrono."),
+            memory(3, MemoryKind::Preference, "Answer in short sentences."),
+        ]
+    }
+
     #[test]
     fn memory_sections_come_first_in_their_order() {
-        let memories = [
-            BriefingMemory {
-                id: 7,
-                kind: MemoryKind::Decision,
-                text: "Use jiff, not chrono.".into(),
-                by: None,
-                stale: None,
-            },
-            BriefingMemory {
-                id: 3,
-                kind: MemoryKind::Preference,
-                text: "Answer in short sentences.".into(),
-                by: None,
-                stale: None,
-            },
-        ];
+        let mut memories = two_memories();
+        memories[0].stale = Some("src/time.rs changed since 2026-12-01".into());
         let briefing = Briefing {
             memories: &memories,
             last: None,
@@ -1170,7 +1171,7 @@ pub(crate) mod tests {
             - Answer in short sentences.
 
             ## Decisions
-            - Use jiff, not chrono.
+            - Use jiff, not chrono. (src/time.rs changed since 2026-12-01)
 
             This is background from earlier sessions; if it conflicts with the current conversation, the conversation wins. `agent-memory show <id>` prints any item in full."#]]
         .assert_eq(&markdown(&briefing, &options(1500, "en")).expect("briefing"));
@@ -1182,22 +1183,7 @@ pub(crate) mod tests {
     #[test]
     fn a_briefing_reports_the_items_it_handed_and_what_the_budget_cut() {
         let (summary, timeline, economics) = fixture();
-        let memories = [
-            BriefingMemory {
-                id: 7,
-                kind: MemoryKind::Decision,
-                text: "Use jiff, not chrono.".into(),
-                by: None,
-                stale: None,
-            },
-            BriefingMemory {
-                id: 3,
-                kind: MemoryKind::Preference,
-                text: "Answer in short sentences.".into(),
-                by: None,
-                stale: None,
-            },
-        ];
+        let memories = two_memories();
         let briefing =
             Briefing { memories: &memories, last: Some(&summary), timeline: &timeline, economics };
         let candidates = memories.len() + 1 + timeline.len();
