@@ -356,6 +356,10 @@ fn observation_json(store: &Store, id: i64) -> Result<Value, ApiError> {
     let mut value = serde_json::to_value(&o).unwrap_or_default();
     value["session_id"] = json!(session_id);
     value["source_events"] = Value::Array(sources);
+    // The files it rests on, as the project's folder holds them now.
+    let kind = agent_memory_core::store::recall::ItemKind::Observation;
+    let checked = agent_memory_core::anchor::check(store, None, &[(kind, id)], time::now_ms());
+    value["anchors"] = json!(checked.get(&(kind, id)).map(|a| a.0.clone()).unwrap_or_default());
     Ok(value)
 }
 

@@ -585,6 +585,14 @@ fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_review
     let (home, app) = seeded();
     crate::memory::codex_decides(&home, "s-jiff", crate::memory::JIFF, "src/time.rs");
     crate::recall_inject::work(&home, &[]);
+    // A session start in the project: the briefing it is handed goes on record.
+    let start = payload("claude-viewer", "SessionStart", &app, json!({"source": "startup"}));
+    let out = home.hook("claude-code", "SessionStart", &start);
+    assert!(
+        out.status.success() && !out.stdout.is_empty(),
+        "{}",
+        agent_memory_testkit::describe(&out)
+    );
     let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")]);
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/serve/browser.cjs");
@@ -643,6 +651,8 @@ fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_review
     assert_eq!(result["chart_bars"].as_u64().map(|n| n > 0), Some(true), "{result}");
     assert_eq!(result["console_errors"], json!([]), "{result}");
     assert_eq!(result["token_left_in_address"], false, "{result}");
+    assert!(result["handed_briefings"].as_u64().is_some_and(|n| n >= 1), "{result}");
+    assert!(result["handed_links"].as_u64().is_some_and(|n| n >= 1), "{result}");
     let approved = result["review_approved"].as_i64().expect("a candidate was approved");
     let all = home.json(&["memories", "--all"]);
     let memory = all
@@ -652,7 +662,7 @@ fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_review
         .find(|m| m["id"] == approved)
         .unwrap_or_else(|| panic!("no m{approved}: {all:#}"));
     assert_eq!(memory["status"], "active", "{memory}");
-    for name in ["feed", "search", "observation", "session", "health", "zh", "review"] {
+    for name in ["feed", "search", "observation", "session", "health", "zh", "handed", "review"] {
         assert!(shots.join(format!("{name}.png")).is_file(), "screenshot {name}.png");
     }
     server.stop(&home);

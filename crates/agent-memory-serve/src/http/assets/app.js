@@ -5,7 +5,10 @@
 
 const STRINGS = {
   en: {
-    'nav.feed': 'Live', 'nav.search': 'Search', 'nav.health': 'Health', 'nav.review': 'Review',
+    'nav.feed': 'Live', 'nav.search': 'Search', 'nav.health': 'Health', 'nav.review': 'Review', 'nav.handed': 'Handed',
+    'handed.title': 'What agents were handed', 'handed.empty': 'Nothing has been handed to an agent yet: briefings, recalls and file context appear here as agents get them.',
+    'handed.items': 'items', 'handed.cut': 'cut by the budget',
+    'obs.anchors': 'Rests on', 'anchor.fresh': 'as it was', 'anchor.changed': 'changed since', 'anchor.gone': 'gone since',
     'feed.title': 'Live feed', 'feed.empty': 'Nothing yet. New events, observations and summaries appear here as agents work.',
     'feed.live': 'live', 'feed.offline': 'reconnecting…',
     'filter.project': 'All projects', 'filter.agent': 'Agent', 'filter.type': 'Type', 'filter.kinds': 'Show',
@@ -30,7 +33,10 @@ const STRINGS = {
     'error': 'Error', 'tokens': 'tokens', 'back': 'back',
   },
   zh: {
-    'nav.feed': '实时', 'nav.search': '搜索', 'nav.health': '状态', 'nav.review': '审阅',
+    'nav.feed': '实时', 'nav.search': '搜索', 'nav.health': '状态', 'nav.review': '审阅', 'nav.handed': '注入记录',
+    'handed.title': '交给助手的上下文', 'handed.empty': '还没有交给助手任何内容：助手拿到简报、召回和文件上下文时会出现在这里。',
+    'handed.items': '条', 'handed.cut': '因预算裁掉',
+    'obs.anchors': '依据的文件', 'anchor.fresh': '未改动', 'anchor.changed': '改动于', 'anchor.gone': '删除于',
     'feed.title': '实时动态', 'feed.empty': '暂无内容。智能体工作时，新的事件、观察和摘要会出现在这里。',
     'feed.live': '已连接', 'feed.offline': '正在重连…',
     'filter.project': '全部项目', 'filter.agent': '智能体', 'filter.type': '类型', 'filter.kinds': '显示',
@@ -246,6 +252,9 @@ async function renderObservation(id) {
     o.narrative ? [h('h2', {}, t('obs.narrative')), h('p', { class: 'narrative' }, o.narrative)] : null,
     section(t('obs.concepts'), o.concepts),
     section(t('obs.files_modified'), o.files_modified), section(t('obs.files_read'), o.files_read),
+    (o.anchors || []).length ? [h('h2', {}, t('obs.anchors')), h('ul', { class: 'list', id: 'anchors' }, o.anchors.map((a) =>
+      h('li', { class: `anchor ${a.state}` }, h('code', {}, a.path), ' ',
+        a.state === 'fresh' ? t('anchor.fresh') : `${t(`anchor.${a.state}`)} ${when(a.since)}`)))] : null,
     h('h2', {}, t('obs.session')),
     h('p', {}, o.session_id ? h('a', { href: `#/s/${o.session_id}`, id: 'session-link' }, `${o.agent} · ${o.session}`) : o.session),
     o.source_events.length ? [h('h2', {}, t('obs.sources')), h('ul', { class: 'list' }, o.source_events.map((e) =>
@@ -392,6 +401,24 @@ async function renderReview() {
     d.candidates.length ? list : h('p', { class: 'empty', id: 'review' }, t('review.empty')));
 }
 
+async function renderHanded() {
+  const d = await api('/api/injections?limit=50');
+  const link = (id) => {
+    const n = id.slice(1);
+    const href = id[0] === 'o' ? `#/o/${n}` : id[0] === 'e' ? `#/e/${n}` : id[0] === 's' ? `#/sum/${n}` : null;
+    return href ? h('a', { href }, id) : h('span', {}, id);
+  };
+  const list = h('ul', { class: 'cards', id: 'handed' }, d.map((i) =>
+    h('li', { class: 'card injection', 'data-channel': i.channel },
+      h('div', { class: 'meta' }, h('span', { class: 'tag' }, i.channel), h('span', {}, i.agent),
+        h('span', {}, i.project || '-'), h('span', {}, when(i.at_ms)),
+        h('span', {}, `${i.items.length} ${t('handed.items')} · ~${i.tokens} ${t('tokens')}`),
+        i.cut ? h('span', {}, `${i.cut} ${t('handed.cut')}`) : null),
+      h('div', { class: 'items' }, i.items.flatMap((id, k) => (k ? [' ', link(id)] : [link(id)]))))));
+  main().replaceChildren(h('h1', {}, t('handed.title')),
+    d.length ? list : h('p', { class: 'empty', id: 'handed' }, t('handed.empty')));
+}
+
 // ---- routing -----------------------------------------------------------------------------
 
 async function route() {
@@ -407,6 +434,7 @@ async function route() {
     else if (path === '/search') await renderSearch();
     else if (path === '/health') await renderHealth();
     else if (path === '/review') await renderReview();
+    else if (path === '/handed') await renderHanded();
     else await renderFeed();
   } catch (err) { main().replaceChildren(errorBox(err)); }
 }

@@ -75,6 +75,14 @@ function nextLine() {
     await page.click('#lang');
     result.nav_en = await page.locator('nav a[href="#/search"]').innerText();
 
+    // What agents were handed: the briefing a session start got, its items linked.
+    await page.click('nav a[href="#/handed"]');
+    await page.waitForSelector('.injection', WAIT);
+    result.handed = await page.locator('.injection').count();
+    result.handed_briefings = await page.locator('.injection[data-channel="briefing"]').count();
+    result.handed_links = await page.locator('.injection .items a').count();
+    await shot('handed');
+
     // Review, from the address serve prints with the token: approve the first candidate.
     await page.goto(`${url}/?token=${process.env.VIEWER_TOKEN}#/review`);
     await page.waitForSelector('.review-item', WAIT);
