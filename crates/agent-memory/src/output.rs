@@ -230,6 +230,7 @@ mod tests {
             origin: "distilled".to_owned(),
             member: None,
             anchors: None,
+            branch: None,
         }
     }
 

@@ -1243,6 +1243,7 @@ pub(crate) mod tests {
             origin: "remembered".into(),
             member: None,
             anchors: None,
+            branch: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! ([`crate::branch`]); the hooks read them through
 //! [`seen_on_branch`](super::recall::seen_on_branch).
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::{Result, Store};
 
@@ -107,6 +107,24 @@ impl Store {
                AND last_event_at <= ?4",
             params![project_id, branch, commit, until_ms],
         )?)
+    }
+
+    /// The branch of its own that the work behind `sources` (`o12`, `s3`) was done on, if any.
+    pub fn work_branch_of(&self, sources: &[String]) -> Result<Option<String>> {
+        let ids = serde_json::to_string(sources).unwrap_or_else(|_| "[]".into());
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT s.work_branch FROM json_each(?1) j
+             CROSS JOIN observations o ON o.id = CAST(substr(j.value, 2) AS INTEGER)
+             JOIN sessions s ON s.id = o.session_id
+             WHERE j.value LIKE 'o%' AND s.work_branch IS NOT NULL
+             UNION ALL
+             SELECT s.work_branch FROM json_each(?1) j
+             CROSS JOIN summaries m ON m.id = CAST(substr(j.value, 2) AS INTEGER)
+             JOIN sessions s ON s.id = m.session_id
+             WHERE j.value LIKE 's%' AND s.work_branch IS NOT NULL
+             LIMIT 1",
+        )?;
+        Ok(stmt.query_row([ids], |r| r.get(0)).optional()?)
     }
 
     /// Every project's distinct work commits, for finding where they were merged.

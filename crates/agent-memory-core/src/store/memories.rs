@@ -172,6 +172,10 @@ pub struct Memory {
     /// or a model (`show`, the tools); `None` when not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anchors: Option<Vec<crate::anchor::Checked>>,
+    /// For a candidate made from work on a branch of its own (not the repository's default),
+    /// that branch, as review shows it; `None` otherwise and when not looked up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 impl Memory {
@@ -320,6 +324,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Memory> {
         origin: r.get(15)?,
         member: r.get(16)?,
         anchors: None,
+        branch: None,
     })
 }
 

@@ -101,7 +101,9 @@ fn candidates(
     }
     list.sort_by(|a, b| b.importance.cmp(&a.importance).then(a.id.cmp(&b.id)));
     let mut out = Vec::with_capacity(list.len());
-    for memory in list {
+    for mut memory in list {
+        // Work on a branch not yet merged is that branch's until approved for the project.
+        memory.branch = store.work_branch_of(&memory.sources)?;
         let older = match memory.supersedes {
             Some(id) => memories::get(store, id)?.filter(|m| m.status == Status::Active),
             None => None,

@@ -59,6 +59,9 @@ pub fn write_review_candidate(
         if m.sources.is_empty() { "-".to_owned() } else { m.sources.join(" ") }
     )?;
     writeln!(out, "  {}", m.text)?;
+    if let Some(branch) = &m.branch {
+        writeln!(out, "  made on branch {branch}: approving it makes it the whole project's")?;
+    }
     if let Some(old) = older {
         writeln!(out, "  supersedes m{} (approving it retires this one): {}", old.id, old.text)?;
     }

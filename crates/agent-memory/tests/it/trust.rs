@@ -143,6 +143,13 @@ fn branch_work_stays_out_of_main_until_merged_and_its_worktree_sees_it() {
     assert!(!on_main.contains("depth"), "nor is its session's summary:\n{on_main}");
     let in_tree = briefing(&home, "tree-1", &tree);
     assert!(in_tree.contains(&line), "the worktree sees its own branch's work:\n{in_tree}");
+    // The candidate its fix became says which branch it was made on.
+    let review = home.json(&["review"]);
+    let candidates = review.as_array().expect("candidates");
+    assert!(
+        candidates.iter().any(|c| c["branch"] == "feature/x"),
+        "a candidate from the branch says so: {review:#}"
+    );
 
     git(&repo, &["merge", "-q", "feature/x"]);
     work(&home, &[]);
