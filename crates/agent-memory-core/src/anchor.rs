@@ -243,10 +243,15 @@ fn check_one(store: &Store, row: &AnchorRow, file: &Path, now_ms: i64) -> Checke
     let Some(now) = fingerprint(file) else {
         return checked(State::Gone, Some(now_ms));
     };
-    // A file that had moved on when it was anchored stays changed, whatever it is now.
-    let changed_at = match row.changed_at {
-        Some(at) if row.checked_size != Some(GONE) => Some(at),
-        _ => (now.hash != row.hash).then_some(now.mtime_ms),
+    // Back to what the item knew (a change undone) is fresh again. An anchor made after the
+    // file had already moved on knows no hash of the item's version, and stays changed.
+    let changed_at = if !row.hash.is_empty() && now.hash == row.hash {
+        None
+    } else {
+        Some(match row.changed_at {
+            Some(at) if row.checked_size != Some(GONE) => at,
+            _ => now.mtime_ms,
+        })
     };
     if let Err(err) = store.note_anchor_check(row, now.size, now.mtime_ms, changed_at) {
         tracing::debug!(%err, "anchor check not kept");
@@ -374,7 +379,8 @@ fn new_anchor(
         path,
         size: print.size,
         mtime_ms: print.mtime_ms,
-        hash: print.hash,
+        // The file as it is now is not the item's version when it had already changed.
+        hash: if changed_at.is_some() { String::new() } else { print.hash },
         commit: commit.clone(),
         changed_at,
     }
@@ -576,6 +582,67 @@ mod tests {
         let text =
             "Fixed `src/pay.py` (retry) and Cargo.toml; see https://x.io/a.html, v1.2 or 3.5";
         assert_eq!(named_files(text), vec!["src/pay.py", "Cargo.toml"]);
+    }
+
+    #[allow(clippy::disallowed_methods)]
+    fn write(path: &Path, text: &str) {
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// A store with project 1 at `root` and observation 1 anchored to `a.py` as `print`.
+    fn anchored(root: &Path, print: Fingerprint, changed_at: Option<i64>) -> Store {
+        let mut store = Store::open_in_memory().expect("store");
+        store
+            .conn()
+            .execute(
+                "INSERT INTO projects (id, key, name, root, created_at) VALUES (1, 'path:x', 'x', ?1, 0)",
+                [root.to_string_lossy()],
+            )
+            .expect("project");
+        let anchor = new_anchor(Some(1), "a.py".into(), print, &None, changed_at);
+        store.save_anchors(ItemKind::Observation, &[(1, anchor)], 1, 0).expect("anchor");
+        store
+    }
+
+    fn state(store: &Store, root: &Path) -> (State, Option<i64>) {
+        let checkout = Checkout { project_id: Some(1), root };
+        let found = check(store, Some(checkout), &[(ItemKind::Observation, 1)], 99);
+        let first = &found[&(ItemKind::Observation, 1)].0[0];
+        (first.state, first.since)
+    }
+
+    #[test]
+    fn a_change_is_seen_kept_and_undone_and_a_deletion_keeps_its_day() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("a.py");
+        write(&file, "one");
+        let store = anchored(dir.path(), fingerprint(&file).expect("print"), None);
+        assert_eq!(state(&store, dir.path()).0, State::Fresh);
+        write(&file, "two, longer");
+        assert_eq!(state(&store, dir.path()).0, State::Changed);
+        assert_eq!(state(&store, dir.path()).0, State::Changed, "kept: a stat, no hash");
+        write(&file, "one");
+        assert_eq!(state(&store, dir.path()), (State::Fresh, None), "undone");
+        std::fs::remove_file(&file).expect("delete");
+        assert_eq!(state(&store, dir.path()), (State::Gone, Some(99)));
+        let again = check(&store, None, &[(ItemKind::Observation, 1)], 500);
+        assert_eq!(
+            again[&(ItemKind::Observation, 1)].0[0].since,
+            Some(99),
+            "the first day it was gone"
+        );
+    }
+
+    #[test]
+    fn a_file_that_moved_on_before_it_was_anchored_stays_changed() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("a.py");
+        write(&file, "later");
+        let store = anchored(dir.path(), fingerprint(&file).expect("print"), Some(42));
+        assert_eq!(state(&store, dir.path()), (State::Changed, Some(42)));
+        write(&file, "later still");
+        assert_eq!(state(&store, dir.path()), (State::Changed, Some(42)));
+        assert_eq!(check(&store, None, &[(ItemKind::Memory, 1)], 0).len(), 0, "nothing else");
     }
 
     #[test]

@@ -10,7 +10,8 @@ CREATE TABLE anchors (
     path          TEXT    NOT NULL,  -- relative to the project's top level (absolute outside it)
     size          INTEGER NOT NULL,  -- the file as the item knew it
     mtime_ms      INTEGER NOT NULL,
-    hash          TEXT    NOT NULL,  -- SHA-256 of its bytes (the first 8 MiB and the size beyond)
+    hash          TEXT    NOT NULL,  -- SHA-256 of its bytes (the first 8 MiB, and the size); ''
+                                     -- when the file had moved on before it was anchored
     commit_sha    TEXT,              -- the checkout's commit when it was anchored
     anchored_at   INTEGER NOT NULL,
     -- What the last check found, so a file that changed is hashed once, not at every injection.
