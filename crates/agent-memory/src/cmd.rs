@@ -113,6 +113,30 @@ pub struct Context {
     pub config_problem: Option<String>,
 }
 
+/// Refuses a folder that is no project (in no git repository and under no registered root) as
+/// the implicit target of a command that keeps something for a project: kept there, it would
+/// reach no agent's work. `instead` says what the command offers in its place.
+pub fn within_a_project(
+    identity: &agent_memory_core::project::ProjectIdentity,
+    roots: &[std::path::PathBuf],
+    instead: &str,
+) -> anyhow::Result<()> {
+    let outside =
+        agent_memory_core::project::is_outside_projects(&identity.key, &identity.root, || {
+            roots.contains(&identity.root)
+        });
+    if outside {
+        anyhow::bail!(
+            "{} is in no git repository and no registered project, so what is kept for it would \
+             reach no agent's work; {instead}, or make the folder a project with \
+             `agent-memory project add {}`",
+            identity.root.display(),
+            identity.root.display()
+        );
+    }
+    Ok(())
+}
+
 impl Context {
     fn load() -> anyhow::Result<Context> {
         let home = Home::from_env()?;

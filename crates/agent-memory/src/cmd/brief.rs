@@ -12,6 +12,7 @@ use crate::output;
 use crate::report::BriefAnswer;
 
 pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
+    let named = args.project.is_some();
     let dir = match args.project {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -23,8 +24,16 @@ pub fn run(ctx: &Context, args: BriefArgs) -> anyhow::Result<()> {
         );
     }
     let mut store = ctx.store()?;
-    let project = project::resolve(&dir, &store.registered_roots()?);
+    let roots = store.registered_roots()?;
+    let project = project::resolve(&dir, &roots);
     if args.write {
+        if !named {
+            super::within_a_project(
+                &project,
+                &roots,
+                "run it inside a repository, or pass --project with a project's folder",
+            )?;
+        }
         let markdown =
             inject::brief_file_markdown(&store, &ctx.home, &ctx.config, &project, args.global)?;
         let changed = inject::brief_file::write(

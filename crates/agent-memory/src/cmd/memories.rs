@@ -150,5 +150,13 @@ fn project_row(store: &mut Store, value: Option<&str>) -> anyhow::Result<i64> {
     };
     let roots = store.registered_roots()?;
     let identity = project::resolve(&dir, &roots);
+    // A folder named with --project is the person's word; the current one is checked.
+    if value.is_none() {
+        super::within_a_project(
+            &identity,
+            &roots,
+            "pass --global to keep it for every project, or --project with a project's folder",
+        )?;
+    }
     Ok(memories::ensure_project(store, &identity)?)
 }

@@ -585,3 +585,34 @@ fn instructions_planted_in_tool_output_are_quoted_and_never_promoted() {
         assert!(line.contains("“Error: build cache is stale"), "unquoted: {line}\n{briefing}");
     }
 }
+
+/// A folder that is no project (no repository, not registered) is no place to keep project
+/// memory or a brief file by default: the person is told, and pointed to `--global`.
+#[test]
+fn a_folder_outside_any_project_is_refused_with_what_to_do_instead() {
+    let home = home();
+    let scratch = home.user_home().join("scratch");
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    let in_scratch =
+        |args: &[&str]| home.cmd().args(args).current_dir(&scratch).output().expect("run");
+    let out = in_scratch(&["remember", "Deploys go out on Fridays"]);
+    assert!(!out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    for words in ["no git repository", "--global", "agent-memory project add"] {
+        assert!(said.contains(words), "{words}: {said}");
+    }
+    assert_eq!(count(&home, "SELECT count(*) FROM memories"), 0, "nothing kept");
+
+    let out = in_scratch(&["brief", "--write"]);
+    assert!(!out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    assert!(!scratch.join(".agent-memory").exists(), "no brief file dropped there");
+
+    // Global memory is fine anywhere, and a registered folder is a project.
+    let out = in_scratch(&["remember", "Answer in short sentences", "--global"]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let out = in_scratch(&["project", "add"]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let out = in_scratch(&["remember", "Deploys go out on Fridays"]);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    assert_eq!(count(&home, "SELECT count(*) FROM memories"), 2);
+}
