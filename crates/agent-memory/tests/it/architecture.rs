@@ -81,6 +81,58 @@ fn readmes_open_with_the_quick_start() {
     }
 }
 
+/// The Chinese README shows the same commands and names the same files as the English one:
+/// every `agent-memory <command> [<subcommand>]` that opens a line of a code block, and every
+/// file or folder of "Where things live".
+#[test]
+fn the_two_readmes_list_the_same_commands_and_files() {
+    let root = agent_memory_testkit::workspace_root();
+    let read = |file: &str| std::fs::read_to_string(root.join(file)).expect(file);
+    let commands = |text: &str| {
+        let mut found = std::collections::BTreeSet::new();
+        let mut in_code = false;
+        for line in text.lines() {
+            if line.starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            let Some(rest) = line.strip_prefix("agent-memory ").filter(|_| in_code) else {
+                continue;
+            };
+            let words: Vec<&str> = rest
+                .split_whitespace()
+                .take(2)
+                .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+                .filter(|w| !w.starts_with("--"))
+                .collect();
+            // A line of output (`agent-memory serve: listening …`) names no command.
+            if !words.is_empty() {
+                found.insert(words.join(" "));
+            }
+        }
+        found
+    };
+    let files = |text: &str, heading: &str| {
+        let section = text.split(heading).nth(1).unwrap_or_default();
+        let section = section.split("\n## ").next().unwrap_or_default();
+        section
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| s.ends_with('/') || s.contains('.') && !s.contains(' '))
+            .map(str::to_owned)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let (en, zh) = (read("README.md"), read("README.zh-CN.md"));
+    assert_eq!(commands(&en), commands(&zh), "README.zh-CN.md shows other commands");
+    assert!(commands(&en).len() > 20, "{:?}", commands(&en));
+    assert_eq!(
+        files(&en, "## Where things live"),
+        files(&zh, "## 文件位置"),
+        "README.zh-CN.md names other files"
+    );
+}
+
 #[test]
 fn the_hook_path_never_names_the_team_client() {
     // Team sync opens sockets and runs the client's runtime: the hook's own modules and core
