@@ -816,8 +816,8 @@ fn the_worker_screens_what_it_distils_into_memory_candidates() {
 #[test]
 fn every_front_end_reads_the_same_items_by_the_same_ids() {
     let _turn = turn();
-    let (home, _app) = seeded();
-    home.ok(&["remember", "The parser keeps a depth limit of 64 levels"]);
+    let (home, app) = seeded();
+    home.ok(&["remember", "The parser keeps a depth limit of 64 levels", "--project", &app]);
     for table in ["observations", "summaries", "memories", "events"] {
         assert!(crate::count(&home, &format!("SELECT count(*) FROM {table} WHERE id = 1")) == 1);
     }
