@@ -38,7 +38,9 @@ pub use brief::{brief, brief_written};
 pub use doctor::doctor;
 pub use history::{history, history_imported};
 pub use injection::injections;
-pub use install::{install_diff, install_error, install_file, install_note, install_report};
+pub use install::{
+    install_diff, install_error, install_file, install_note, install_report, install_summary,
+};
 pub use item::show;
 pub use memory::{
     approved, items_forgotten, memories, memories_changed, memory_changed, packs, remembered,

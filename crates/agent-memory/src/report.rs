@@ -87,6 +87,8 @@ impl DoctorReport {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum InstallStatus {
     UpToDate,
+    /// `--dry-run`: a file that does not exist yet would be written.
+    WouldCreate,
     WouldChange,
     Created,
     /// Changed; `backup` is where the original went, when this run kept it.
@@ -95,6 +97,32 @@ pub enum InstallStatus {
     },
     /// Uninstall left nothing in a file install created, so it is gone.
     Removed,
+}
+
+/// What a whole `install` or `uninstall` run did (or, with `--dry-run`, would do), for the
+/// line that ends it.
+#[derive(Debug, Default)]
+pub struct InstallTally {
+    /// The agents it touched or checked, in order.
+    pub agents: Vec<&'static str>,
+    pub created: usize,
+    pub changed: usize,
+    pub up_to_date: usize,
+    pub removed: usize,
+}
+
+impl InstallTally {
+    pub fn add(&mut self, agent: &'static str, status: &InstallStatus) {
+        if !self.agents.contains(&agent) {
+            self.agents.push(agent);
+        }
+        match status {
+            InstallStatus::UpToDate => self.up_to_date += 1,
+            InstallStatus::WouldCreate | InstallStatus::Created => self.created += 1,
+            InstallStatus::WouldChange | InstallStatus::Updated { .. } => self.changed += 1,
+            InstallStatus::Removed => self.removed += 1,
+        }
+    }
 }
 
 /// What one review walk did.

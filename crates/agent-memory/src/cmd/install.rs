@@ -14,7 +14,9 @@ use anyhow::Context as _;
 
 use crate::cli::InstallArgs;
 use crate::output;
-use crate::report::{InstallFile, InstallMessage, InstallReport, InstallStatus, Reported};
+use crate::report::{
+    InstallFile, InstallMessage, InstallReport, InstallStatus, InstallTally, Reported,
+};
 
 /// What a run says as it goes: lines of text, or, under `--json`, one report at the end.
 struct Say {
@@ -231,6 +233,9 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
     }
     let mut failed = Vec::new();
     let wired: Vec<Agent> = agents.clone();
+    let mut tally = InstallTally::default();
+    // Under --dry-run the summary comes first, so the files and their diffs wait.
+    let mut planned: Vec<(&'static str, FilePlan, InstallStatus)> = Vec::new();
     for agent in agents {
         if matches!(scope, Scope::Project(_)) && !agent.has_project_level() {
             say.note(
@@ -254,19 +259,20 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
         };
         for plan in &plans {
             if args.dry_run {
-                let status = if plan.changed() {
-                    InstallStatus::WouldChange
-                } else {
-                    InstallStatus::UpToDate
+                let status = match (plan.changed(), &plan.before) {
+                    (false, _) => InstallStatus::UpToDate,
+                    (true, None) => InstallStatus::WouldCreate,
+                    (true, Some(_)) => InstallStatus::WouldChange,
                 };
-                say.file(agent.name(), &plan.path, status)?;
-                if !args.json {
-                    output::install_diff(plan)?;
-                }
+                tally.add(agent.name(), &status);
+                planned.push((agent.name(), plan.clone(), status));
                 continue;
             }
             match apply(plan, op) {
-                Ok(status) => say.file(agent.name(), &plan.path, status)?,
+                Ok(status) => {
+                    tally.add(agent.name(), &status);
+                    say.file(agent.name(), &plan.path, status)?
+                }
                 Err(err) => {
                     say.error(
                         agent.name(),
@@ -293,6 +299,18 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
                 failed.push(agent.name());
             }
         }
+    }
+    if args.dry_run && !args.json {
+        output::install_summary(&tally, op == Op::Install, true)?;
+    }
+    for (agent, plan, status) in planned {
+        say.file(agent, &plan.path, status)?;
+        if !args.json {
+            output::install_diff(&plan)?;
+        }
+    }
+    if !args.dry_run && !args.json {
+        output::install_summary(&tally, op == Op::Install, false)?;
     }
     if op == Op::Install && !args.dry_run && matches!(scope, Scope::User(_)) {
         offer_history(&mut say, &args, user, &wired)?;

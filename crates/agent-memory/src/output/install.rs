@@ -8,7 +8,7 @@ use std::path::Path;
 use agent_memory_core::install::FilePlan;
 
 use super::json;
-use crate::report::{InstallReport, InstallStatus};
+use crate::report::{InstallReport, InstallStatus, InstallTally};
 
 /// `install --json`, `uninstall --json`: the whole run as one document.
 pub fn install_report(report: &InstallReport) -> io::Result<()> {
@@ -28,6 +28,7 @@ pub fn write_install_file(
 ) -> io::Result<()> {
     let what = match status {
         InstallStatus::UpToDate => "up to date",
+        InstallStatus::WouldCreate => "would create",
         InstallStatus::WouldChange => "would change",
         InstallStatus::Created => "created",
         InstallStatus::Updated { .. } => "updated",
@@ -38,6 +39,65 @@ pub fn write_install_file(
         write!(out, " (original kept as {})", backup.display())?;
     }
     writeln!(out)
+}
+
+/// The line that ends a run (or, under `--dry-run`, opens it): what it did to how many files
+/// of which agents, and what to do next.
+pub fn install_summary(tally: &InstallTally, install: bool, dry_run: bool) -> io::Result<()> {
+    write_install_summary(&mut io::stdout().lock(), tally, install, dry_run)
+}
+
+pub fn write_install_summary(
+    out: &mut impl Write,
+    tally: &InstallTally,
+    install: bool,
+    dry_run: bool,
+) -> io::Result<()> {
+    if tally.agents.is_empty() {
+        return Ok(());
+    }
+    let agents =
+        format!("{} ({})", super::count(tally.agents.len(), "agent"), tally.agents.join(", "));
+    let files = |n: usize| super::count(n, "file");
+    if dry_run {
+        return writeln!(
+            out,
+            "dry run for {agents}: would create {}, change {}{}, leave {} untouched; nothing \
+             is written. Each file's change follows.",
+            files(tally.created),
+            files(tally.changed),
+            if tally.removed > 0 {
+                format!(", remove {}", files(tally.removed))
+            } else {
+                String::new()
+            },
+            files(tally.up_to_date)
+        );
+    }
+    if tally.created + tally.changed + tally.removed == 0 {
+        let next = if install { "; `agent-memory doctor` checks that it works" } else { "" };
+        return writeln!(out, "nothing to change for {agents}: already as asked{next}.");
+    }
+    if install {
+        writeln!(
+            out,
+            "wired {agents}: {} created, {} updated, {} already up to date.\nNext: restart the \
+             agents that are running (a running session keeps the hooks it started with), then \
+             `agent-memory doctor` checks the wiring and `agent-memory status` shows what is \
+             captured.",
+            files(tally.created),
+            files(tally.changed),
+            files(tally.up_to_date)
+        )
+    } else {
+        writeln!(
+            out,
+            "removed agent-memory from {agents}: {} changed, {} removed. Restart the agents that \
+             are running so they drop the hooks; the store at ~/.agent-memory stays.",
+            files(tally.changed),
+            files(tally.removed)
+        )
+    }
 }
 
 /// `install --dry-run`: a unified diff of one file's change, nothing when it has none.
@@ -81,6 +141,27 @@ mod tests {
 
     use super::*;
     use crate::output::tests::rendered;
+
+    #[test]
+    fn a_run_ends_with_what_it_did_and_what_to_do_next() {
+        let mut tally = InstallTally::default();
+        tally.add("claude-code", &InstallStatus::Created);
+        tally.add("claude-code", &InstallStatus::Updated { backup: None });
+        tally.add("codex", &InstallStatus::UpToDate);
+        let text = rendered(|out| {
+            write_install_summary(out, &tally, true, false)?;
+            write_install_summary(out, &tally, true, true)?;
+            write_install_summary(out, &tally, false, false)?;
+            write_install_summary(out, &InstallTally::default(), true, false)
+        });
+        expect![[r#"
+            wired 2 agents (claude-code, codex): 1 file created, 1 file updated, 1 file already up to date.
+            Next: restart the agents that are running (a running session keeps the hooks it started with), then `agent-memory doctor` checks the wiring and `agent-memory status` shows what is captured.
+            dry run for 2 agents (claude-code, codex): would create 1 file, change 1 file, leave 1 file untouched; nothing is written. Each file's change follows.
+            removed agent-memory from 2 agents (claude-code, codex): 1 file changed, 0 files removed. Restart the agents that are running so they drop the hooks; the store at ~/.agent-memory stays.
+        "#]]
+        .assert_eq(&text);
+    }
 
     #[test]
     fn a_line_per_file_and_a_note_per_agent() {

@@ -129,6 +129,12 @@ fn json(home: &TestHome, path: &str) -> serde_json::Value {
     serde_json::from_str(&read(home, path)).expect("valid JSON")
 }
 
+/// The lines of an install's output about files, without the summary that ends it.
+fn file_lines(said: &str) -> Vec<&str> {
+    let summary = ["wired ", "Next: ", "nothing to change ", "removed agent-memory ", "dry run "];
+    said.lines().filter(|l| !summary.iter().any(|s| l.starts_with(s))).collect()
+}
+
 #[test]
 fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byte() {
     let home = with_configs();
@@ -141,6 +147,10 @@ fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byt
     assert!(printed.contains(&format!("--- {}", settings.display())), "{printed}");
     assert!(printed.contains("+            \"command\": \""), "{printed}");
     assert!(printed.contains("+[mcp_servers.agent-memory]"), "{printed}");
+    // The summary comes first, and a file that does not exist yet would be created.
+    let first = printed.lines().next().unwrap_or_default();
+    assert!(first.starts_with("dry run for ") && first.contains("nothing is written"), "{first}");
+    assert!(printed.contains(" would create "), "{printed}");
     assert_eq!(snapshot(&home), original, "--dry-run changes nothing");
 
     let out = run(&home, &["install"]);
@@ -197,8 +207,9 @@ fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byt
     let again = run(&home, &["install"]);
     assert!(again.status.success(), "{}", describe(&again));
     let said = String::from_utf8_lossy(&again.stdout);
-    assert_eq!(said.lines().count(), 7, "{said}");
-    assert!(said.lines().all(|l| l.contains("up to date")), "{said}");
+    assert_eq!(file_lines(&said).len(), 7, "{said}");
+    assert!(file_lines(&said).iter().all(|l| l.contains("up to date")), "{said}");
+    assert!(said.trim_end().ends_with("checks that it works."), "ends with what to do: {said}");
     assert_eq!(snapshot(&home), installed, "a second install changes nothing");
 
     let out = run(&home, &["uninstall"]);
@@ -345,7 +356,8 @@ fn hermes_gets_the_provider_and_uninstall_restores_its_config() {
     let out = run(&home, &["install"]);
     assert!(out.status.success(), "{}", describe(&out));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.lines().all(|l| l.starts_with("hermes ")), "{said}");
+    assert!(file_lines(&said).iter().all(|l| l.starts_with("hermes ")), "{said}");
+    assert!(said.contains("wired 1 agent (hermes)") && said.contains("Next: restart"), "{said}");
     let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_agent-memory")).expect("binary");
     let bin = bin.to_str().expect("UTF-8 path");
     let plugin = home.user_home().join(".hermes/plugins/agent-memory");
@@ -373,7 +385,8 @@ fn hermes_gets_the_provider_and_uninstall_restores_its_config() {
     let again = run(&home, &["install", "hermes"]);
     assert!(again.status.success(), "{}", describe(&again));
     let said = String::from_utf8_lossy(&again.stdout);
-    assert!(said.lines().count() == 4 && said.lines().all(|l| l.contains("up to date")), "{said}");
+    let files = file_lines(&said);
+    assert!(files.len() == 4 && files.iter().all(|l| l.contains("up to date")), "{said}");
     assert_eq!(snapshot(&home), installed, "a second install changes nothing");
 
     // Hermes compiles the provider beside itself; uninstall takes that away too.
@@ -456,9 +469,9 @@ fn opencode_and_copilot_get_files_of_their_own_and_uninstall_restores_every_byte
     let out = run(&home, &["install"]);
     assert!(out.status.success(), "{}", describe(&out));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(said.lines().count(), 4, "{said}");
+    assert_eq!(file_lines(&said).len(), 4, "{said}");
     assert!(
-        said.lines().all(|l| l.starts_with("opencode ") || l.starts_with("copilot ")),
+        file_lines(&said).iter().all(|l| l.starts_with("opencode ") || l.starts_with("copilot ")),
         "{said}"
     );
 
@@ -505,7 +518,7 @@ fn opencode_and_copilot_get_files_of_their_own_and_uninstall_restores_every_byte
     let again = run(&home, &["install", "opencode", "copilot"]);
     assert!(again.status.success(), "{}", describe(&again));
     let said = String::from_utf8_lossy(&again.stdout);
-    assert!(said.lines().all(|l| l.contains("up to date")), "{said}");
+    assert!(file_lines(&said).iter().all(|l| l.contains("up to date")), "{said}");
     assert_eq!(snapshot(&home), installed, "a second install changes nothing");
 
     let out = run(&home, &["uninstall", "opencode", "copilot"]);
