@@ -59,7 +59,7 @@ pub use tidy::{needs_a_look, tidy};
 pub use timeline::timeline;
 pub use transfer::transfer;
 pub use vault::vault_sync;
-pub use work::{recover, work};
+pub use work::{recover, work, work_stopped};
 
 /// Prints an error and its causes to stderr.
 pub fn error(err: &anyhow::Error) {

@@ -76,6 +76,21 @@ fn list(text: String) -> Vec<String> {
 }
 
 impl Store {
+    /// How many sessions have events not yet observed or not yet summarized (those a pass
+    /// holds back, waiting for a turn to end, among them).
+    pub fn sessions_to_distil(&self) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT count(*) FROM (
+                 SELECT 1 FROM sessions s JOIN events e ON e.session_id = s.id
+                 LEFT JOIN distil_progress p ON p.session_id = s.id
+                 GROUP BY s.id
+                 HAVING max(e.id) > min(coalesce(p.observed_through, 0),
+                                        coalesce(p.summarized_through, 0)))",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Sessions with events not yet observed or not yet summarized, oldest activity first.
     pub fn pending_sessions(&self, limit: usize) -> Result<Vec<PendingSession>> {
         let mut stmt = self.conn().prepare_cached(

@@ -7,6 +7,8 @@
 //! [`serve_pass`]). This module only builds what the pass is handed (mode, LLM transport,
 //! embedding model) and prints its report.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use agent_memory_core::distil::mode;
@@ -43,8 +45,14 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     let owner = format!("work-{}-{}", std::process::id(), time::now_ms());
     // Loaded once: a sentence encoder takes a moment to load, and `--watch` embeds every pass.
     let models = Models::load(ctx);
+    let stop = if args.background { None } else { interrupted() };
+    let stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
+    // Someone waiting sees how far a backlog has got (on a terminal; never under --json).
+    let left = if args.background { 0 } else { ctx.store()?.sessions_to_distil()?.max(0) as u64 };
+    let bar = output::progress(left, "distilling sessions", args.json || left < PROGRESS_FROM);
     loop {
         let mut report = pass_once(ctx, &owner, &models)?;
+        bar.inc(report.distil.sessions as u64);
         // The stop's own pass waits a little for an agent that writes its transcript lazily, so
         // the turn is distilled with its closing answer rather than at some later pass.
         let mut retries = 0;
@@ -57,13 +65,18 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
         // over a full store) is worked through pass after pass, each bounded, until none is
         // left. A background pass leaves the rest to the next stop.
         while !args.background && report.more_to_do() && report.problems.is_empty() {
+            if stopped() {
+                break;
+            }
             let next = pass_once(ctx, &owner, &models)?;
+            bar.inc(next.distil.sessions as u64);
             let more = next.more_to_do();
             report.absorb(next);
             if !more {
                 break;
             }
         }
+        bar.finish_and_clear();
         let team = team_sync_if_due(ctx);
         if !args.background {
             // A pass that found nothing new says what is there: the stop hook has usually
@@ -80,13 +93,37 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             {
                 output::line(&line)?;
             }
+            if stopped() {
+                let left = ctx.store()?.sessions_to_distil()?;
+                output::work_stopped(left, args.json)?;
+            }
         }
-        if !args.watch {
+        if !args.watch || stopped() {
             drop(lock);
             return Ok(());
         }
         std::thread::sleep(Duration::from_secs(args.interval.max(1)));
     }
+}
+
+/// Backlogs this many sessions long get a progress bar; a pass over a few is over at once.
+const PROGRESS_FROM: u64 = 50;
+
+/// A flag a first `^C` raises: the pass under way finishes (it is bounded) and the run stops
+/// there, saying what is left; a second `^C` stops at once. `None` when no handler can be set.
+fn interrupted() -> Option<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&flag);
+    // The handler runs on a thread of its own while main is inside a pass: a second ^C can
+    // only stop the process from here, with the shell's code for an interrupt.
+    #[allow(clippy::disallowed_methods)]
+    let set = ctrlc::set_handler(move || {
+        if seen.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        output::warning("stopping after this pass (^C again stops at once)");
+    });
+    set.ok().map(|()| flag)
 }
 
 /// The models a pass encodes new items with, as the configuration names them; each reads its

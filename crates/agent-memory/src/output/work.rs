@@ -20,6 +20,20 @@ pub fn work(report: &PassReport, stored: Option<(i64, i64)>, as_json: bool) -> i
     write_problems(&mut io::stderr().lock(), report)
 }
 
+/// A run stopped by `^C` between passes: what is left, and that the next run goes on. Under
+/// `--json` on standard error, so standard output stays one document.
+pub fn work_stopped(left: i64, as_json: bool) -> io::Result<()> {
+    let line = format!(
+        "stopped: {} left to distil; `agent-memory work` goes on from there",
+        count(left, "session")
+    );
+    if as_json {
+        super::warning(&line);
+        return Ok(());
+    }
+    writeln!(io::stdout().lock(), "{line}")
+}
+
 pub fn write_work(
     out: &mut impl Write,
     report: &PassReport,

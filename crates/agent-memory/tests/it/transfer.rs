@@ -395,9 +395,50 @@ fn a_work_pass_and_an_import_leave_the_write_ahead_log_small() {
 /// a pass is bounded, and the command runs passes until nothing is left.
 #[test]
 fn work_by_hand_runs_until_an_import_is_distilled() {
-    use std::fmt::Write as _;
     let home = home();
     let sessions = agent_memory_core::work::SESSIONS_PER_PASS + 3;
+    import_sessions(&home, sessions);
+    let worked = home.json(&["work"]);
+    assert_eq!(worked["sessions"], sessions, "{worked}");
+    assert_eq!(count(&home, "SELECT count(*) FROM summaries"), sessions as i64);
+}
+
+/// A `^C` during a long `work` stops it after the pass under way, saying what is left; the next
+/// `work` goes on from there.
+#[test]
+fn an_interrupted_work_says_what_is_left_and_the_next_goes_on() {
+    let home = home();
+    let sessions = agent_memory_core::work::SESSIONS_PER_PASS * 10;
+    import_sessions(&home, sessions);
+    let child = home.cmd().arg("work").stdout(std::process::Stdio::piped()).spawn().expect("work");
+    // The handler is in place before the first pass, so its first summaries mean it can be
+    // interrupted.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while count(&home, "SELECT count(*) FROM summaries") == 0 {
+        assert!(std::time::Instant::now() < deadline, "work never distilled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("work");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    let done = count(&home, "SELECT count(*) FROM summaries");
+    assert!(done < sessions as i64, "stopped before the end: {said}");
+    let left = sessions as i64 - done;
+    assert!(said.contains(&format!("stopped: {left} sessions left to distil")), "{said}");
+    assert!(count(&home, "SELECT count(*) FROM summaries") > 0);
+    let worked = home.json(&["work"]);
+    assert_eq!(worked["sessions"], left, "{worked}");
+    assert_eq!(count(&home, "SELECT count(*) FROM summaries"), sessions as i64);
+}
+
+/// `sessions` one-prompt sessions of one project, imported as an export file.
+fn import_sessions(home: &agent_memory_testkit::TestHome, sessions: usize) {
+    use std::fmt::Write as _;
     let mut file = String::from(
         "{\"type\":\"header\",\"data\":{\"format\":\"agent-memory-export\",\"version\":1,\"exported_at\":0}}\n\
          {\"type\":\"project\",\"data\":{\"key\":\"path:/w/big\",\"name\":\"big\",\"root\":\"/w/big\",\"origin\":null}}\n",
@@ -418,7 +459,4 @@ fn work_by_hand_runs_until_an_import_is_distilled() {
     agent_memory_core::fsutil::write_atomic(&path, file.as_bytes()).expect("export file");
     let imported = home.json(&["import", path.to_str().expect("utf-8 path")]);
     assert_eq!(imported["events"], sessions, "{imported}");
-    let worked = home.json(&["work"]);
-    assert_eq!(worked["sessions"], sessions, "{worked}");
-    assert_eq!(count(&home, "SELECT count(*) FROM summaries"), sessions as i64);
 }
