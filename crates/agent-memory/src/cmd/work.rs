@@ -47,12 +47,19 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     let models = Models::load(ctx);
     let stop = if args.background { None } else { interrupted() };
     let stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
-    // Someone waiting sees how far a backlog has got (on a terminal; never under --json).
-    let left = if args.background { 0 } else { ctx.store()?.sessions_to_distil()?.max(0) as u64 };
-    let bar = output::progress(left, "distilling sessions", args.json || left < PROGRESS_FROM);
     loop {
         let mut report = pass_once(ctx, &owner, &models)?;
-        bar.inc(report.distil.sessions as u64);
+        // Someone waiting sees how far a backlog has got (on a terminal, never under --json),
+        // counted only once a pass has found one: counting costs a look at every session.
+        let bar = if !args.background && !args.json && report.more_to_do() {
+            let left = ctx.store()?.sessions_to_distil()?.max(0) as u64;
+            let done = report.distil.sessions as u64;
+            let bar = output::progress(left + done, "distilling sessions", left < PROGRESS_FROM);
+            bar.inc(done);
+            bar
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
         // The stop's own pass waits a little for an agent that writes its transcript lazily, so
         // the turn is distilled with its closing answer rather than at some later pass.
         let mut retries = 0;
