@@ -30,6 +30,8 @@ pub mod timeline;
 pub mod vault;
 pub mod work;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use agent_memory_core::config::Config;
@@ -111,6 +113,24 @@ pub struct Context {
     /// What of `config.toml` (or an `AGENT_MEMORY_*` variable) could not be used, a line each,
     /// when something could not: `config` then holds every setting that fits.
     pub config_problem: Option<String>,
+}
+
+/// A flag a first `^C` raises, saying `first` on standard error: the command finishes the step
+/// under way (a bounded pass, a download that the same `^C` stopped) and stops there,
+/// cleaning up; a second `^C` stops at once. `None` when no handler can be set.
+pub fn on_interrupt(first: &'static str) -> Option<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&flag);
+    // The handler runs on a thread of its own while main is inside a step: a second ^C can
+    // only stop the process from here, with the shell's code for an interrupt.
+    #[allow(clippy::disallowed_methods)]
+    let set = ctrlc::set_handler(move || {
+        if seen.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        crate::output::warning(first);
+    });
+    set.ok().map(|()| flag)
 }
 
 /// Refuses a folder that is no project (in no git repository and under no registered root) as

@@ -53,8 +53,23 @@ pub fn run(ctx: &Context, command: ModelCommand) -> anyhow::Result<()> {
 
 fn install(ctx: &Context, args: ModelInstallArgs) -> anyhow::Result<()> {
     agent_memory_core::fsutil::ensure_private_dir(ctx.home.root())?;
-    let manifest =
-        agent_memory_embed::install(&ctx.home.models_dir(), &args.name, args.from.as_deref())?;
+    // A ^C stops pip (it gets the signal too) and the install then removes what it had
+    // fetched and copied, instead of leaving hundreds of MB in models/.
+    let stop =
+        super::on_interrupt("stopping: removing what was downloaded (^C again stops at once)");
+    let installed =
+        agent_memory_embed::install(&ctx.home.models_dir(), &args.name, args.from.as_deref());
+    if stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+        && installed.is_err()
+    {
+        anyhow::bail!(
+            "interrupted: {} was not installed and nothing of it was kept; run `agent-memory \
+             model install {}` again to install it",
+            args.name,
+            args.name
+        );
+    }
+    let manifest = installed?;
     if !args.no_use {
         let key = if manifest.kind == ModelKind::Sparse { "sparse_model" } else { "model" };
         set_in_file(

@@ -7,8 +7,7 @@
 //! [`serve_pass`]). This module only builds what the pass is handed (mode, LLM transport,
 //! embedding model) and prints its report.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use agent_memory_core::distil::mode;
@@ -45,7 +44,11 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
     let owner = format!("work-{}-{}", std::process::id(), time::now_ms());
     // Loaded once: a sentence encoder takes a moment to load, and `--watch` embeds every pass.
     let models = Models::load(ctx);
-    let stop = if args.background { None } else { interrupted() };
+    let stop = if args.background {
+        None
+    } else {
+        super::on_interrupt("stopping after this pass (^C again stops at once)")
+    };
     let stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
     loop {
         let mut report = pass_once(ctx, &owner, &models)?;
@@ -115,23 +118,6 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
 
 /// Backlogs this many sessions long get a progress bar; a pass over a few is over at once.
 const PROGRESS_FROM: u64 = 50;
-
-/// A flag a first `^C` raises: the pass under way finishes (it is bounded) and the run stops
-/// there, saying what is left; a second `^C` stops at once. `None` when no handler can be set.
-fn interrupted() -> Option<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let seen = Arc::clone(&flag);
-    // The handler runs on a thread of its own while main is inside a pass: a second ^C can
-    // only stop the process from here, with the shell's code for an interrupt.
-    #[allow(clippy::disallowed_methods)]
-    let set = ctrlc::set_handler(move || {
-        if seen.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        output::warning("stopping after this pass (^C again stops at once)");
-    });
-    set.ok().map(|()| flag)
-}
 
 /// The models a pass encodes new items with, as the configuration names them; each reads its
 /// weights only when there is something to encode.

@@ -90,7 +90,8 @@ fn briefed_captured_and_searching(test: &str, agent: &'static str, bin: &str, bi
     let installed = std::fs::read_to_string(memory.dir.path().join(format!("install-{agent}.out")))
         .unwrap_or_default();
     assert!(
-        installed.lines().count() == 2 && installed.lines().all(|l| l.starts_with(agent)),
+        installed.lines().filter(|l| l.starts_with(agent)).count() == 2
+            && installed.contains(&format!("wired 1 agent ({agent})")),
         "install did not wire {agent}:\n{installed}\n{}",
         run.report
     );
