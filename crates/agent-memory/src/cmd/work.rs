@@ -112,7 +112,17 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             drop(lock);
             return Ok(());
         }
-        std::thread::sleep(Duration::from_secs(args.interval.max(1)));
+        // Between passes a ^C stops at once: nothing is under way.
+        let until = std::time::Instant::now() + Duration::from_secs(args.interval.max(1));
+        while std::time::Instant::now() < until && !stopped() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if stopped() {
+            let left = ctx.store()?.sessions_to_distil()?;
+            output::work_stopped(left, args.json)?;
+            drop(lock);
+            return Ok(());
+        }
     }
 }
 

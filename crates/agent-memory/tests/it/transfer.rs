@@ -436,6 +436,33 @@ fn an_interrupted_work_says_what_is_left_and_the_next_goes_on() {
     assert_eq!(count(&home, "SELECT count(*) FROM summaries"), sessions as i64);
 }
 
+/// `work --watch` waits between passes; a `^C` there stops it at once.
+#[test]
+fn a_watching_work_stops_at_once_between_passes() {
+    let home = home();
+    import_sessions(&home, 3);
+    let child = home
+        .cmd()
+        .args(["work", "--watch", "--interval", "600"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("work --watch");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !home.home().join("work.last").exists() {
+        assert!(std::time::Instant::now() < deadline, "the first pass never ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("work --watch");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("stopped: 0 sessions left to distil"), "{said}");
+}
+
 /// `sessions` one-prompt sessions of one project, imported as an export file.
 fn import_sessions(home: &agent_memory_testkit::TestHome, sessions: usize) {
     use std::fmt::Write as _;
