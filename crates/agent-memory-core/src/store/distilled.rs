@@ -473,7 +473,7 @@ impl Store {
             "SELECT m.id FROM summaries m JOIN projects p ON p.id = m.project_id
              JOIN sessions s ON s.id = m.session_id
              WHERE p.key = ?1 AND NOT (s.agent = ?2 AND s.source_id = ?3) AND {}",
-            super::recall::seen_on_branch("s", 4)
+            super::recall::seen_on_branch("s", "?4")
         );
         // Newest first through the index on time, so the first that did something ends it.
         let meaningful = format!(

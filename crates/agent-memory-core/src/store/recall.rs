@@ -88,15 +88,15 @@ pub struct Asking<'a> {
 }
 
 /// SQL, true when the work of the session aliased `s` belongs in the context of a checkout on
-/// the branch bound at `?{param}`: work on the repository's default branch (or outside git),
+/// the branch the SQL expression `branch` names (a bound parameter such as `?3`): work on the repository's default branch (or outside git),
 /// on that same branch, or on a branch whose work commit the work pass found merged into it
 /// (`crate::branch`). A checkout on a detached head (a NULL branch) sees the first kind only.
-pub(crate) fn seen_on_branch(s: &str, param: usize) -> String {
+pub(crate) fn seen_on_branch(s: &str, branch: &str) -> String {
     format!(
-        "({s}.work_branch IS NULL OR {s}.work_branch = ?{param}
+        "({s}.work_branch IS NULL OR {s}.work_branch = {branch}
           OR EXISTS (SELECT 1 FROM branch_merges bm
                      WHERE bm.project_id = {s}.project_id AND bm.commit_sha = {s}.work_commit
-                       AND bm.into_branch = ?{param}))"
+                       AND bm.into_branch = {branch}))"
     )
 }
 
@@ -234,7 +234,7 @@ impl Store {
              JOIN sessions s ON s.id = o.session_id
              WHERE p.key = ?1 AND {}
              ORDER BY o.at DESC, o.id DESC LIMIT ?2",
-            seen_on_branch("s", 3)
+            seen_on_branch("s", "?3")
         ))?;
         let rows = stmt.query_map(params![project_key, limit as i64, branch], |r| {
             Ok(BriefingItem {
@@ -331,7 +331,7 @@ impl Store {
             (ItemKind::Memory, MEMORIES),
         ] {
             // Reviewed memory is project-wide; distilled work is seen on its own branch.
-            let sql = sql.replace("BRANCH", &seen_on_branch("s", 9));
+            let sql = sql.replace("BRANCH", &seen_on_branch("s", "?9"));
             let mut stmt = self.conn().prepare_cached(&sql)?;
             let rows = stmt.query_map(
                 params![
@@ -399,8 +399,7 @@ impl Store {
         for (kind, sql) in [(ItemKind::Observation, OBSERVATIONS), (ItemKind::Summary, SUMMARIES)] {
             let sql = sql.replace(
                 "BRANCH",
-                &seen_on_branch("s", 4)
-                    .replace("?4", "(SELECT default_branch FROM projects WHERE key = ?1)"),
+                &seen_on_branch("s", "(SELECT default_branch FROM projects WHERE key = ?1)"),
             );
             let mut stmt = self.conn().prepare_cached(&sql)?;
             let rows = stmt
@@ -438,7 +437,7 @@ impl Store {
                AND {}
              GROUP BY o.id
              ORDER BY max(f.modified) DESC, o.at DESC, o.id DESC LIMIT ?8",
-            seen_on_branch("s", 9)
+            seen_on_branch("s", "?9")
         ))?;
         let rows = stmt.query_map(
             params![

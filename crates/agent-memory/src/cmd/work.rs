@@ -103,18 +103,14 @@ pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
             {
                 output::line(&line)?;
             }
-            if stopped() {
-                let left = ctx.store()?.sessions_to_distil()?;
-                output::work_stopped(left, args.json)?;
-            }
         }
-        if !args.watch || stopped() {
+        if !args.watch && !stopped() {
             drop(lock);
             return Ok(());
         }
         // Between passes a ^C stops at once: nothing is under way.
         let until = std::time::Instant::now() + Duration::from_secs(args.interval.max(1));
-        while std::time::Instant::now() < until && !stopped() {
+        while args.watch && std::time::Instant::now() < until && !stopped() {
             std::thread::sleep(Duration::from_millis(100));
         }
         if stopped() {

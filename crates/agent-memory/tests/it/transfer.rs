@@ -410,22 +410,10 @@ fn an_interrupted_work_says_what_is_left_and_the_next_goes_on() {
     let home = home();
     let sessions = agent_memory_core::work::SESSIONS_PER_PASS * 10;
     import_sessions(&home, sessions);
-    let child = home.cmd().arg("work").stdout(std::process::Stdio::piped()).spawn().expect("work");
     // The handler is in place before the first pass, so its first summaries mean it can be
     // interrupted.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while count(&home, "SELECT count(*) FROM summaries") == 0 {
-        assert!(std::time::Instant::now() < deadline, "work never distilled");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success());
-    let out = child.wait_with_output().expect("work");
-    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
-    let said = String::from_utf8_lossy(&out.stdout);
+    let said =
+        interrupted(&home, &["work"], &|| count(&home, "SELECT count(*) FROM summaries") > 0);
     let done = count(&home, "SELECT count(*) FROM summaries");
     assert!(done < sessions as i64, "stopped before the end: {said}");
     let left = sessions as i64 - done;
@@ -441,15 +429,23 @@ fn an_interrupted_work_says_what_is_left_and_the_next_goes_on() {
 fn a_watching_work_stops_at_once_between_passes() {
     let home = home();
     import_sessions(&home, 3);
-    let child = home
-        .cmd()
-        .args(["work", "--watch", "--interval", "600"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("work --watch");
+    let said = interrupted(&home, &["work", "--watch", "--interval", "600"], &|| {
+        home.home().join("work.last").exists()
+    });
+    assert!(said.contains("stopped: 0 sessions left to distil"), "{said}");
+}
+
+/// Runs `agent-memory args…`, sends it a `^C` once `ready` holds, and returns what it printed;
+/// it must end well.
+fn interrupted(
+    home: &agent_memory_testkit::TestHome,
+    args: &[&str],
+    ready: &dyn Fn() -> bool,
+) -> String {
+    let child = home.cmd().args(args).stdout(std::process::Stdio::piped()).spawn().expect("run");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !home.home().join("work.last").exists() {
-        assert!(std::time::Instant::now() < deadline, "the first pass never ended");
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "{args:?} never got ready");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let sent = std::process::Command::new("kill")
@@ -457,10 +453,9 @@ fn a_watching_work_stops_at_once_between_passes() {
         .status()
         .expect("kill");
     assert!(sent.success());
-    let out = child.wait_with_output().expect("work --watch");
+    let out = child.wait_with_output().expect("run");
     assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("stopped: 0 sessions left to distil"), "{said}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `sessions` one-prompt sessions of one project, imported as an export file.
