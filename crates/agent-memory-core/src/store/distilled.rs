@@ -78,14 +78,13 @@ fn list(text: String) -> Vec<String> {
 impl Store {
     /// How many sessions have events not yet observed or not yet summarized (those a pass
     /// holds back, waiting for a turn to end, among them).
+    /// One look-up of each session's last event (`events_session`), so the cost grows with
+    /// the sessions, not the events: `status` asks it.
     pub fn sessions_to_distil(&self) -> Result<i64> {
         Ok(self.conn().query_row(
-            "SELECT count(*) FROM (
-                 SELECT 1 FROM sessions s JOIN events e ON e.session_id = s.id
-                 LEFT JOIN distil_progress p ON p.session_id = s.id
-                 GROUP BY s.id
-                 HAVING max(e.id) > min(coalesce(p.observed_through, 0),
-                                        coalesce(p.summarized_through, 0)))",
+            "SELECT count(*) FROM sessions s LEFT JOIN distil_progress p ON p.session_id = s.id
+             WHERE (SELECT max(e.id) FROM events e WHERE e.session_id = s.id)
+                   > min(coalesce(p.observed_through, 0), coalesce(p.summarized_through, 0))",
             [],
             |r| r.get(0),
         )?)

@@ -22,6 +22,8 @@ pub struct StoreStatus {
     /// What the work passes distilled.
     pub observations: i64,
     pub summaries: i64,
+    /// Sessions with events no work pass has distilled yet ([`Store::sessions_to_distil`]).
+    pub to_distil: i64,
     /// Active long-term memories (project and global).
     pub memories: i64,
     /// Memory candidates waiting for `agent-memory review`.
@@ -181,6 +183,7 @@ impl Store {
             open_sessions: count("SELECT count(*) FROM sessions WHERE ended_at IS NULL")?,
             observations: count("SELECT count(*) FROM observations")?,
             summaries: count("SELECT count(*) FROM summaries")?,
+            to_distil: self.sessions_to_distil()?,
             memories: count("SELECT count(*) FROM memories WHERE status = 'active'")?,
             candidates: count("SELECT count(*) FROM memories WHERE status = 'candidate'")?,
             agents,

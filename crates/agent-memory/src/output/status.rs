@@ -83,9 +83,13 @@ pub fn write_status(
         Some(at) => format!("last work pass {}", format_local(at)),
         None => "no work pass yet (`agent-memory work`)".to_owned(),
     };
+    let left = match status.to_distil {
+        0 => String::new(),
+        n => format!("; {} to distil", count(n, "session")),
+    };
     writeln!(
         out,
-        "distilled  {}, {}; {last_pass}",
+        "distilled  {}, {}{left}; {last_pass}",
         count(status.observations, "observation"),
         count(status.summaries, "summary")
     )?;
@@ -239,6 +243,7 @@ mod tests {
             open_sessions: 1,
             observations: 31,
             summaries: 4,
+            to_distil: 1,
             memories: 1,
             candidates: 2,
             agents: vec![
@@ -295,7 +300,7 @@ mod tests {
         expect![[r#"
             store      /home/u/.agent-memory/memory.db  (1.5 MiB, schema 9)
             events     120 in 4 sessions (1 open)
-            distilled  31 observations, 4 summaries; last work pass <time>
+            distilled  31 observations, 4 summaries; 1 session to distil; last work pass <time>
             memory     1 memory, 2 candidates to review (`agent-memory review`)
             agents     claude-code      100 events     3 sessions  last <time>
                        codex             20 events     1 session   last -
@@ -358,6 +363,7 @@ mod tests {
             open_sessions: 0,
             observations: 0,
             summaries: 0,
+            to_distil: 0,
             memories: 0,
             candidates: 0,
             agents: Vec::new(),

@@ -419,9 +419,15 @@ fn an_interrupted_work_says_what_is_left_and_the_next_goes_on() {
     let left = sessions as i64 - done;
     assert!(said.contains(&format!("stopped: {left} sessions left to distil")), "{said}");
     assert!(count(&home, "SELECT count(*) FROM summaries") > 0);
+    // `status` says the same, and that a pass ran.
+    let status = home.json(&["status"]);
+    assert_eq!(status["to_distil"], left, "{status}");
+    let status = home.ok(&["status"]);
+    assert!(status.contains(&format!("; {left} sessions to distil; last work pass")), "{status}");
     let worked = home.json(&["work"]);
     assert_eq!(worked["sessions"], left, "{worked}");
     assert_eq!(count(&home, "SELECT count(*) FROM summaries"), sessions as i64);
+    assert_eq!(home.json(&["status"])["to_distil"], 0);
 }
 
 /// `work --watch` waits between passes; a `^C` there stops it at once.
