@@ -128,6 +128,15 @@ pub struct SearchConfig {
     pub weight_freshness: f64,
     pub weight_hits: f64,
     pub half_life_days: f64,
+    /// The relevance levers' weights, for tuning; unset, [`crate::store::search::Ranking`]'s
+    /// defaults, which the benchmarks chose.
+    pub neighbour_weight: Option<f64>,
+    pub answer_weight: Option<f64>,
+    pub session_weight: Option<f64>,
+    pub session_text_weight: Option<f64>,
+    pub named_weight: Option<f64>,
+    pub vector_share: Option<f64>,
+    pub sparse_share: Option<f64>,
 }
 
 impl Default for SearchConfig {
@@ -147,6 +156,13 @@ impl Default for SearchConfig {
             weight_freshness: ranking.weight_freshness,
             weight_hits: ranking.weight_hits,
             half_life_days: ranking.half_life_days,
+            neighbour_weight: None,
+            answer_weight: None,
+            session_weight: None,
+            session_text_weight: None,
+            named_weight: None,
+            vector_share: None,
+            sparse_share: None,
         }
     }
 }
@@ -155,8 +171,16 @@ impl SearchConfig {
     /// How search ranks, as configured. `model_floor` is the similarity floor the embedding
     /// model in use comes with, if any; a configured `similarity_floor` wins over it.
     pub fn ranking(&self, model_floor: Option<f32>) -> crate::store::search::Ranking {
-        let default = crate::store::search::Ranking::default().similarity_floor;
+        let built_in = crate::store::search::Ranking::default();
+        let default = built_in.similarity_floor;
         crate::store::search::Ranking {
+            neighbour_weight: self.neighbour_weight.unwrap_or(built_in.neighbour_weight),
+            answer_weight: self.answer_weight.unwrap_or(built_in.answer_weight),
+            session_weight: self.session_weight.unwrap_or(built_in.session_weight),
+            session_text_weight: self.session_text_weight.unwrap_or(built_in.session_text_weight),
+            named_weight: self.named_weight.unwrap_or(built_in.named_weight),
+            vector_share: self.vector_share.or(built_in.vector_share),
+            sparse_share: self.sparse_share.unwrap_or(built_in.sparse_share),
             candidates: self.candidates,
             sparse_candidates: self.sparse_candidates,
             similarity_floor: self.similarity_floor.or(model_floor).unwrap_or(default),

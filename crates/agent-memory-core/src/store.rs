@@ -1284,6 +1284,65 @@ mod tests {
     }
 
     #[test]
+    fn a_summary_holding_only_what_was_asked_leaves_search_to_the_prompt_it_quotes() {
+        let mut store = Store::open_in_memory().expect("store");
+        let items: Vec<_> = [("a", "Rotate the staging keys"), ("b", "Rotate the staging certs")]
+            .iter()
+            .map(|(session, text)| {
+                (event(session, session, text), format!("h{session}"), project())
+            })
+            .collect();
+        store.write_recovered(&items, &[]).expect("write");
+        store
+            .conn
+            .execute_batch(
+                "INSERT INTO summaries (session_id, project_id, agent, mode, request, learned, at,
+                                        through_event_id, tokens, work_tokens, distiller)
+                 SELECT s.id, s.project_id, 'codex', 'code', e.body,
+                        CASE s.source_id WHEN 'b' THEN '[\"certs expire yearly\"]' ELSE '[]' END,
+                        e.at, e.id, 10, 10, 'offline'
+                 FROM sessions s JOIN events e ON e.session_id = s.id",
+            )
+            .expect("summaries");
+        let hits = store.search(&query("rotate staging")).expect("search").hits;
+        let found: Vec<(&str, &str)> = hits.iter().map(|h| (h.kind, h.session.as_str())).collect();
+        assert!(found.contains(&("event", "a")) && found.contains(&("event", "b")), "{found:?}");
+        assert!(found.contains(&("summary", "b")), "a summary that learned something: {found:?}");
+        assert!(!found.contains(&("summary", "a")), "the prompt said again: {found:?}");
+    }
+
+    #[test]
+    fn the_answer_right_after_a_question_gets_more_of_its_evidence_than_other_neighbours() {
+        let store = observed(&[
+            ("discovery", "Lunch was good", 1_000),
+            ("discovery", "Which queue does the billing worker read from?", 2_000),
+            ("discovery", "The redis stream named invoices", 3_000),
+            ("discovery", "Sourdough needs a long rise", 4_000),
+            ("discovery", "The billing worker was rewritten in Rust", 5_000),
+            ("discovery", "Weather is fine", 6_000),
+        ]);
+        let mut q = query("billing worker queue");
+        q.kinds = vec!["observation".into()];
+        q.ranking.session_weight = 0.0;
+        q.ranking.session_text_weight = 0.0;
+        let hits = store.search(&q).expect("search").hits;
+        let lifted = |title: &str| {
+            hits.iter().find(|h| h.title == title).map_or(0.0, |h| h.parts.neighbours)
+        };
+        // The answer to the question gets all of the question's evidence; the item before it,
+        // and the item after a statement, half.
+        let answer = lifted("The redis stream named invoices");
+        assert!(answer > 1.5 * lifted("Lunch was good"), "{hits:?}");
+        assert!(answer > 1.5 * lifted("Weather is fine"), "{hits:?}");
+        let at = |title: &str| hits.iter().position(|h| h.title == title);
+        assert!(at("The redis stream named invoices") < at("Lunch was good"), "{hits:?}");
+        q.ranking.answer_weight = q.ranking.neighbour_weight;
+        let even = store.search(&q).expect("search").hits;
+        let even_answer = even.iter().find(|h| h.title.starts_with("The redis")).expect("found");
+        assert!(even_answer.parts.neighbours < answer, "{even:?}");
+    }
+
+    #[test]
     fn a_query_naming_a_month_or_weekday_finds_what_was_done_then() {
         // Noon UTC, so the local day is the same in any zone a test machine has.
         const MARCH_10_2026: i64 = 1_773_144_000_000;

@@ -29,6 +29,10 @@ pub struct Ranking {
     /// kind) an item gets; the items two away give half as much. An answer often shares no word
     /// with the question while the turn before it does.
     pub neighbour_weight: f64,
+    /// How much of a question's evidence the item right after it (its answer) gets, in place
+    /// of `neighbour_weight`: an answer often shares no word with the question that a query
+    /// repeats.
+    pub answer_weight: f64,
     /// How much of its session's evidence (everything found in it, over the best session's)
     /// every item found in or next to it gets.
     pub session_weight: f64,
@@ -69,11 +73,12 @@ impl Default for Ranking {
             now_ms: None,
             stemming: true,
             neighbour_weight: 0.5,
+            answer_weight: 1.0,
             session_weight: 0.1,
             session_text_weight: 0.5,
             named_weight: 0.7,
             vector_share: Some(0.4),
-            sparse_share: 0.2,
+            sparse_share: 0.5,
             sparse_candidates: 50,
         }
     }

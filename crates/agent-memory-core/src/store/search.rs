@@ -14,7 +14,8 @@
 //! summaries and what was said (prompts, closing answers, notes), top candidates, and a hit
 //! found by vectors alone must reach a similarity floor.
 //! Context adds to a candidate's own evidence: its neighbours in its session (observations
-//! next to an observation; a prompt, closing answer or note next to another), everything else
+//! next to an observation; a prompt, closing answer or note next to another; the item right
+//! after a question, its answer, more than the others), everything else
 //! found in its session,
 //! and the session channel (the session's observations, and its events, each taken together
 //! as one text, BM25 over sessions, from the rarest terms' rows only), and a query naming its
@@ -32,7 +33,8 @@
 //! Candidates are merged by item, then ranked by a weighted sum of relevance (both channels),
 //! importance (what kind of item it is), freshness (a half-life) and how often search found it
 //! before, weighed by [`crate::search::rank`] (this module finds; that one decides); [`Parts`] keeps every term for `--explain`. A raw event found with the observation
-//! made from it is folded into that observation, so one answer takes one place. If FTS5
+//! made from it is folded into that observation, so one answer takes one place; a summary
+//! that holds nothing but its session's first prompt is left to that prompt's event. If FTS5
 //! rejects a query, `LIKE` over
 //! event summaries and bodies keeps a search from failing on odd input.
 //!
@@ -216,6 +218,8 @@ struct Source {
     /// Whether its items follow each other in their session by id (events, whose ids a hook
     /// hands out in the order things happened) rather than by time.
     ordered_by_id: bool,
+    /// What a row must be for search to find it at all (SQL over `x`, after `AND`), or empty.
+    searchable: &'static str,
 }
 
 impl Source {
@@ -254,6 +258,9 @@ impl Scored {
     }
 }
 
+/// An item next to another in its session: how far (1 or 2), whether after it, and its id.
+type Neighbour = (usize, bool, i64);
+
 const SESSION_JOINS: &str =
     "JOIN sessions s ON s.id = x.session_id LEFT JOIN projects p ON p.id = x.project_id";
 
@@ -275,6 +282,7 @@ const SOURCES: &[Source] = &[
         stemmed: true,
         neighbours: true,
         ordered_by_id: false,
+        searchable: "",
     },
     Source {
         kind: "summary",
@@ -292,6 +300,11 @@ const SOURCES: &[Source] = &[
         stemmed: true,
         neighbours: false,
         ordered_by_id: false,
+        // A summary that holds nothing but what was asked is the session's first prompt said
+        // again: the prompt's own event answers for it, with its time and its neighbours, and
+        // the two would take two places for one thing said.
+        searchable: "(x.investigated <> '[]' OR x.learned <> '[]' OR x.completed <> '[]'
+                      OR x.next_steps <> '[]')",
     },
     Source {
         kind: "event",
@@ -307,6 +320,7 @@ const SOURCES: &[Source] = &[
         stemmed: true,
         neighbours: true,
         ordered_by_id: true,
+        searchable: "",
     },
     Source {
         kind: "memory",
@@ -327,6 +341,7 @@ const SOURCES: &[Source] = &[
         stemmed: true,
         neighbours: false,
         ordered_by_id: false,
+        searchable: "",
     },
 ];
 
@@ -621,12 +636,23 @@ impl Store {
                 if spreading.is_empty() {
                     continue;
                 }
+                // What asks a question: the item right after it is its answer, which often
+                // shares none of the question's words ("How often?" "Three times a week.").
+                let asking: std::collections::HashSet<i64> = order
+                    .iter()
+                    .map(|&at| &scored[at].hit)
+                    .filter(|h| h.kind == source.kind && h.title.contains(['?', '？']))
+                    .map(|h| h.id)
+                    .collect();
                 let next_to = self.neighbours(source, &spreading)?;
                 for (id, own) in spreading {
-                    for &(distance, neighbour) in next_to.get(&id).into_iter().flatten() {
-                        let share = if distance == 1 { 1.0 } else { 0.5 };
-                        *spread.entry((source.kind, neighbour)).or_default() +=
-                            r.neighbour_weight * share * own;
+                    for &(distance, after, neighbour) in next_to.get(&id).into_iter().flatten() {
+                        let weight = match (distance, after && asking.contains(&id)) {
+                            (1, true) => r.answer_weight,
+                            (1, false) => r.neighbour_weight,
+                            _ => 0.5 * r.neighbour_weight,
+                        };
+                        *spread.entry((source.kind, neighbour)).or_default() += weight * own;
                     }
                 }
             }
@@ -674,14 +700,15 @@ impl Store {
         Ok(())
     }
 
-    /// The items of `source` next to each of `items` in its session, two each side, with
-    /// their distance: one statement for where the items are, then two walks of the session's
-    /// `(session_id, at)` index each, so the cost does not grow with the session.
+    /// The items of `source` next to each of `items` in its session, two each side, with their
+    /// distance and side ([`Neighbour`]): one statement for where the items are, then two walks
+    /// of the session's `(session_id, at)` index each, so the cost does not grow with the
+    /// session.
     fn neighbours(
         &self,
         source: &Source,
         items: &[(i64, f64)],
-    ) -> Result<HashMap<i64, Vec<(usize, i64)>>> {
+    ) -> Result<HashMap<i64, Vec<Neighbour>>> {
         let sql = format!(
             "SELECT id, session_id, at FROM {table} WHERE id IN {IDS_1}",
             table = source.table,
@@ -691,7 +718,7 @@ impl Store {
             .query_map([id_list(items)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let mut out = HashMap::with_capacity(places.len());
-        for (cmp, order) in [("<", "DESC"), (">", "ASC")] {
+        for (cmp, order, after) in [("<", "DESC", false), (">", "ASC", true)] {
             let sql = if source.ordered_by_id {
                 format!(
                     "SELECT id FROM {table} INDEXED BY {table}_said_session
@@ -711,9 +738,9 @@ impl Store {
             let mut stmt = self.conn().prepare_cached(&sql)?;
             for &(id, session, at) in &places {
                 let found = stmt.query_map([session, at, id], |r| r.get::<_, i64>(0))?;
-                let entry: &mut Vec<(usize, i64)> = out.entry(id).or_default();
+                let entry: &mut Vec<Neighbour> = out.entry(id).or_default();
                 for (n, neighbour) in found.enumerate() {
-                    entry.push((n + 1, neighbour?));
+                    entry.push((n + 1, after, neighbour?));
                 }
             }
         }
@@ -1396,6 +1423,10 @@ fn ascii_runs(word: &str) -> Vec<&str> {
 /// apply without joining sessions or projects.
 fn filter_sql(query: &SearchQuery, source: &Source, args: &mut Vec<Value>) -> String {
     let mut sql = String::new();
+    if !source.searchable.is_empty() {
+        sql.push_str(" AND ");
+        sql.push_str(source.searchable);
+    }
     // Each clause names its value as `?N`, N being the value's position in `args`.
     let mut push = |clause: &str, value: Value| {
         args.push(value);

@@ -22,12 +22,18 @@
 //! between the keys of one: `neighbour_weight=0.3,session_text_weight=0.7`): lab rows, for
 //! choosing a default on the tuning half (the first five conversations, 26–43) and reporting it
 //! on the other (44–50). Each row shows both halves.
+//!
+//! `BENCH_FRONT_DOOR_HOME=DIR` keeps the store in `DIR` and, when it is already there, asks the
+//! questions of it without importing again (for ranking changes only: a change to what import
+//! or work store needs a fresh directory). `BENCH_FRONT_DOOR_MISSES=FILE` writes every question
+//! whose evidence turn is not in the top 10, with the evidence and the ten results.
+//! `BENCH_FRONT_DOOR_ARGS` adds arguments to every search (`--kind event`): a lab row.
 
 use std::collections::{HashMap, HashSet};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::{CATEGORIES, Conversation, TurnId};
+use super::{CATEGORIES, Conversation, Question, TurnId};
 
 /// The binary under test, built with this bench.
 const BIN: &str = env!("CARGO_BIN_EXE_agent-memory");
@@ -62,13 +68,16 @@ pub fn run(
     conversations: &[Conversation],
     with_models: bool,
 ) -> Result<Vec<(String, FrontDoor)>, String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let home = dir.path().join("home");
+    let temp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let kept = std::env::var_os("BENCH_FRONT_DOOR_HOME").filter(|v| !v.is_empty());
+    let root = kept.as_ref().map_or(temp.path().to_path_buf(), std::path::PathBuf::from);
+    let home = root.join("home");
+    let built = home.join("memory.db").exists();
     let agent_memory = |args: &[&str]| -> Result<Vec<u8>, String> {
         let out = Command::new(BIN)
             .args(args)
             .env("AGENT_MEMORY_HOME", &home)
-            .env("HOME", dir.path())
+            .env("HOME", &root)
             .env_remove("AGENT_MEMORY_CONFIG")
             .output()
             .map_err(|e| format!("cannot run {BIN}: {e}"))?;
@@ -83,20 +92,24 @@ pub fn run(
     let mut report = FrontDoor::default();
     if with_models {
         for model in ["potion-base-8m", "splade-tiny"] {
-            agent_memory(&["model", "install", model])?;
+            if !built {
+                agent_memory(&["model", "install", model])?;
+            }
             report.models.push(model.to_owned());
         }
     }
 
-    let export = dir.path().join("locomo.jsonl");
-    agent_memory_core::fsutil::write_atomic(&export, export_lines(conversations).as_bytes())
-        .map_err(|e| e.to_string())?;
-    let started = Instant::now();
-    agent_memory(&["import", "--trust", &export.to_string_lossy()])?;
-    report.import_time = started.elapsed();
-    let started = Instant::now();
-    agent_memory(&["work"])?;
-    report.work_time = started.elapsed();
+    if !built {
+        let export = root.join("locomo.jsonl");
+        agent_memory_core::fsutil::write_atomic(&export, export_lines(conversations).as_bytes())
+            .map_err(|e| e.to_string())?;
+        let started = Instant::now();
+        agent_memory(&["import", "--trust", &export.to_string_lossy()])?;
+        report.import_time = started.elapsed();
+        let started = Instant::now();
+        agent_memory(&["work"])?;
+        report.work_time = started.elapsed();
+    }
 
     let db = rusqlite::Connection::open(home.join("memory.db")).map_err(|e| e.to_string())?;
     let places = Places::read(&db)?;
@@ -130,6 +143,8 @@ pub fn run(
         ask(conversations, &places, &agent_memory, &mut row)?;
         rows.push((setting, row));
     }
+    agent_memory_core::fsutil::write_atomic(&config_path, config.as_bytes())
+        .map_err(|e| e.to_string())?;
     Ok(rows)
 }
 
@@ -140,22 +155,21 @@ fn ask(
     agent_memory: &Run<'_>,
     report: &mut FrontDoor,
 ) -> Result<(), String> {
+    let misses_path = std::env::var_os("BENCH_FRONT_DOOR_MISSES").filter(|v| !v.is_empty());
+    let mut misses = String::new();
+    let extra = std::env::var("BENCH_FRONT_DOOR_ARGS").unwrap_or_default();
     for (n, conv) in conversations.iter().enumerate() {
         let half = usize::from(n >= 5);
         let project = format!("locomo-{}", conv.name);
         for question in &conv.questions {
             let started = Instant::now();
-            let out = agent_memory(&[
-                "search",
-                "--json",
-                "--limit",
-                "10",
-                "--project",
-                &project,
-                &question.text,
-            ])?;
+            let mut args = vec!["search", "--json", "--limit", "10", "--project", &project];
+            args.extend(extra.split_whitespace());
+            args.push(&question.text);
+            let out = agent_memory(&args)?;
             report.search_times.push(started.elapsed());
             let found = hits(&out)?;
+            let listed = out.clone();
             let evidence: HashSet<(String, TurnId)> =
                 question.evidence.iter().map(|t| (conv.name.clone(), *t)).collect();
             let sessions: HashSet<(String, u32)> =
@@ -178,6 +192,9 @@ fn ask(
                 .take(10)
                 .any(|f| places.session_of.get(f).is_some_and(|s| sessions.contains(s)));
             let found = [turn_at(5), turn_at(10), turn_at(10) || distilled_at(10), session_at_10];
+            if misses_path.is_some() && !found[1] {
+                misses.push_str(&miss(conv, question, &listed));
+            }
             let row = report.hits.entry(question.category).or_default();
             for counts in [row, &mut report.halves[half]] {
                 counts.iter_mut().zip(found).for_each(|(c, hit)| *c += usize::from(hit));
@@ -187,7 +204,34 @@ fn ask(
             report.questions += 1;
         }
     }
+    if let Some(path) = misses_path {
+        agent_memory_core::fsutil::write_atomic(std::path::Path::new(&path), misses.as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
     Ok(())
+}
+
+/// A missed question as the misses file shows it: the question, its evidence turns, and the ten
+/// results with their kind, score and title.
+fn miss(conv: &Conversation, question: &Question, listed: &[u8]) -> String {
+    let mut text = format!("## {} [{}] {}\n", conv.name, question.category, question.text);
+    for turn in conv.sessions.iter().flat_map(|s| &s.turns) {
+        if question.evidence.contains(&turn.id) {
+            text.push_str(&format!("  evidence {:?}: {}\n", turn.id, turn.item_text()));
+        }
+    }
+    let value: serde_json::Value = serde_json::from_slice(listed).unwrap_or_default();
+    for hit in value["hits"].as_array().into_iter().flatten() {
+        let title: String = hit["title"].as_str().unwrap_or("").chars().take(140).collect();
+        text.push_str(&format!(
+            "  {:>11} {:>6} {:.3} {title}\n",
+            hit["kind"].as_str().unwrap_or(""),
+            hit["id"].as_i64().unwrap_or(0),
+            hit["score"].as_f64().unwrap_or(0.0),
+        ));
+    }
+    text.push('\n');
+    text
 }
 
 /// Where each stored item came from: an event's turn, an observation's source turns, and the
