@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 
-/// Most words in a subtitle (DESIGN.md §3).
+/// Most words in a subtitle.
 pub(crate) const SUBTITLE_MAX_WORDS: usize = 24;
 /// Text without spaces (Chinese) cannot be counted in words; it is capped in characters.
 pub(crate) const SUBTITLE_MAX_CJK_CHARS: usize = 48;
@@ -45,7 +45,7 @@ pub struct StoredEvent {
     pub event: Event,
 }
 
-/// One distilled note, the same shape every time (DESIGN.md §3 "observation").
+/// One distilled note, the same shape every time.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ObservationDraft {
     /// One line, specific: names the file, function, command or error.
@@ -69,7 +69,7 @@ pub struct ObservationDraft {
     pub at_ms: i64,
 }
 
-/// What a session was about, written at stop (DESIGN.md §3 "summary").
+/// What a session was about, written at stop.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SummaryDraft {
     /// The session's first real prompt.

@@ -1,10 +1,10 @@
 //! The neutral event: one captured moment from any agent, in one shape.
 //!
-//! Owns the vocabulary of DESIGN.md §3 for raw material (agent, session, event kind, tool kind,
-//! sensitivity) and the neutral facts of a tool call ([`ToolFacts`]: the command run, the query
-//! searched, the files changed and created, the outcome) that every later stage reads instead of
-//! an agent's tool input. Adapters build these from agent wire formats; capture redacts and
-//! filters them; the store persists them. Nothing here knows an agent's wire format or touches
+//! Owns the vocabulary for raw material (ARCHITECTURE.md, `event.rs`: agent, session, event kind,
+//! tool kind, sensitivity) and the neutral facts of a tool call ([`ToolFacts`]: the command run,
+//! the query searched, the files changed and created, the outcome) that every later stage reads
+//! instead of an agent's tool input. Adapters build these from agent wire formats; capture redacts
+//! and filters them; the store persists them. Nothing here knows an agent's wire format or touches
 //! the disk.
 
 use serde::{Deserialize, Serialize};

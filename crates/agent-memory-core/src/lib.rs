@@ -1,9 +1,9 @@
 //! agent-memory-core: the synchronous stages of agent-memory.
 //!
-//! Data flows one way, top to bottom, as in DESIGN.md §2. [`hook`] is the hook's use case:
-//! [`adapter`] turns each agent's hook payload into a neutral [`event::Event`] and is the one
-//! registry of agents; [`capture`] sanitizes (redaction, `<private>` spans, injected context),
-//! filters and writes it, falling back to a spool; [`store`] owns the SQLite file, its
+//! Data flows one way, top to bottom, as ARCHITECTURE.md's bird's-eye view draws it. [`hook`] is
+//! the hook's use case: [`adapter`] turns each agent's hook payload into a neutral [`event::Event`]
+//! and is the one registry of agents; [`capture`] sanitizes (redaction, `<private>` spans, injected
+//! context), filters and writes it, falling back to a spool; [`store`] owns the SQLite file, its
 //! migrations and full-text search; [`project`] says which project a directory belongs to;
 //! [`distil`] turns a session's events into observations and a summary, offline or with a
 //! model; [`promote`] turns observations and summaries into long-term memory candidates;

@@ -1,4 +1,4 @@
-//! Project identity: which project a working directory belongs to (DESIGN.md §3, "project").
+//! Project identity: which project a working directory belongs to (ARCHITECTURE.md, `project.rs`).
 //!
 //! Owns the resolution realpath(cwd) → longest registered root → git top-level → the path itself,
 //! the few `.git` file formats that needs (gitdir files, `commondir`, `[remote "origin"]` in

@@ -1,6 +1,6 @@
-//! Promote (DESIGN.md §4): here are new observations and summaries, give me L1 candidates for
-//! review, near-duplicates merged instead of piled up, and newer decisions marked as the
-//! successors of the older ones they replace.
+//! Promote (ARCHITECTURE.md, `promote.rs`): here are new observations and summaries, give me L1
+//! candidates for review, near-duplicates merged instead of piled up, and newer decisions marked as
+//! the successors of the older ones they replace.
 //!
 //! One step ([`screen_new`]) runs in every work pass ([`crate::work`]) after distillation: every item not
 //! screened yet goes through [`screen`] (deterministic rules, English and Chinese), and each

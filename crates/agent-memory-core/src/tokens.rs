@@ -1,6 +1,6 @@
-//! The one token estimator (DESIGN.md §7): every budget — the briefing injected at session
-//! start, recall results, LLM prompts — counts tokens with [`estimate`], so that limits mean
-//! the same thing everywhere.
+//! The one token estimator (ARCHITECTURE.md, `tokens.rs`): every budget — the briefing injected at
+//! session start, recall results, LLM prompts — counts tokens with [`estimate`], so that limits
+//! mean the same thing everywhere.
 //!
 //! The formula is deliberately crude: a quarter token per ASCII byte (rounded up) plus one
 //! token per non-ASCII character. Against real tokenizers it comes out roughly 10–25% high for

@@ -1,4 +1,4 @@
-//! The local HTTP server of `agent-memory serve` (DESIGN.md §4 serve): the JSON API under
+//! The local HTTP server of `agent-memory serve` (ARCHITECTURE.md, code map): the JSON API under
 //! `/api`, the live viewer at `/`, MCP over streamable HTTP at `/mcp`, and the worker.
 //!
 //! Owns the router, the security gate every request passes (Host and Origin checked against

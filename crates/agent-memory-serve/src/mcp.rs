@@ -1,6 +1,6 @@
-//! The MCP server (DESIGN.md §4 serve): memory handed to any MCP client as tools — `search`,
-//! `timeline`, `get_observations`, `briefing` to read, `remember` and `forget` to keep or drop
-//! a long-term memory — over stdio, with rmcp.
+//! The MCP server (ARCHITECTURE.md, code map: `agent-memory-serve`): memory handed to any MCP
+//! client as tools — `search`, `timeline`, `get_observations`, `briefing` to read, `remember` and
+//! `forget` to keep or drop a long-term memory — over stdio, with rmcp.
 //!
 //! Owns the tools' argument types (their JSON schemas are what a client's model reads), the
 //! compact text each tool answers with, and the stdio loop. Every tool is a thin call into

@@ -5,7 +5,7 @@
 //! the answer to "is this a secret". It runs inside a hook that must finish in under 5 ms, so it
 //! compiles nothing up front: a scan for each rule's keywords decides which rules' regexes are
 //! compiled (once, on first need) and run. Compiling the whole table at start was
-//! measured at 10 s (DESIGN.md §7). Patterns use ASCII classes so the lazy DFA never has to give up
+//! measured at 10 s. Patterns use ASCII classes so the lazy DFA never has to give up
 //! on Unicode word boundaries, and bound their context by lines or not at all: a bounded
 //! repetition of a Unicode class (`(?u:[^\n]){0,200}`) takes milliseconds to compile.
 //!

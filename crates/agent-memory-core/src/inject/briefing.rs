@@ -145,7 +145,8 @@ impl From<crate::store::memories::Kind> for MemoryKind {
     }
 }
 
-/// How memories are ranked in a briefing (DESIGN.md §4 recall: 60/30/10 by default).
+/// How memories are ranked in a briefing (`[inject] memory_weight_*` in `default.toml`: 60/30/10
+/// by default).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MemoryWeights {
     pub importance: f64,

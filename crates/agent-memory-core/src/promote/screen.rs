@@ -1,6 +1,6 @@
 //! Screening: here is an observation or a session summary, give me the short memories it is
-//! worth (DESIGN.md §4 promote): one with a conclusion (a decision, a fixed problem), a gotcha,
-//! or something reusable across sessions (a pattern, a trade-off, what a file is for).
+//! worth (ARCHITECTURE.md, `promote.rs`): one with a conclusion (a decision, a fixed problem), a
+//! gotcha, or something reusable across sessions (a pattern, a trade-off, what a file is for).
 //!
 //! Deterministic rules over the distiller's own structure, in English and Chinese: the
 //! observation's type and concepts decide the kind and importance, its first facts (which the

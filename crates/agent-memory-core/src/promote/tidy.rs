@@ -1,4 +1,4 @@
-//! Maintenance of long-term memory (DESIGN.md §4 promote, "tidy"): here is the store, tell me
+//! Maintenance of long-term memory (ARCHITECTURE.md, `promote/tidy.rs`): here is the store, tell me
 //! which active memories have not been found for a long time, which say the same thing (about
 //! the same files, code and values: [`super::similar::same_subject`]), and which were
 //! superseded; on request, act on it.

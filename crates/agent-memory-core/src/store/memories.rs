@@ -1,5 +1,5 @@
-//! Long-term memory in the store (DESIGN.md §3 memory, tiers): short statements of a kind, in a
-//! tier, with a status, and the operations a reviewer performs on them.
+//! Long-term memory in the store (ARCHITECTURE.md, "Long-term memory API"): short statements of a
+//! kind, in a tier, with a status, and the operations a reviewer performs on them.
 //!
 //! Here is a memory to keep, a candidate to approve, reject or edit, a memory to forget: change
 //! its row, keep its id, move its `updated_at`. This is the one API every front end uses (the
@@ -60,7 +60,7 @@ impl Tier {
     }
 }
 
-/// What a memory says, by kind (DESIGN.md §3).
+/// What a memory says, by kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {

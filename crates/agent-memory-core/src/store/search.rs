@@ -2,10 +2,10 @@
 //! memories: here is a query
 //! and filters, give me ranked hits, and say why each one ranks where it does.
 //!
-//! Two channels (DESIGN.md §4 recall). Full text: FTS5 BM25 over the CJK-bigram shadow text
-//! (see [`super::fts`]), each kind from its own index, top candidates each. Its cost is bounded
-//! by what it returns, not by the size of the table: FTS5's BM25 reads every row holding a term
-//! to weigh it, so in a table larger than `SCORED_ROWS` (1,500 rows) each term's share is
+//! Two channels (ARCHITECTURE.md, `store/search.rs`). Full text: FTS5 BM25 over the CJK-bigram
+//! shadow text (see [`super::fts`]), each kind from its own index, top candidates each. Its cost is
+//! bounded by what it returns, not by the size of the table: FTS5's BM25 reads every row holding a
+//! term to weigh it, so in a table larger than `SCORED_ROWS` (1,500 rows) each term's share is
 //! estimated from its newest rows, only the rarest terms (together under that many rows) are
 //! scored by BM25, and the common ones add their estimated weight to the rows that hold them,
 //! read from those rows' own text. A query of common words only takes the newest rows holding

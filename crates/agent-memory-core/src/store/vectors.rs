@@ -1,8 +1,9 @@
 //! Vectors in the store: which observations, summaries and said events (a person's prompt, an
 //! agent's closing answer, a note) still need one for a model, saving
-//! them, and the in-memory matrix search scans (DESIGN.md §7: brute force beats an ANN index
-//! below a few hundred thousand items; the rows are scanned as bytes, a quarter of f32's), kept
-//! for a new process in a file beside the store (`file`).
+//! them, and the in-memory matrix search scans (brute force beats an ANN index below a few
+//! hundred thousand items; the shortlists measured against it lost results, see
+//! docs/decisions/0005-exact-vector-scan.md; the rows are scanned as bytes, a quarter of f32's),
+//! kept for a new process in a file beside the store (`file`).
 //!
 //! Vectors are stored per model, so switching models never compares vectors of two models;
 //! a summary rewritten later loses its vector (a trigger) and is embedded again.

@@ -1,9 +1,9 @@
-//! The review queue (DESIGN.md §4 promote): the candidates for long-term memory, and the
-//! decisions on them: approve into the project (L2) or into global memory (L3), edit, reject.
-//! Every decision goes through core's `memory::Writer`, the same calls `agent-memory review`
-//! makes and by the same rules (an edit of a forgotten, rejected or superseded memory is a
-//! `conflict`; edited text is sanitized like anything captured), behind the token gate every
-//! mutating route passes.
+//! The review queue (ARCHITECTURE.md, code map: `http/review.rs`): the candidates for long-term
+//! memory, and the decisions on them: approve into the project (L2) or into global memory (L3),
+//! edit, reject. Every decision goes through core's `memory::Writer`, the same calls
+//! `agent-memory review` makes and by the same rules (an edit of a forgotten, rejected or
+//! superseded memory is a `conflict`; edited text is sanitized like anything captured), behind
+//! the token gate every mutating route passes.
 //!
 //! Must not: decide anything on a GET.
 
