@@ -2,8 +2,10 @@
 //! one place and one order. `agent-memory work`, the background pass the stop hook starts and
 //! `serve`'s worker all run this same pass:
 //!
-//! drain the spool → distil sessions → screen for long-term memory → embed → index older
-//! events again → sync the vault → refresh brief files → merge indexes and checkpoint.
+//! drain the spool → judge branches → distil sessions → screen for long-term memory → anchor
+//! what was distilled to its files → embed and sparse-encode → index older events again → sync
+//! the vault → refresh brief files → merge indexes → prune the injection log → checkpoint
+//! (ARCHITECTURE.md lists the same steps).
 //!
 //! One pass at a time per home: [`WorkLock`] is a file lock that goes with the process, so a
 //! crashed pass never leaves it taken. Each step reports what it did; a step that fails is

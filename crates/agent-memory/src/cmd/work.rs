@@ -1,5 +1,6 @@
-//! `agent-memory work`: a work pass (core's `work`: drain the spool, distil, screen for
-//! long-term memory, embed, sync the vault, refresh brief files, checkpoint), run again until
+//! `agent-memory work`: a work pass (core's `work`: drain the spool, judge branches, distil,
+//! screen for long-term memory, anchor, embed, index older events again, sync the vault,
+//! refresh brief files, checkpoint), run again until
 //! no backlog is left, or `--watch` for one every interval. The stop hook starts a pass in the
 //! background (`--background`), which quietly gives way when one is already running, and runs
 //! again a few times, a second apart, while a turn waits for its agent to write its transcript;
