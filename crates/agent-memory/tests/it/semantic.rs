@@ -84,18 +84,15 @@ fn a_static_model_finds_what_the_words_miss() {
     let results = home.json(&["search", "callback invoice"]);
     assert_eq!(results["semantic"], true, "{results}");
     let found = hits(&results);
-    // The summary and the prompt it was made of, by meaning alone, and the prompt's answer as
-    // its neighbour; the bread session stays below the similarity floor.
+    // The prompt, by meaning alone, and its answer as its neighbour. The session's summary
+    // holds nothing but that prompt, so search leaves it to the prompt's event; the bread
+    // session stays below the similarity floor.
     let kinds: Vec<(&str, &str)> = found
         .iter()
         .map(|h| (h["kind"].as_str().unwrap_or(""), h["type"].as_str().unwrap_or("")))
         .collect();
-    assert_eq!(
-        kinds,
-        [("summary", "summary"), ("event", "prompt"), ("event", "stop")],
-        "{results}"
-    );
-    assert!(found[1]["parts"]["similarity"].as_f64().is_some(), "{results}");
+    assert_eq!(kinds, [("event", "prompt"), ("event", "stop")], "{results}");
+    assert!(found[0]["parts"]["similarity"].as_f64().is_some(), "{results}");
     assert!(found[0]["title"].as_str().unwrap_or_default().contains("payment webhook"));
     assert!(found[0]["parts"]["bm25"].is_null(), "found by vectors alone: {results}");
     assert!(found[0]["parts"]["similarity"].as_f64().unwrap_or_default() >= 0.72, "{results}");
@@ -154,12 +151,9 @@ fn a_broken_model_leaves_search_on_full_text() {
         .expect("search");
     assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    // The closing answer comes in as the prompt's neighbour.
-    assert_eq!(
-        hits(&results).len(),
-        3,
-        "prompt event, its answer and the summary, by full text: {results}"
-    );
+    // The closing answer comes in as the prompt's neighbour; the summary, which holds only
+    // the prompt, is left to it.
+    assert_eq!(hits(&results).len(), 2, "prompt event and its answer, by full text: {results}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("model install missing-model"),
@@ -194,8 +188,9 @@ fn minilm_finds_a_paraphrase_across_agents() {
     // Three summaries, three prompts and their three answers.
     assert!(reindexed.contains("embedded 9 items"), "{reindexed}");
 
+    // Each summary holds only its prompt, so the prompts are what search finds.
     let results =
-        home.json(&["search", "payment notifications are not authenticated", "--kind", "summary"]);
+        home.json(&["search", "payment notifications are not authenticated", "--kind", "event"]);
     let found = hits(&results);
     assert!(!found.is_empty(), "{results}");
     assert!(found[0]["title"].as_str().unwrap_or_default().contains("Stripe webhook"), "{results}");
@@ -210,7 +205,7 @@ fn minilm_finds_a_paraphrase_across_agents() {
     let strict = home
         .cmd()
         .env("AGENT_MEMORY_SEARCH__SIMILARITY_FLOOR", "0.9")
-        .args(["search", "payment notifications are not authenticated", "--kind", "summary"])
+        .args(["search", "payment notifications are not authenticated", "--kind", "event"])
         .arg("--json")
         .output()
         .expect("search");
@@ -246,9 +241,11 @@ fn splade_orders_what_search_found_beside_the_embedding_model() {
     assert_eq!(json["model"], "tiny", "{json}");
     assert_eq!(json["sparse"]["model"], "splade-tiny", "{json}");
 
-    // Both summaries are found by their words; the sparse model weighs each against the query.
-    let results = home.json(&["search", "payment signature verification", "--kind", "summary"]);
-    let found = hits(&results);
+    // Both prompts are found by their words (their summaries hold nothing more, so search
+    // leaves them to the prompts); the sparse model weighs each against the query.
+    let results = home.json(&["search", "payment signature verification", "--kind", "event"]);
+    let found: Vec<serde_json::Value> =
+        hits(&results).into_iter().filter(|h| h["type"] == "prompt").collect();
     assert_eq!(found.len(), 2, "{results}");
     assert!(found[0]["title"].as_str().unwrap_or_default().contains("webhook"), "{results}");
     let matches: Vec<f64> =
@@ -266,6 +263,7 @@ fn splade_orders_what_search_found_beside_the_embedding_model() {
     assert!(home.ok(&["model", "remove", "splade-tiny"]).contains("removed splade-tiny"));
     let list = home.ok(&["model", "list"]);
     assert!(list.contains("* tiny") && !list.contains("splade-tiny"), "{list}");
-    let results = home.json(&["search", "payment signature verification", "--kind", "summary"]);
+    let results = home.json(&["search", "payment signature verification", "--kind", "event"]);
+    assert!(!hits(&results).is_empty(), "{results}");
     assert!(hits(&results).iter().all(|h| h["parts"]["sparse"].is_null()), "{results}");
 }
