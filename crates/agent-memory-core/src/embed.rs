@@ -9,11 +9,6 @@
 //! Must not: download anything, or load a model for a caller that did not ask for one.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use crate::store::Store;
-use crate::store::search::SparseQuery;
-use crate::store::vectors::VectorIndex;
 
 /// The file that describes an installed model, inside its directory.
 pub const MANIFEST: &str = "agent-memory-model.toml";
@@ -132,69 +127,6 @@ pub fn sparse_from_blob(blob: &[u8]) -> SparseVector {
 }
 
 const SPARSE_SCALE: f32 = 4096.0;
-
-/// The store's vectors of `embedder`'s model, to compare a search's query vector with; `None`,
-/// with a warning, when nothing is embedded with that model yet or they cannot be read, so
-/// that search keeps to full text rather than fail.
-pub fn stored_vectors(store: &Store, embedder: &dyn Embedder) -> Option<Arc<VectorIndex>> {
-    match store.shared_vector_index(embedder.model(), embedder.dimensions()) {
-        Ok(index) if !index.is_empty() => Some(index),
-        Ok(_) => {
-            tracing::warn!(
-                "nothing is embedded with {} yet; run `agent-memory reindex`",
-                embedder.model()
-            );
-            None
-        }
-        Err(err) => {
-            tracing::warn!(%err, "cannot read the stored vectors");
-            None
-        }
-    }
-}
-
-/// The vector of a search's `text`; `None`, with a warning, when embedding fails. Needs no
-/// store, so that it can run beside the store's own work.
-pub fn query_vector(embedder: &dyn Embedder, text: &str) -> Option<Vec<f32>> {
-    match embedder.embed_queries(&[text]) {
-        Ok(mut vectors) => vectors.pop(),
-        Err(err) => {
-            tracing::warn!("searching by full text only: {err}");
-            None
-        }
-    }
-}
-
-/// Whether anything is stored with `encoder`'s model, so that a search's sparse query has
-/// something to match.
-pub fn sparse_stored(store: &Store, encoder: &dyn SparseEncoder) -> bool {
-    match store.has_vectors(encoder.model()) {
-        Ok(stored) => {
-            if !stored {
-                tracing::debug!("nothing is encoded with {} yet", encoder.model());
-            }
-            stored
-        }
-        Err(err) => {
-            tracing::warn!(%err, "cannot read the stored sparse vectors");
-            false
-        }
-    }
-}
-
-/// The sparse vector of a search's `text`; `None`, with a warning, when encoding fails, so
-/// that search goes on without it. Needs no store, as [`query_vector`].
-pub fn sparse_query(encoder: &dyn SparseEncoder, text: &str) -> Option<SparseQuery> {
-    match encoder.read_query(text) {
-        Ok(weights) => {
-            Some(SparseQuery { model: encoder.model().to_owned(), weights: weights.into() })
-        }
-        Err(err) => {
-            tracing::warn!("searching without the sparse model: {err}");
-            None
-        }
-    }
-}
 
 /// Why a model could not be loaded or could not embed.
 #[derive(Debug, thiserror::Error)]

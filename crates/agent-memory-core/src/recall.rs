@@ -26,7 +26,7 @@ use crate::store::distilled::{Observation, Summary, TimelineItem};
 use crate::store::injections::{Injection, InjectionFilter, LastHanded};
 use crate::store::memories::{self, Memory, MemoryError};
 use crate::store::recall::ItemKind;
-use crate::store::search::{Ranking, SearchHit, SearchQuery, SearchResults, VectorQuery};
+use crate::store::search::{Ranking, SearchHit, SearchQuery, SearchResults};
 use crate::store::{Store, StoreError};
 use crate::{adapter, project, time};
 
@@ -297,60 +297,21 @@ fn mark_anchors(store: &Store, hits: &mut [SearchHit]) {
     }
 }
 
-/// What a model's thread gave; `None`, with a warning, when it panicked, so that search goes
-/// on without that channel.
-fn joined<T>(job: std::thread::ScopedJoinHandle<'_, Option<T>>) -> Option<T> {
-    job.join().unwrap_or_else(|_| {
-        tracing::warn!("a model failed while reading the query; searching without it");
-        None
-    })
-}
-
 impl Reader<'_> {
-    /// Checks `request` and runs it: full text, and vectors when a model is loaded. The query
-    /// it ran is returned with the results; the caller counts the hits ([`Reader::record_hits`])
-    /// once it has handed them out.
-    ///
-    /// The models' work (loading on first use, then encoding the query, and the scan of the
-    /// stored vectors) needs no store, so it runs on threads of its own while this one runs
-    /// the full-text channels: a one-shot search pays the longest of them, not their sum.
+    /// Checks `request` and runs it ([`crate::search::run`]): full text, and the models that
+    /// are loaded. The query it ran is returned with the results; the caller counts the hits
+    /// ([`Reader::record_hits`]) once it has handed them out.
     pub fn search(
         &self,
         request: SearchRequest,
     ) -> Result<(SearchQuery, SearchResults), RecallError> {
-        let mut query = self.check(request)?;
-        let store = self.store;
-        let encoder =
-            self.settings.sparse.as_deref().filter(|e| crate::embed::sparse_stored(store, *e));
-        let dense = self.settings.embedder.as_deref().and_then(|embedder| {
-            crate::embed::stored_vectors(store, embedder).map(|index| (embedder, index))
-        });
-        let sparse_coming = encoder.is_some();
-        let (results, sparse) = std::thread::scope(|scope| {
-            let (text, asked) = (query.text.as_str(), &query);
-            let sparse_job = encoder
-                .map(|encoder| scope.spawn(move || crate::embed::sparse_query(encoder, text)));
-            let nearest_job = dense.as_ref().map(|(embedder, index)| {
-                scope.spawn(move || {
-                    let vector = crate::embed::query_vector(*embedder, text)?;
-                    Some(VectorQuery { index, vector: &vector }.nearest(asked, sparse_coming))
-                })
-            });
-            let mut sparse = None;
-            let results = store.search_meanwhile(
-                asked,
-                sparse_coming,
-                || nearest_job.and_then(joined),
-                || {
-                    sparse = sparse_job.and_then(joined);
-                    sparse.clone()
-                },
-            );
-            (results, sparse)
-        });
-        query.sparse = sparse;
-        let mut results = results?;
-        mark_anchors(store, &mut results.hits);
+        let query = self.check(request)?;
+        let models = crate::search::run::Models {
+            embedder: self.settings.embedder.as_deref(),
+            sparse: self.settings.sparse.as_deref(),
+        };
+        let (query, mut results) = crate::search::run::run(self.store, query, models)?;
+        mark_anchors(self.store, &mut results.hits);
         Ok((query, results))
     }
 

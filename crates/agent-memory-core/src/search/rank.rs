@@ -134,6 +134,23 @@ pub fn importance(kind: &str, item_type: &str) -> f64 {
     }
 }
 
+/// Whether an item asks a question (a `?` in its title): the item right after it is its
+/// answer.
+pub fn asks(title: &str) -> bool {
+    title.contains(['?', '？'])
+}
+
+/// The share of an item's own evidence its neighbour `distance` away (1 or 2) gets: the answer
+/// right after a question (`after` an item that `asks`) all of [`Ranking::answer_weight`], any
+/// other next item [`Ranking::neighbour_weight`], an item two away half of that.
+pub fn neighbour_share(ranking: &Ranking, distance: usize, after: bool, asks: bool) -> f64 {
+    match (distance, after && asks) {
+        (1, true) => ranking.answer_weight,
+        (1, false) => ranking.neighbour_weight,
+        _ => 0.5 * ranking.neighbour_weight,
+    }
+}
+
 /// How a candidate's two channels make its own evidence.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fusion {
@@ -274,6 +291,19 @@ mod tests {
         // Without a share, either channel's evidence.
         let either = Fusion::new(None, [0.5_f32].into_iter());
         assert!((either.own(0.5, Some(0.5), true) - 0.75).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_answer_gets_more_of_its_questions_evidence_than_other_neighbours() {
+        let ranking = Ranking::default();
+        assert!(
+            asks("Which queue does it read?") && asks("用哪个队列？") && !asks("It reads jobs")
+        );
+        let answer = neighbour_share(&ranking, 1, true, true);
+        assert_eq!(answer, ranking.answer_weight);
+        assert!(answer > neighbour_share(&ranking, 1, false, true), "before a question");
+        assert!(answer > neighbour_share(&ranking, 1, true, false), "after a statement");
+        assert_eq!(neighbour_share(&ranking, 2, true, true), 0.5 * ranking.neighbour_weight);
     }
 
     #[test]

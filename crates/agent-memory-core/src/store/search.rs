@@ -49,7 +49,8 @@ use rusqlite::types::Value;
 use super::vectors::{SAID_EVENTS, VectorIndex, gets_vectors, is_said};
 use super::{Result, Store, fts};
 use crate::embed::{QueryWeights, SparseVector, sparse_dot};
-use crate::search::rank::{Evidence, Fusion, sparse_mix};
+use crate::search::query::NamedIn;
+use crate::search::rank::{Evidence, Fusion, asks, neighbour_share, sparse_mix};
 pub use crate::search::rank::{Parts, Ranking, importance};
 
 /// What to search for.
@@ -370,7 +371,7 @@ impl Store {
     /// says whether a sparse query is expected, which widens the channels from the start; when
     /// it then does not come (its model failed), the search runs again as one without it, so
     /// the answer is the one a search without it gives.
-    pub fn search_meanwhile(
+    pub(crate) fn search_meanwhile(
         &self,
         query: &SearchQuery,
         sparse_coming: bool,
@@ -641,18 +642,15 @@ impl Store {
                 let asking: std::collections::HashSet<i64> = order
                     .iter()
                     .map(|&at| &scored[at].hit)
-                    .filter(|h| h.kind == source.kind && h.title.contains(['?', '？']))
+                    .filter(|h| h.kind == source.kind && asks(&h.title))
                     .map(|h| h.id)
                     .collect();
                 let next_to = self.neighbours(source, &spreading)?;
                 for (id, own) in spreading {
+                    let asks = asking.contains(&id);
                     for &(distance, after, neighbour) in next_to.get(&id).into_iter().flatten() {
-                        let weight = match (distance, after && asking.contains(&id)) {
-                            (1, true) => r.answer_weight,
-                            (1, false) => r.neighbour_weight,
-                            _ => 0.5 * r.neighbour_weight,
-                        };
-                        *spread.entry((source.kind, neighbour)).or_default() += weight * own;
+                        let share = neighbour_share(r, distance, after, asks);
+                        *spread.entry((source.kind, neighbour)).or_default() += share * own;
                     }
                 }
             }
@@ -1350,74 +1348,6 @@ impl Store {
     }
 }
 
-/// The words of a query that may name an agent or a project: split on what cannot be part of
-/// such a name and where Latin text meets CJK text (`codex修改了什么` names `codex`),
-/// lowercased, a possessive `'s` dropped ("Caroline's" names `caroline`), each with the agent
-/// it names (an alias gives the agent's own name: `claude` is `claude-code`).
-struct NamedIn {
-    words: Vec<(String, String)>,
-}
-
-impl NamedIn {
-    fn new(text: &str) -> NamedIn {
-        let words = text
-            .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '\'' | '’')))
-            .flat_map(ascii_runs)
-            .map(|w| {
-                let w = w.trim_matches(|c: char| matches!(c, '.' | '\'' | '’' | '-' | '_'));
-                let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(w);
-                w.to_lowercase()
-            })
-            .filter(|w| !w.is_empty() && !crate::text::is_stop_word(w))
-            .map(|w| (crate::adapter::canonical_agent(&w), w))
-            .collect();
-        NamedIn { words }
-    }
-
-    /// The words of the query that look like file names: a name, a dot and a short extension
-    /// (`config.rs`, `README.md`), not a number (`1.2`).
-    fn files(&self) -> impl Iterator<Item = &str> {
-        self.words.iter().map(|(_, word)| word.as_str()).filter(|word| {
-            word.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty()
-                    && (1..=5).contains(&ext.len())
-                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                    && !word.chars().all(|c| c.is_ascii_digit() || c == '.')
-            })
-        })
-    }
-
-    /// Whether a word of the query is the hit's agent or its project. A teammate's item carries
-    /// its member and agent (`Alice Liddell, codex`): the agent or a word of the member's name
-    /// (`alice`) names it.
-    fn names(&self, hit: &SearchHit) -> bool {
-        let project = hit.project.as_deref().map(str::to_lowercase);
-        let by = |name: &str| {
-            hit.agent.eq_ignore_ascii_case(name)
-                || hit.agent.split([',', ' ']).any(|part| part.eq_ignore_ascii_case(name))
-        };
-        self.words
-            .iter()
-            .any(|(agent, word)| by(agent) || by(word) || project.as_deref() == Some(word.as_str()))
-    }
-}
-
-/// `word` cut where ASCII text meets other text: `codex修改` is `codex` and `修改`.
-fn ascii_runs(word: &str) -> Vec<&str> {
-    let mut runs = Vec::new();
-    let mut start = 0;
-    let mut ascii = None;
-    for (at, c) in word.char_indices() {
-        if ascii.is_some_and(|a| a != c.is_ascii()) {
-            runs.push(&word[start..at]);
-            start = at;
-        }
-        ascii = Some(c.is_ascii());
-    }
-    runs.push(&word[start..]);
-    runs
-}
-
 /// The filter clauses (`AND …`) for `query` over `source`'s table aliased `x`, pushing their
 /// values onto `args` as numbered parameters. They name only the table's own columns, so they
 /// apply without joining sessions or projects.
@@ -1655,28 +1585,6 @@ fn escape_like(term: &str) -> String {
 mod tests {
     use super::*;
 
-    fn hit(agent: &str, project: Option<&str>) -> SearchHit {
-        SearchHit {
-            kind: "observation",
-            id: 1,
-            at_ms: 0,
-            agent: agent.into(),
-            project: project.map(str::to_owned),
-            session: String::new(),
-            item_type: "change".into(),
-            tool: None,
-            tier: None,
-            title: String::new(),
-            lesson: None,
-            tokens: 0,
-            score: 0.0,
-            parts: Parts::default(),
-            folded: Vec::new(),
-            anchors: Vec::new(),
-            stale: None,
-        }
-    }
-
     #[test]
     fn a_row_holds_a_term_exactly_when_its_indexed_stems_do() {
         let text = "Dying tests were failing; the generously sized skies, early hoping, \
@@ -1695,17 +1603,5 @@ mod tests {
                 || term.stem.as_ref().is_some_and(|s| indexed.contains(s));
             assert_eq!(term.is_in(&words, true, &mut stems), by_index, "{term:?}");
         }
-    }
-
-    #[test]
-    fn a_query_names_an_agent_a_teammate_or_a_project() {
-        let asked = NamedIn::new("what did Claude and alice's codex change in Billing");
-        assert!(asked.names(&hit("claude-code", None)));
-        assert!(asked.names(&hit("Alice Liddell, gemini", None)));
-        assert!(asked.names(&hit("Bob Ross, codex", None)));
-        assert!(asked.names(&hit("opencode", Some("billing"))));
-        assert!(!asked.names(&hit("Bob Ross, gemini", Some("shop"))));
-        let files = NamedIn::new("why did src/config.rs change in 1.2, see README.md.");
-        assert_eq!(files.files().collect::<Vec<_>>(), ["config.rs", "readme.md"]);
     }
 }
