@@ -169,7 +169,6 @@ fn ask(
             let out = agent_memory(&args)?;
             report.search_times.push(started.elapsed());
             let found = hits(&out)?;
-            let listed = out.clone();
             let evidence: HashSet<(String, TurnId)> =
                 question.evidence.iter().map(|t| (conv.name.clone(), *t)).collect();
             let sessions: HashSet<(String, u32)> =
@@ -193,7 +192,7 @@ fn ask(
                 .any(|f| places.session_of.get(f).is_some_and(|s| sessions.contains(s)));
             let found = [turn_at(5), turn_at(10), turn_at(10) || distilled_at(10), session_at_10];
             if misses_path.is_some() && !found[1] {
-                misses.push_str(&miss(conv, question, &listed));
+                misses.push_str(&miss(conv, question, &out));
             }
             let row = report.hits.entry(question.category).or_default();
             for counts in [row, &mut report.halves[half]] {
