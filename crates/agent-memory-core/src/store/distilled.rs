@@ -77,9 +77,9 @@ fn list(text: String) -> Vec<String> {
 
 impl Store {
     /// How many sessions have events not yet observed or not yet summarized (those a pass
-    /// holds back, waiting for a turn to end, among them).
-    /// One look-up of each session's last event (`events_session`), so the cost grows with
-    /// the sessions, not the events: `status` asks it.
+    /// holds back, waiting for a turn to end, among them). One look-up of each session's last
+    /// event (`events_session`), so the cost grows with the sessions, not the events: `status`
+    /// asks it.
     pub fn sessions_to_distil(&self) -> Result<i64> {
         Ok(self.conn().query_row(
             "SELECT count(*) FROM sessions s LEFT JOIN distil_progress p ON p.session_id = s.id
