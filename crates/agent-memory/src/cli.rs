@@ -578,32 +578,40 @@ pub struct BriefArgs {
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     /// List the candidates as JSON (with the memory each would supersede) and change nothing;
-    /// with --approve, --reject or --edit, print the memory it changed as JSON.
+    /// with --approve, --reject or --edit, print the memories it changed as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Approve this candidate (m12 or 12) into project memory (L2); `all`: every candidate
-    /// (of --project and --from).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["reject", "edit"])]
-    pub approve: Option<String>,
+    /// Approve these candidates (m12 or 12, several with spaces or commas) into project memory
+    /// (L2); `all`: every candidate of --project, --kind, --min-importance and --from.
+    #[arg(long, value_name = "ID", num_args = 1.., value_delimiter = ',',
+          conflicts_with_all = ["reject", "edit"])]
+    pub approve: Vec<String>,
     /// With --approve: into global memory (L3), for every project.
     #[arg(long, requires = "approve")]
     pub global: bool,
-    /// Reject this candidate; the same statement is not offered again; `all`: every
-    /// candidate (of --project and --from).
-    #[arg(long, value_name = "ID", conflicts_with = "edit")]
-    pub reject: Option<String>,
+    /// Reject these candidates; the same statement is not offered again; `all`: every
+    /// candidate of --project, --kind, --min-importance and --from.
+    #[arg(long, value_name = "ID", num_args = 1.., value_delimiter = ',', conflicts_with = "edit")]
+    pub reject: Vec<String>,
+    /// With --approve or --reject: say which candidates it would change, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Edit this memory's text, kind or importance (with --text, --kind, --importance).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "dry_run")]
     pub edit: Option<String>,
     /// With --edit: the new text (at most 300 characters).
     #[arg(long, requires = "edit")]
     pub text: Option<String>,
-    /// With --edit: the new kind (fact, decision, convention, problem, preference).
-    #[arg(long, requires = "edit")]
+    /// With --edit: the new kind; otherwise only candidates of this kind (fact, decision,
+    /// convention, problem, preference).
+    #[arg(long)]
     pub kind: Option<String>,
     /// With --edit: the new importance, 1 to 10.
     #[arg(long, requires = "edit")]
     pub importance: Option<i64>,
+    /// Only candidates of at least this importance, 1 to 10.
+    #[arg(long, value_name = "N", conflicts_with = "edit")]
+    pub min_importance: Option<i64>,
     /// Only candidates of this project: a name, a key, or a directory inside it.
     #[arg(long)]
     pub project: Option<String>,

@@ -51,6 +51,7 @@ pub use model::{
 };
 pub use review::{
     review_ask, review_candidate, review_done, review_list, review_problem, review_prompt,
+    review_would,
 };
 pub use search::search;
 pub use status::{projects, status};

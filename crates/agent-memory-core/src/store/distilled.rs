@@ -184,14 +184,7 @@ impl Store {
         let mut added = 0;
         for (draft, tokens, work_tokens) in drafts {
             let source_key = source_key(session.session_id, &draft.source_event_ids);
-            let inserted = tx.prepare_cached(
-                "INSERT INTO observations (session_id, project_id, agent, mode, kind, title, subtitle,
-                     facts, narrative, concepts, files_read, files_modified, at, tokens,
-                     work_tokens, distiller, source_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-                 ON CONFLICT (source_key) DO NOTHING",
-            )?
-            .execute(params![
+            let inserted = tx.prepare_cached(INSERT_OBSERVATION)?.execute(params![
                 session.session_id,
                 session.project_id,
                 session.agent,
@@ -308,21 +301,7 @@ impl Store {
         if !holds_lease(&tx, session.session_id, owner)? {
             return Ok(false);
         }
-        tx.prepare_cached(
-            "INSERT INTO summaries (session_id, project_id, agent, mode, request, investigated,
-                 learned, completed, next_steps, files_read, files_modified, at, through_event_id,
-                 tokens, work_tokens, distiller)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-             ON CONFLICT (session_id) DO UPDATE SET
-                 mode = excluded.mode, request = excluded.request,
-                 investigated = excluded.investigated, learned = excluded.learned,
-                 completed = excluded.completed, next_steps = excluded.next_steps,
-                 files_read = excluded.files_read, files_modified = excluded.files_modified,
-                 at = excluded.at, through_event_id = excluded.through_event_id,
-                 tokens = excluded.tokens, work_tokens = excluded.work_tokens,
-                 distiller = excluded.distiller",
-        )?
-        .execute(params![
+        tx.prepare_cached(UPSERT_SUMMARY)?.execute(params![
             session.session_id,
             session.project_id,
             session.agent,
@@ -593,9 +572,32 @@ pub(crate) fn session_order(rows: Vec<(bool, StoredEvent)>) -> Vec<StoredEvent> 
     ordered
 }
 
+/// Stores an observation (the columns in table order, the source key last); a repeated pass
+/// over the same events adds nothing. An import of a backup writes through it too.
+pub(crate) const INSERT_OBSERVATION: &str = "INSERT INTO observations (session_id, project_id,
+         agent, mode, kind, title, subtitle, facts, narrative, concepts, files_read,
+         files_modified, at, tokens, work_tokens, distiller, source_key)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+     ON CONFLICT (source_key) DO NOTHING";
+
+/// Stores a session's summary, replacing the one it had; an import of a backup adds a
+/// condition so that only a summary covering more replaces it.
+pub(crate) const UPSERT_SUMMARY: &str = "INSERT INTO summaries (session_id, project_id, agent,
+         mode, request, investigated, learned, completed, next_steps, files_read,
+         files_modified, at, through_event_id, tokens, work_tokens, distiller)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+     ON CONFLICT (session_id) DO UPDATE SET
+         mode = excluded.mode, request = excluded.request,
+         investigated = excluded.investigated, learned = excluded.learned,
+         completed = excluded.completed, next_steps = excluded.next_steps,
+         files_read = excluded.files_read, files_modified = excluded.files_modified,
+         at = excluded.at, through_event_id = excluded.through_event_id,
+         tokens = excluded.tokens, work_tokens = excluded.work_tokens,
+         distiller = excluded.distiller";
+
 /// What makes an observation unique: its session and source events, so a repeated pass over
 /// the same events adds nothing.
-fn source_key(session_id: i64, source_event_ids: &[i64]) -> String {
+pub(crate) fn source_key(session_id: i64, source_event_ids: &[i64]) -> String {
     let ids: Vec<String> = source_event_ids.iter().map(i64::to_string).collect();
     format!("{session_id}:{}", ids.join(","))
 }

@@ -58,6 +58,9 @@ pub struct ProjectCount {
     pub root: String,
     pub sessions: i64,
     pub events: i64,
+    /// A folder that is no project: neither in a repository nor a registered root (a scratch
+    /// folder, a home directory, `/`); what was captured there belongs to no project.
+    pub outside: bool,
 }
 
 /// Hook runs over one window of time.
@@ -141,20 +144,31 @@ impl Store {
         let mut stmt = conn.prepare(
             "SELECT p.name, p.key, p.root,
                     (SELECT count(*) FROM sessions s WHERE s.project_id = p.id),
-                    (SELECT count(*) FROM events e WHERE e.project_id = p.id) AS n
+                    (SELECT count(*) FROM events e WHERE e.project_id = p.id) AS n,
+                    EXISTS (SELECT 1 FROM project_roots r WHERE r.project_id = p.id)
              FROM projects p ORDER BY n DESC, p.name",
         )?;
         for row in stmt.query_map([], |r| {
+            let key: String = r.get(1)?;
+            let root: String = r.get(2)?;
+            let registered: bool = r.get(5)?;
+            let outside =
+                crate::project::is_outside_projects(&key, std::path::Path::new(&root), || {
+                    registered
+                });
             Ok(ProjectCount {
                 name: r.get(0)?,
-                key: r.get(1)?,
-                root: r.get(2)?,
+                key,
+                root,
                 sessions: r.get(3)?,
                 events: r.get(4)?,
+                outside,
             })
         })? {
             projects.push(row?);
         }
+        // Projects first; folders that are no project after them.
+        projects.sort_by_key(|p| p.outside);
         let hooks = windows
             .iter()
             .map(|(label, since)| self.hook_window(label, *since))

@@ -17,6 +17,10 @@
 //! they are and may match them by id; memory in anyone else's file arrives as candidates for
 //! review, as a pack's does, because an active global memory is injected into every session.
 //!
+//! A whole backup (`export --all`) also carries what was made of the events: observations,
+//! summaries, distil progress and what promotion and search knew of them ([`backup`]), so a
+//! store restored from it answers the same and proposes nothing again.
+//!
 //! Must not: redact. The importer takes sanitizers from the caller and runs every event and
 //! memory text through them, because an imported file is input like any other.
 
@@ -33,10 +37,18 @@ use super::{
 use crate::event::Event;
 use crate::project::ProjectIdentity;
 
+mod backup;
+
+pub use backup::{
+    AnchorRecord, CursorRecord, HitsRecord, ObservationRecord, ProgressRecord, SessionRef,
+    SummaryRecord,
+};
+
 /// The `format` field of an export header.
 pub const FORMAT: &str = "agent-memory-export";
-/// The version of the line format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of the line format this build writes and reads: 2 added what a whole backup
+/// carries beyond events and memories; a file of version 1 reads as it always did.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// One line of an export.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -48,6 +60,11 @@ pub enum Line {
     /// Boxed: an event is by far the largest line, and most lines are events anyway.
     Event(Box<EventRecord>),
     Memory(MemoryRecord),
+    /// The lines below come only in a whole backup.
+    Observation(Box<ObservationRecord>),
+    Summary(Box<SummaryRecord>),
+    Progress(ProgressRecord),
+    Cursor(CursorRecord),
 }
 
 /// A long-term memory in an export.
@@ -65,6 +82,19 @@ pub struct MemoryRecord {
     pub created_at: i64,
     pub updated_at: i64,
     pub origin: String,
+    /// In a whole backup: the observations and summaries it came from (`o12`, `s3`, ids of the
+    /// file's own observation and summary lines), the memories it supersedes or was superseded
+    /// by (ids of the file's memory lines), what search found of it, and the files it rests on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<HitsRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<AnchorRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -75,6 +105,9 @@ pub struct Header {
     /// The identity of the store that wrote it; absent in exports of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+    /// A whole backup (`export --all`): everything the store holds but private events.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole: bool,
 }
 
 /// Which memories of an import are kept as they are.
@@ -107,6 +140,16 @@ pub struct SessionRecord {
     pub started_at: i64,
     pub last_event_at: i64,
     pub ended_at: Option<i64>,
+    /// The branch the session's checkout was on, and what the work pass made of it (see
+    /// `store::branches`): work on a branch of its own stays out of other branches' context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_seen: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_commit: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -115,6 +158,20 @@ pub struct EventRecord {
     pub project: Option<String>,
     pub content_hash: String,
     pub event: Event,
+    /// How often search found it, and when last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<HitsRecord>,
+}
+
+/// Which memory lines an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    /// `export --memories` or a pack: the memories with their projects, and nothing that
+    /// names other items of this store.
+    MemoriesOnly,
+    /// A whole backup: the projects are written already, and each memory says where it came
+    /// from.
+    Whole,
 }
 
 /// What to export.
@@ -141,6 +198,11 @@ pub struct TransferReport {
     /// store's own export (imports only).
     #[serde(default)]
     pub memories_for_review: usize,
+    /// Observations and summaries (whole backups only; on import, those added).
+    #[serde(default)]
+    pub observations: usize,
+    #[serde(default)]
+    pub summaries: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -171,8 +233,19 @@ impl Store {
         filter: &ExportFilter,
         now_ms: i64,
     ) -> Result<TransferReport, TransferError> {
+        self.export_events(out, filter, now_ms, false)
+    }
+
+    /// The header, projects, sessions and events of an export.
+    fn export_events(
+        &self,
+        out: &mut dyn Write,
+        filter: &ExportFilter,
+        now_ms: i64,
+        whole: bool,
+    ) -> Result<TransferReport, TransferError> {
         let mut report = TransferReport::default();
-        write_line(out, &Line::Header(self.export_header(now_ms)?))?;
+        write_line(out, &Line::Header(self.export_header(now_ms, whole)?))?;
         let conn = self.conn();
         let since = filter.since_ms.unwrap_or(i64::MIN);
         let mut stmt = conn.prepare("SELECT key, name, root, origin FROM projects ORDER BY id")?;
@@ -183,7 +256,8 @@ impl Store {
         }
         let mut stmt = conn.prepare(
             "SELECT s.agent, s.source_id, p.key, s.cwd, s.transcript_path, s.title, s.started_at,
-                    s.last_event_at, s.ended_at
+                    s.last_event_at, s.ended_at, s.branch, s.branch_seen, s.work_branch,
+                    s.work_commit
              FROM sessions s LEFT JOIN projects p ON p.id = s.project_id
              WHERE (?1 IS NULL OR s.agent = ?1) AND s.last_event_at >= ?2 ORDER BY s.id",
         )?;
@@ -198,6 +272,10 @@ impl Store {
                 started_at: r.get(6)?,
                 last_event_at: r.get(7)?,
                 ended_at: r.get(8)?,
+                branch: r.get(9)?,
+                branch_seen: r.get(10)?,
+                work_branch: r.get(11)?,
+                work_commit: r.get(12)?,
             })
         })?;
         for session in sessions {
@@ -205,16 +283,21 @@ impl Store {
             report.sessions += 1;
         }
         let mut stmt = conn.prepare(&format!(
-            "SELECT {EVENT_COLUMNS}, p.key, e.content_hash
+            "SELECT {EVENT_COLUMNS}, p.key, e.content_hash, h.count, h.last_at
                  FROM events e JOIN sessions s ON s.id = e.session_id
                  LEFT JOIN projects p ON p.id = e.project_id
+                 LEFT JOIN hits h ON h.item_kind = 'event' AND h.item_id = e.id
                  WHERE e.sensitivity != 'private' AND (?1 IS NULL OR e.agent = ?1) AND e.at >= ?2
                  ORDER BY e.id"
         ))?;
         let mut rows = stmt.query(params![filter.agent, since])?;
         while let Some(r) = rows.next()? {
             let event = event_from_row(r, 0)?;
-            let record = EventRecord { project: r.get(15)?, content_hash: r.get(16)?, event };
+            let hits = match (r.get(17)?, r.get(18)?) {
+                (Some(count), Some(last_at)) => Some(HitsRecord { count, last_at }),
+                _ => None,
+            };
+            let record = EventRecord { project: r.get(15)?, content_hash: r.get(16)?, event, hits };
             write_line(out, &Line::Event(Box::new(record)))?;
             report.events += 1;
         }
@@ -223,16 +306,18 @@ impl Store {
     }
 
     /// A whole backup as one JSONL stream: everything [`Store::export`] writes (every project,
-    /// session and event but private ones), then the memories `memories` selects.
+    /// session and event but private ones), what was distilled from them, then the memories
+    /// `memories` selects with where each came from.
     pub fn export_all(
         &self,
         out: &mut dyn Write,
         memories: &super::memories::Filter,
         now_ms: i64,
     ) -> Result<TransferReport, TransferError> {
-        let mut report = self.export(out, &ExportFilter::default(), now_ms)?;
+        let mut report = self.export_events(out, &ExportFilter::default(), now_ms, true)?;
+        self.distilled_lines(out, &mut report)?;
         // Every project is written already.
-        self.memory_lines(out, memories, &mut report, false)?;
+        self.memory_lines(out, memories, &mut report, Lines::Whole)?;
         out.flush()?;
         Ok(report)
     }
@@ -246,8 +331,8 @@ impl Store {
         now_ms: i64,
     ) -> Result<TransferReport, TransferError> {
         let mut report = TransferReport::default();
-        write_line(out, &Line::Header(self.export_header(now_ms)?))?;
-        self.memory_lines(out, filter, &mut report, true)?;
+        write_line(out, &Line::Header(self.export_header(now_ms, false)?))?;
+        self.memory_lines(out, filter, &mut report, Lines::MemoriesOnly)?;
         out.flush()?;
         Ok(report)
     }
@@ -257,23 +342,26 @@ impl Store {
         Ok(self.conn().query_row("SELECT id FROM store_identity", [], |r| r.get(0))?)
     }
 
-    fn export_header(&self, now_ms: i64) -> Result<Header, TransferError> {
+    fn export_header(&self, now_ms: i64, whole: bool) -> Result<Header, TransferError> {
         Ok(Header {
             format: FORMAT.into(),
             version: FORMAT_VERSION,
             exported_at: now_ms,
             store: Some(self.identity()?),
+            whole,
         })
     }
 
-    /// The memory lines of an export, preceded by their projects' lines when `with_projects`.
+    /// The memory lines of an export: in a memories-only export preceded by their projects'
+    /// lines, in a whole backup with where each came from.
     fn memory_lines(
         &self,
         out: &mut dyn Write,
         filter: &super::memories::Filter,
         report: &mut TransferReport,
-        with_projects: bool,
+        lines: Lines,
     ) -> Result<(), TransferError> {
+        let with_projects = lines == Lines::MemoriesOnly;
         use super::memories;
         let mut list = memories::list(self, filter).map_err(|err| match err {
             memories::MemoryError::Store(err) => TransferError::Store(err),
@@ -294,7 +382,21 @@ impl Store {
             report.projects += 1;
         }
         for m in list {
+            let whole = lines == Lines::Whole;
+            let anchors = if whole {
+                self.anchor_records(super::recall::ItemKind::Memory, m.id)?
+            } else {
+                Vec::new()
+            };
             let record = MemoryRecord {
+                sources: if whole { m.sources } else { Vec::new() },
+                supersedes: m.supersedes.filter(|_| whole),
+                superseded_by: m.superseded_by.filter(|_| whole),
+                hits: m
+                    .last_hit
+                    .filter(|_| whole)
+                    .map(|last_at| HitsRecord { count: m.hits, last_at }),
+                anchors,
                 id: m.id,
                 tier: m.tier,
                 kind: m.kind,
@@ -365,6 +467,7 @@ impl Store {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let last_id: i64 =
             tx.query_row("SELECT coalesce(max(id), 0) FROM events", [], |r| r.get(0))?;
+        let before = backup::Before::read(&tx)?;
         // The full-text index is built once at the end, not a segment per event.
         self.fts_deferred.store(true, Ordering::Relaxed);
         let mut importer = Importer {
@@ -374,10 +477,12 @@ impl Store {
             origin: origin.to_owned(),
             identity,
             source,
+            restored: backup::Restored::default(),
         };
         let read = importer.read_all(input, sanitize, sanitize_text);
         self.fts_deferred.store(false, Ordering::Relaxed);
         let report = read?;
+        importer.finish(before)?;
         super::index_events_after(&tx, last_id)?;
         tx.commit()?;
         self.checkpoint()?;
@@ -425,6 +530,8 @@ struct Importer<'a> {
     identity: String,
     /// Whose memories these are; decides whether they arrive as candidates.
     source: Source,
+    /// What the file's own ids stand for here.
+    restored: backup::Restored,
 }
 
 impl Importer<'_> {
@@ -461,6 +568,9 @@ impl Importer<'_> {
             match line {
                 Line::Header(h) => {
                     check_header(&h, line_no)?;
+                    if h.whole {
+                        self.whole_backup();
+                    }
                     if self.source == Source::Unknown {
                         let own = h.store.as_deref() == Some(self.identity.as_str());
                         self.source = if own { Source::Own } else { Source::Foreign };
@@ -480,7 +590,13 @@ impl Importer<'_> {
                     self.projects.insert(p.key, id);
                     report.projects += 1;
                 }
-                Line::Session(_) | Line::Event(_) if self.origin.starts_with("pack:") => {}
+                Line::Session(_)
+                | Line::Event(_)
+                | Line::Observation(_)
+                | Line::Summary(_)
+                | Line::Progress(_)
+                | Line::Cursor(_)
+                    if self.origin.starts_with("pack:") => {}
                 Line::Session(mut s) => {
                     within(line_no, "session agent", &s.agent, MAX_NAME_CHARS)?;
                     within(line_no, "session id", &s.source_id, MAX_PATH_BYTES)?;
@@ -503,7 +619,18 @@ impl Importer<'_> {
                         true => report.events += 1,
                         false => report.already_present += 1,
                     }
+                    self.event_hits(&record.event.uid, record.hits)?;
                 }
+                Line::Observation(record) => {
+                    within(line_no, "observation session", &record.session.id, MAX_PATH_BYTES)?;
+                    report.observations += usize::from(self.observation(&record, &clean)?);
+                }
+                Line::Summary(record) => {
+                    within(line_no, "summary session", &record.session.id, MAX_PATH_BYTES)?;
+                    report.summaries += usize::from(self.summary(&record, &clean)?);
+                }
+                Line::Progress(record) => self.progress(&record)?,
+                Line::Cursor(record) => self.cursor(&record)?,
                 Line::Memory(record)
                     if self.origin.starts_with("pack:")
                         && record.tier == super::memories::Tier::L1 => {}
@@ -518,6 +645,7 @@ impl Importer<'_> {
                         within(line_no, "memory project", key, MAX_PATH_BYTES)?;
                     }
                     record.text = sanitize_text(&record.text);
+                    record.origin = crate::text::clip(&clean(&record.origin), MAX_NAME_CHARS);
                     record.created_at = record.created_at.min(now);
                     match self.memory(&record, line_no)? {
                         Imported::Added => {
@@ -593,6 +721,7 @@ impl Importer<'_> {
                 )
                 .optional()?;
             if let Some(updated_at) = same {
+                self.memory_here(record.id, record.id, None, None);
                 if record.updated_at <= updated_at {
                     return Ok(Imported::Present);
                 }
@@ -627,24 +756,32 @@ impl Importer<'_> {
                 }
             },
         };
-        let present: bool = self.tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM memories WHERE project_id IS ?1 AND text = ?2
-                            AND status IN ('candidate', 'active', 'rejected', 'forgotten'))",
-            params![project_id, text],
-            |r| r.get(0),
-        )?;
-        if present {
+        let present: Option<i64> = self
+            .tx
+            .query_row(
+                "SELECT id FROM memories WHERE project_id IS ?1 AND text = ?2
+                 AND status IN ('candidate', 'active', 'rejected', 'forgotten') LIMIT 1",
+                params![project_id, text],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = present {
+            self.memory_here(record.id, id, None, None);
             return Ok(Imported::Present);
         }
+        // A whole backup restored keeps where each memory came from; any other file says only
+        // that it was imported.
+        let restoring = self.restoring();
         let new = NewMemory {
             tier: if self.source.for_review() { Tier::L1 } else { record.tier },
             kind: record.kind,
             text,
             project_id,
             importance: record.importance,
-            // Source ids name items of the exporting store; here they would name others.
-            sources: Vec::new(),
-            origin: self.origin.clone(),
+            // Source ids name the file's own observation and summary lines: those it carried
+            // are the same items here under other ids.
+            sources: record.sources.iter().filter_map(|s| self.item_here(s)).collect(),
+            origin: if restoring { record.origin.clone() } else { self.origin.clone() },
             supersedes: None,
         };
         let id =
@@ -660,6 +797,13 @@ impl Importer<'_> {
                 params![id, record.status.as_str()],
             )?;
         }
+        // Links name memories of the file; only a restore keeps them (a candidate from anyone
+        // else's file retires nothing until someone approves it as a successor).
+        match restoring {
+            true => self.memory_here(record.id, id, record.supersedes, record.superseded_by),
+            false => self.memory_here(record.id, id, None, None),
+        }
+        self.memory_state(id, project_id, record.hits, &record.anchors)?;
         Ok(Imported::Added)
     }
 

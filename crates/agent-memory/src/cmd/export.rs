@@ -23,7 +23,10 @@ pub fn run(ctx: &Context, args: ExportArgs) -> anyhow::Result<()> {
             ..Filter::default()
         };
         if args.all {
-            store.export_all(out, &memories, time::now_ms())
+            // A backup keeps what was rejected, replaced and forgotten too: restored, nothing
+            // of it is proposed or briefed again.
+            let every = Filter { statuses: Status::ALL.to_vec(), ..memories };
+            store.export_all(out, &every, time::now_ms())
         } else if args.memories {
             store.export_memories(out, &memories, time::now_ms())
         } else {

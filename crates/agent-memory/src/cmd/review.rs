@@ -19,18 +19,8 @@ use crate::report::ReviewTally;
 
 pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
-    let every = |id: &Option<String>| id.as_deref().is_some_and(|id| id.eq_ignore_ascii_case(ALL));
-    if every(&args.approve) || every(&args.reject) {
-        return in_bulk(ctx, &mut store, &args);
-    }
-    if let Some(id) = &args.approve {
-        let approved = ctx.writer(&mut store).approve(parse_memory_id(id)?, args.global)?;
-        let superseded = approved.superseded.map(|old| memories::get(&store, old)).transpose()?;
-        return Ok(output::approved(&approved.memory, superseded.flatten().as_ref(), args.json)?);
-    }
-    if let Some(id) = &args.reject {
-        let memory = ctx.writer(&mut store).reject(parse_memory_id(id)?)?;
-        return Ok(output::memory_changed("rejected", &memory, args.json)?);
+    if !args.approve.is_empty() || !args.reject.is_empty() {
+        return decide(ctx, &mut store, &args);
     }
     if let Some(id) = &args.edit {
         if args.text.is_none() && args.kind.is_none() && args.importance.is_none() {
@@ -44,7 +34,7 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
         let memory = ctx.writer(&mut store).edit(parse_memory_id(id)?, change)?;
         return Ok(output::memory_changed("edited", &memory, args.json)?);
     }
-    let candidates = candidates(ctx, &store, args.project.as_deref(), args.from.as_deref())?;
+    let candidates = candidates(ctx, &store, &args)?;
     if args.json {
         return Ok(output::review_list(&candidates)?);
     }
@@ -57,17 +47,78 @@ pub fn run(ctx: &Context, args: ReviewArgs) -> anyhow::Result<()> {
     walk(ctx, &mut store, candidates, &mut std::io::stdin().lock())
 }
 
-/// What `--approve` and `--reject` take for every candidate at once.
+/// What `--approve` and `--reject` take for every candidate the filters select.
 const ALL: &str = "all";
 
-/// Approves or rejects every candidate of `--project` and `--from`, most important first:
-/// a long history imported at once is reviewed a project at a time, not a memory at a time.
-fn in_bulk(ctx: &Context, store: &mut Store, args: &ReviewArgs) -> anyhow::Result<()> {
-    let candidates = candidates(ctx, store, args.project.as_deref(), args.from.as_deref())?;
-    let mut changed = Vec::with_capacity(candidates.len());
+/// `--approve` or `--reject`: one candidate, several by id, or `all` that the filters select
+/// (most important first), so a long history imported at once is reviewed a project or a kind
+/// at a time, not a memory at a time. Every id is checked before anything changes.
+fn decide(ctx: &Context, store: &mut Store, args: &ReviewArgs) -> anyhow::Result<()> {
+    let approve = !args.approve.is_empty();
+    let named = if approve { &args.approve } else { &args.reject };
+    let every = named.iter().any(|id| id.eq_ignore_ascii_case(ALL));
+    if every && named.len() > 1 {
+        anyhow::bail!(
+            "`all` stands alone: give `all` with --project, --kind, --min-importance or --from, or give ids"
+        );
+    }
+    if !every
+        && (args.project.is_some()
+            || args.kind.is_some()
+            || args.min_importance.is_some()
+            || args.from.is_some())
+    {
+        anyhow::bail!(
+            "--project, --kind, --min-importance and --from choose among all candidates: give `all` with them, or give only ids"
+        );
+    }
+    if !every && named.len() == 1 && !args.dry_run {
+        // One candidate, answered with the memory it became (and the one it superseded).
+        let id = parse_memory_id(&named[0])?;
+        if approve {
+            let approved = ctx.writer(store).approve(id, args.global)?;
+            let superseded =
+                approved.superseded.map(|old| memories::get(store, old)).transpose()?;
+            return Ok(output::approved(
+                &approved.memory,
+                superseded.flatten().as_ref(),
+                args.json,
+            )?);
+        }
+        let memory = ctx.writer(store).reject(id)?;
+        return Ok(output::memory_changed("rejected", &memory, args.json)?);
+    }
+    let chosen: Vec<Memory> = if every {
+        candidates(ctx, store, args)?.into_iter().map(|(memory, _)| memory).collect()
+    } else {
+        let mut chosen: Vec<Memory> = Vec::with_capacity(named.len());
+        for raw in named {
+            let id = parse_memory_id(raw)?;
+            if chosen.iter().any(|m| m.id == id) {
+                continue;
+            }
+            let memory = memories::get(store, id)?.ok_or(memories::MemoryError::NotFound(id))?;
+            if memory.status != Status::Candidate {
+                anyhow::bail!(
+                    "m{id} is {}, not a candidate; nothing was changed (`agent-memory review` lists the candidates)",
+                    memory.status.as_str()
+                );
+            }
+            chosen.push(memory);
+        }
+        chosen
+    };
+    let verb = if approve { "approve" } else { "reject" };
+    if args.dry_run {
+        if args.json {
+            return Ok(output::json_value(&chosen)?);
+        }
+        return Ok(output::review_would(verb, args.global, &chosen)?);
+    }
+    let mut changed = Vec::with_capacity(chosen.len());
     let mut tally = ReviewTally::default();
-    for (memory, _) in candidates {
-        if args.approve.is_some() {
+    for memory in chosen {
+        if approve {
             changed.push(ctx.writer(store).approve(memory.id, args.global)?.memory);
             tally.approved += 1;
         } else {
@@ -82,22 +133,26 @@ fn in_bulk(ctx: &Context, store: &mut Store, args: &ReviewArgs) -> anyhow::Resul
 }
 
 /// Candidates, most important first, each with the active memory it would supersede; only
-/// those of `project` and of an origin beginning with `from`, when given.
+/// those `--project`, `--kind`, `--min-importance` and `--from` select.
 fn candidates(
     ctx: &Context,
     store: &Store,
-    project: Option<&str>,
-    from: Option<&str>,
+    args: &ReviewArgs,
 ) -> anyhow::Result<Vec<(Memory, Option<Memory>)>> {
     let filter = Filter {
         tiers: vec![Tier::L1],
         statuses: vec![Status::Candidate],
-        project: ctx.project_filter(store, project)?,
+        kinds: args.kind.as_deref().map(parse_kind).transpose()?.into_iter().collect(),
+        project: ctx.project_filter(store, args.project.as_deref())?,
         ..Filter::default()
     };
+    let least = args.min_importance.map(memories::check_importance).transpose()?;
     let mut list = memories::list(store, &filter)?;
-    if let Some(from) = from.map(str::to_lowercase) {
+    if let Some(from) = args.from.as_deref().map(str::to_lowercase) {
         list.retain(|m| m.origin == from || m.origin.starts_with(&format!("{from}:")));
+    }
+    if let Some(least) = least {
+        list.retain(|m| m.importance >= least);
     }
     list.sort_by(|a, b| b.importance.cmp(&a.importance).then(a.id.cmp(&b.id)));
     let mut out = Vec::with_capacity(list.len());

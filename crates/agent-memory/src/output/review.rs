@@ -83,6 +83,42 @@ pub fn review_problem(message: &str) -> io::Result<()> {
     writeln!(io::stdout().lock(), "  {message}")
 }
 
+/// `review --approve … --dry-run` (or `--reject`): each candidate it would change, one line
+/// each, and how many.
+pub fn review_would(verb: &str, global: bool, chosen: &[Memory]) -> io::Result<()> {
+    write_review_would(&mut io::stdout().lock(), verb, global, chosen)
+}
+
+pub fn write_review_would(
+    out: &mut impl Write,
+    verb: &str,
+    global: bool,
+    chosen: &[Memory],
+) -> io::Result<()> {
+    for m in chosen {
+        writeln!(
+            out,
+            "m{} {} · importance {} · {}: {}",
+            m.id,
+            m.kind.as_str(),
+            m.importance,
+            m.project_name.as_deref().unwrap_or("global"),
+            m.text
+        )?;
+    }
+    let into = match (verb, global) {
+        ("approve", true) => " into global memory",
+        ("approve", false) => " into project memory",
+        _ => "",
+    };
+    let noun = if chosen.len() == 1 { "candidate" } else { "candidates" };
+    writeln!(
+        out,
+        "would {verb} {} {noun}{into}; nothing changed (run it again without --dry-run)",
+        chosen.len()
+    )
+}
+
 /// What the walk did; or, when there was nothing to walk, where candidates come from.
 pub fn review_done(tally: &ReviewTally) -> io::Result<()> {
     write_review_done(&mut io::stdout().lock(), tally)

@@ -114,7 +114,8 @@ pub fn write_status(
             plural(a.sessions, "session")
         )?;
     }
-    for (i, p) in status.projects.iter().enumerate() {
+    let (inside, outside): (Vec<_>, Vec<_>) = status.projects.iter().partition(|p| !p.outside);
+    for (i, p) in inside.iter().enumerate() {
         let label = if i == 0 { "projects" } else { "" };
         writeln!(
             out,
@@ -124,6 +125,26 @@ pub fn write_status(
             p.sessions,
             plural(p.sessions, "session"),
             p.key
+        )?;
+    }
+    // Folders that are no project (a scratch folder, a home directory, `/`) are one line, not
+    // projects of their own: nothing captured there reaches a project's briefing.
+    if !outside.is_empty() {
+        let label = if inside.is_empty() { "projects" } else { "" };
+        let events: i64 = outside.iter().map(|p| p.events).sum();
+        let sessions: i64 = outside.iter().map(|p| p.sessions).sum();
+        let mut roots: Vec<&str> = outside.iter().take(3).map(|p| p.root.as_str()).collect();
+        if outside.len() > 3 {
+            roots.push("…");
+        }
+        writeln!(
+            out,
+            "{label:<10} {} {:>7} events {:>5} {:<8}  outside any repository: {}",
+            cell("no project", name_width),
+            events,
+            sessions,
+            plural(sessions, "session"),
+            roots.join(", ")
         )?;
     }
     for w in &status.hooks {
@@ -217,7 +238,15 @@ pub fn write_projects(
     }
     let width = column_width(projects.iter().map(|p| p.name.as_str()), 8, 30);
     for p in projects {
-        writeln!(out, "{} {:>7} events  {}  {}", cell(&p.name, width), p.events, p.key, p.root)?;
+        let outside = if p.outside { "  (no project: outside any repository)" } else { "" };
+        writeln!(
+            out,
+            "{} {:>7} events  {}  {}{outside}",
+            cell(&p.name, width),
+            p.events,
+            p.key,
+            p.root
+        )?;
     }
     Ok(())
 }
@@ -266,6 +295,7 @@ mod tests {
                 root: "/src/agent-memory".to_owned(),
                 sessions: 4,
                 events: 120,
+                outside: false,
             }],
             hooks: vec![HookWindow {
                 window: "24h".to_owned(),
@@ -331,13 +361,28 @@ mod tests {
             root: "/src/支付服务".to_owned(),
             sessions: 1,
             events: 7,
+            outside: false,
         });
+        // Folders that are no project come last, as one line.
+        for (root, events) in [("/", 5), ("/tmp/scratch", 4)] {
+            status.projects.insert(
+                0,
+                ProjectCount {
+                    name: root.rsplit('/').next().unwrap_or(root).to_owned(),
+                    key: format!("path:{root}"),
+                    root: root.to_owned(),
+                    sessions: 1,
+                    events,
+                    outside: true,
+                },
+            );
+        }
         let activity = Activity::default();
         let text =
             rendered(|out| write_status(out, &status, &SpoolDepth::default(), &activity, false));
         let rows: Vec<&str> =
             text.lines().filter(|l| l.contains(" events ") && !l.contains("waiting")).collect();
-        assert_eq!(rows.len(), 4, "{text}");
+        assert_eq!(rows.len(), 5, "{text}");
         let at = column_of(rows[0], " events ");
         for row in &rows {
             assert_eq!(column_of(row, " events "), at, "{text}");
@@ -347,11 +392,13 @@ mod tests {
                        a-very-long-agent-name      20 events     1 session   last -
             projects   agent-memory               120 events     4 sessions  github.com/u/agent-memory
                        支付服务                     7 events     1 session   path:/src/支付服务
+                       no project                   9 events     2 sessions  outside any repository: /tmp/scratch, /
         "#]]
         .assert_eq(&(rows.join("\n") + "\n"));
         let projects = rendered(|out| write_projects(out, &status.projects, false));
         let lines: Vec<&str> = projects.lines().collect();
         assert_eq!(column_of(lines[0], " events"), column_of(lines[1], " events"), "{projects}");
+        assert!(lines[0].ends_with("/tmp/scratch  (no project: outside any repository)"));
     }
 
     #[test]

@@ -158,6 +158,64 @@ fn review_by_flags_approves_edits_and_rejects() {
     assert!(context_of(&start).contains("## Solved problems\n- E0425 `depth`"), "{start}");
 }
 
+/// A long queue is reviewed in bulk: several ids at once, or `all` of what a kind, an
+/// importance and a project select, each with a dry run that says what it would change. Every
+/// id is checked before anything changes.
+#[test]
+fn review_takes_several_ids_or_all_that_filters_select_with_a_dry_run() {
+    let home = home();
+    crate::distil::bug_fix_session(&home, "claude-fix", true);
+    codex_decides(&home, "codex-jiff", JIFF, "src/time.rs");
+    let nats = "From now on use NATS for the job queue, because Redis loses jobs on failover";
+    codex_decides(&home, "codex-nats", nats, "src/queue.rs");
+    work(&home, &[]);
+    let list = candidates(&home);
+    let fix = id_of(by_text(&list, "E0425"));
+    let decisions = [id_of(by_text(&list, "use jiff")), id_of(by_text(&list, "use NATS"))];
+
+    // A dry run names what it would change and changes nothing.
+    let would = home.ok(&["review", "--approve", "all", "--kind", "decision", "--dry-run"]);
+    assert!(would.contains("would approve 2 candidates into project memory"), "{would}");
+    assert!(decisions.iter().all(|id| would.contains(&format!("{id} decision"))), "{would}");
+    assert!(!would.contains(&format!("{fix} ")), "{would}");
+    let would = home.json(&["review", "--reject", "all", "--project", CWD, "--dry-run"]);
+    assert_eq!(would.as_array().map(Vec::len), Some(list.len()), "{would}");
+    let top = list.iter().filter_map(|m| m["importance"].as_i64()).max().expect("importance");
+    let least = top.to_string();
+    let would = home.json(&["review", "--approve", "all", "--min-importance", &least, "--dry-run"]);
+    let at_top = list.iter().filter(|m| m["importance"].as_i64() == Some(top)).count();
+    assert_eq!(would.as_array().map(Vec::len), Some(at_top), "{would}");
+    assert_eq!(candidates(&home).len(), list.len(), "a dry run changes nothing");
+
+    // Mistakes change nothing and say what to do.
+    let mixed = home.run(&["review", "--approve", "all", &fix], b"");
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("`all` stands alone"), "{mixed:?}");
+    let filtered = home.run(&["review", "--reject", &fix, "--kind", "problem"], b"");
+    assert!(String::from_utf8_lossy(&filtered.stderr).contains("give `all` with them"));
+    let unknown = home.run(&["review", "--reject", &fix, "m9999"], b"");
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no memory m9999"), "{unknown:?}");
+    assert_eq!(candidates(&home).len(), list.len(), "nothing changed before the bad id");
+
+    // Several ids at once, with commas or spaces.
+    let both = format!("{},{}", decisions[0], decisions[1]);
+    let approved = home.json(&["review", "--approve", &both]);
+    let statuses: Vec<&str> = approved
+        .as_array()
+        .expect("the memories approved")
+        .iter()
+        .filter_map(|m| m["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["active", "active"], "{approved}");
+    let again = home.run(&["review", "--reject", &decisions[0], &fix], b"");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is active, not a candidate"));
+    // `all` takes what is left.
+    let done = home.ok(&["review", "--reject", "all"]);
+    assert!(done.contains("1 rejected"), "{done}");
+    assert!(candidates(&home).is_empty());
+    assert_eq!(by_text(&memories(&home), "E0425")["status"], "rejected");
+}
+
 #[test]
 fn the_interactive_walk_takes_one_answer_per_line() {
     let home = home();

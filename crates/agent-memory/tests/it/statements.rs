@@ -13,7 +13,7 @@ use crate::{assert_quiet_success, home, payload};
 use agent_memory_testkit::{TestHome, describe};
 
 /// A folder that is a git repository, as an agent's project is.
-fn repository(home: &TestHome, name: &str) -> PathBuf {
+pub(crate) fn repository(home: &TestHome, name: &str) -> PathBuf {
     let dir = home.user_home().join("work").join(name);
     std::fs::create_dir_all(&dir).expect("project dir");
     let out = std::process::Command::new("git")
@@ -52,7 +52,7 @@ fn context(out: &std::process::Output) -> String {
 }
 
 /// One Claude Code turn: the prompt, then the stop with the agent's answer.
-fn claude_turn(home: &TestHome, session: &str, cwd: &Path, prompt: &str, answer: &str) {
+pub(crate) fn claude_turn(home: &TestHome, session: &str, cwd: &Path, prompt: &str, answer: &str) {
     let cwd = text(cwd);
     let start = payload(session, "SessionStart", &cwd, json!({ "source": "startup" }));
     home.hook("claude-code", "SessionStart", &start);
@@ -103,11 +103,11 @@ fn claude_briefing(home: &TestHome, session: &str, cwd: &Path) -> String {
     context(&home.hook("claude-code", "SessionStart", &start))
 }
 
-fn memories(home: &TestHome) -> Vec<Value> {
+pub(crate) fn memories(home: &TestHome) -> Vec<Value> {
     home.json(&["memories", "--all"]).as_array().cloned().unwrap_or_default()
 }
 
-fn by_text<'m>(memories: &'m [Value], words: &str) -> &'m Value {
+pub(crate) fn by_text<'m>(memories: &'m [Value], words: &str) -> &'m Value {
     memories
         .iter()
         .find(|m| m["text"].as_str().is_some_and(|t| t.contains(words)))

@@ -356,6 +356,91 @@ fn a_whole_backup_restores_everything_and_keeps_the_later_edit() {
     assert_eq!(texts, ["Releases are tagged on main after CI passes"]);
 }
 
+/// A whole backup restored into a fresh home answers as the store it came from: what was
+/// distilled, reviewed and rejected comes back, search finds the same, and a work pass there
+/// finds nothing to distil and proposes nothing that was already decided.
+#[test]
+fn a_whole_backup_restored_answers_the_same_and_proposes_nothing_again() {
+    use crate::recall_inject::{CODEX_PROMPT, codex_fixes_the_parser, work};
+    use crate::statements::{by_text, claude_turn, memories, repository};
+
+    let source = home();
+    let repo = repository(&source, "parser");
+    codex_fixes_the_parser(&source, "fix-1", &repo.to_string_lossy(), CODEX_PROMPT);
+    claude_turn(
+        &source,
+        "c-1",
+        &repo,
+        "We'll use Redis for the job queue because it is already deployed.",
+        "Noted: the job queue will use Redis.",
+    );
+    claude_turn(
+        &source,
+        "c-2",
+        &repo,
+        "From now on, commit messages must be in English and in the imperative mood.",
+        "Understood.",
+    );
+    work(&source, &[]);
+    let proposed = memories(&source);
+    let decision = format!("m{}", by_text(&proposed, "Redis for the job queue")["id"]);
+    let rule = format!("m{}", by_text(&proposed, "commit messages must be")["id"]);
+    let edited = "The job queue runs on Redis, which is already deployed";
+    source.ok(&["review", "--edit", &decision, "--text", edited]);
+    source.ok(&["review", "--approve", &decision]);
+    source.ok(&["review", "--reject", &rule]);
+    source.json(&["search", "parser depth"]);
+
+    let backup = source.user_home().join("backup.jsonl");
+    source.ok(&["export", "--all", "--output", backup.to_str().expect("utf-8")]);
+    let target = home();
+    let restored = target.json(&["import", "--trust", backup.to_str().expect("utf-8")]);
+    assert!(restored["observations"].as_u64() >= Some(1), "{restored}");
+    assert!(restored["summaries"].as_u64() >= Some(1), "{restored}");
+    let again = target.json(&["import", "--trust", backup.to_str().expect("utf-8")]);
+    assert_eq!((&again["events"], &again["observations"]), (&0.into(), &0.into()), "{again}");
+    assert_eq!((&again["summaries"], &again["memories"]), (&0.into(), &0.into()), "{again}");
+
+    // A work pass over the restored store distils nothing and proposes nothing again: the
+    // approved edit is the one memory of the decision, the rejected rule stays rejected.
+    let pass = target.json(&["work"]);
+    assert_eq!((&pass["observations"], &pass["summaries"]), (&0.into(), &0.into()), "{pass}");
+    let shape = |list: Vec<serde_json::Value>| {
+        let mut shape: Vec<String> = list
+            .iter()
+            .map(|m| {
+                let fields = ["text", "status", "tier", "kind", "origin", "importance"];
+                fields.iter().map(|f| m[f].to_string()).collect::<Vec<_>>().join(" | ")
+            })
+            .collect();
+        shape.sort();
+        shape
+    };
+    assert_eq!(shape(memories(&target)), shape(memories(&source)));
+    let kept = memories(&target);
+    assert_eq!(by_text(&kept, edited)["status"], "active");
+    assert_eq!(by_text(&kept, "commit messages must be")["status"], "rejected");
+
+    // The same counts, and search finds the same items in the same order.
+    let counts = |home: &agent_memory_testkit::TestHome| {
+        let status = home.json(&["status"]);
+        let keys = ["events", "sessions", "observations", "summaries", "to_distil"];
+        let more = ["memories", "candidates", "agents", "projects"];
+        keys.iter().chain(&more).map(|key| format!("{key}: {}", status[key])).collect::<Vec<_>>()
+    };
+    assert_eq!(counts(&target), counts(&source));
+    let found = |home: &agent_memory_testkit::TestHome| {
+        let hits = home.json(&["search", "parser depth"]);
+        let hits = hits["hits"].as_array().cloned().unwrap_or_default();
+        hits.iter()
+            .map(|h| format!("{} {} {}", h["kind"], h["type"], h["title"]))
+            .collect::<Vec<_>>()
+    };
+    let expected = found(&source);
+    assert!(expected.iter().any(|h| h.contains("observation")), "{expected:#?}");
+    assert_eq!(found(&target), expected);
+}
+
 /// Work that wrote much leaves the write-ahead log small, whatever it found to do: every later
 /// process (a search, `status`, a hook) reads the whole log to open the store.
 #[test]
