@@ -136,6 +136,16 @@ pub fn is_build_output(bin: &str) -> bool {
     named || path.parent().is_some_and(|dir| dir.join(".fingerprint").is_dir())
 }
 
+/// Whether `bin` runs from a package runner's cache (`npx`, `pnpm dlx`, `bunx`, `uvx`,
+/// `pipx run`): a copy that goes when that cache is cleaned, so `install` copies it to
+/// `~/.local/bin` and wires the copy.
+pub fn is_transient(bin: &str) -> bool {
+    let bin = bin.replace('\\', "/");
+    ["/_npx/", "/dlx-", "/bunx-", "/uv/archive-v", "/pipx/.cache/"]
+        .iter()
+        .any(|dir| bin.contains(dir))
+}
+
 /// The installed agent-memory a build's output should wire instead of itself: the first on
 /// `PATH` that is no build's output, else `~/.local/bin/agent-memory`.
 fn installed_copy(home: &Path) -> Option<String> {
@@ -148,7 +158,7 @@ fn installed_copy(home: &Path) -> Option<String> {
         .filter(|candidate| candidate.is_file())
         .filter_map(|candidate| std::fs::canonicalize(candidate).ok())
         .filter_map(|candidate| candidate.to_str().map(str::to_owned))
-        .find(|candidate| !is_build_output(candidate))
+        .find(|candidate| !is_build_output(candidate) && !is_transient(candidate))
 }
 
 /// Where `install --copy-self` puts this binary.
@@ -182,7 +192,23 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
     let project = args.scope.project_dir(&mut args.agents);
     let mut loc = Locations::from_env(project.as_deref())?;
     let mut say = Say { json: args.json, report: InstallReport::default() };
-    if op == Op::Install && is_build_output(&loc.exe) {
+    if op == Op::Install && is_transient(&loc.exe) {
+        // `npx agent-memory install`: the hooks must outlive the runner's cache.
+        let home = user_dirs()?.home;
+        loc.bin = if args.dry_run {
+            local_bin(&home).to_string_lossy().into_owned()
+        } else {
+            copy_self(&loc.exe)?
+        };
+        let verb = if args.dry_run { "would copy" } else { "copied" };
+        say.note(
+            "agent-memory",
+            &format!(
+                "{verb} {} to {}: the hooks run that copy, which outlives the package runner's cache",
+                loc.exe, loc.bin
+            ),
+        )?;
+    } else if op == Op::Install && is_build_output(&loc.exe) {
         if args.copy_self && !args.dry_run {
             loc.bin = copy_self(&loc.exe)?;
             say.note("agent-memory", &format!("copied {} to {}", loc.exe, loc.bin))?;

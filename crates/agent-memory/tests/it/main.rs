@@ -18,6 +18,7 @@ mod lessons;
 mod log;
 mod mcp;
 mod memory;
+mod packaging;
 mod project_identity;
 mod quality;
 mod recall_inject;
