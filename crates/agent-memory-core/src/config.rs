@@ -35,6 +35,8 @@ pub struct Config {
     pub log: LogConfig,
     pub serve: ServeConfig,
     pub team: TeamConfig,
+    /// `[[reactions]]`: what runs when an observation or memory of interest lands.
+    pub reactions: Vec<ReactionConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -408,6 +410,56 @@ impl VaultConfig {
             None => PathBuf::from(path),
         };
         Some(if self.folder.is_empty() { path } else { path.join(&self.folder) })
+    }
+}
+
+/// One `[[reactions]]` entry: a match over what the work pass distils or promotes, and one
+/// action (a command, a line appended to a file, or a POST) that the work pass and serve's
+/// worker run once per matching item; never the hook (see [`crate::react`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReactionConfig {
+    /// How `status`, the log and `reactions` name it; unique.
+    pub name: String,
+    /// What it watches: `observation`, `memory` (a memory once it is active), or both.
+    pub on: Vec<String>,
+    /// Observation types or memory kinds (`bugfix`, `decision`, `security_alert`, `fact`…);
+    /// empty: any.
+    pub types: Vec<String>,
+    /// Any of these concepts (observations); empty: any.
+    pub concepts: Vec<String>,
+    /// Any of these words in its text, ignoring case; empty: any.
+    pub words: Vec<String>,
+    /// Projects (names or keys); empty: any.
+    pub projects: Vec<String>,
+    /// Agents (for memory, the agent it was told to or that made it); empty: any.
+    pub agents: Vec<String>,
+    /// Run this program with these arguments, never through a shell; the item arrives as JSON
+    /// on its standard input.
+    pub run: Vec<String>,
+    /// Or append one line about the item to this file (`~` is the home directory).
+    pub append: String,
+    /// Or POST the item as JSON to this URL (http or https).
+    pub post: String,
+    /// How long the action may take before it is stopped and counted as failed.
+    pub timeout_ms: u64,
+}
+
+impl Default for ReactionConfig {
+    fn default() -> Self {
+        ReactionConfig {
+            name: String::new(),
+            on: vec!["observation".into(), "memory".into()],
+            types: Vec::new(),
+            concepts: Vec::new(),
+            words: Vec::new(),
+            projects: Vec::new(),
+            agents: Vec::new(),
+            run: Vec::new(),
+            append: String::new(),
+            post: String::new(),
+            timeout_ms: 10_000,
+        }
     }
 }
 
@@ -1026,9 +1078,9 @@ mod tests {
         );
         check(
             "[serch]\nlimit = 3\n",
-            expect_test::expect![[
-                r#"<config.toml> is not valid configuration: line 1: `serch` is no setting here; the settings here are capture, filter, search, distil, llm, inject, promote, vault, log, serve, team; compare with `agent-memory config default`"#
-            ]],
+            expect_test::expect![
+                "<config.toml> is not valid configuration: line 1: `serch` is no setting here; the settings here are capture, filter, search, distil, llm, inject, promote, vault, log, serve, team, reactions; compare with `agent-memory config default`"
+            ],
         );
         check(
             "[search\nlimit = 3\n",

@@ -34,6 +34,7 @@ pub mod memory;
 pub mod paths;
 pub mod project;
 pub mod promote;
+pub mod react;
 pub mod recall;
 pub mod search;
 pub mod stated;

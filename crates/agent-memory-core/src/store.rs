@@ -57,6 +57,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0016_history.sql"),
     include_str!("store/migrations/0017_anchors.sql"),
     include_str!("store/migrations/0018_injections.sql"),
+    include_str!("store/migrations/0019_reactions.sql"),
 ];
 
 /// The schema version this build writes.

@@ -3,7 +3,8 @@
 //! `serve`'s worker all run this same pass:
 //!
 //! drain the spool → judge branches → distil sessions → screen for long-term memory → anchor
-//! what was distilled to its files → embed and sparse-encode → index older events again → sync
+//! what was distilled to its files → run the reactions that match what landed → embed and
+//! sparse-encode → index older events again → sync
 //! the vault → refresh brief files → merge indexes → prune the injection log → checkpoint
 //! (ARCHITECTURE.md lists the same steps).
 //!
@@ -14,8 +15,9 @@
 //! others. Only a store that cannot be read fails the whole pass.
 //!
 //! Must not: read the clock or build transports and models itself; the caller hands in the
-//! time, the LLM transport (the serve crate owns the network) and the embedder (the embed crate
-//! owns model formats), so this module stays synchronous and testable.
+//! time, the LLM transport and the reactions' actions (the serve crate owns the network and
+//! child processes) and the embedder (the embed crate owns model formats), so this module stays
+//! synchronous and testable.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -94,6 +96,8 @@ pub struct Pass<'a> {
     pub embedder: Option<&'a dyn Embedder>,
     /// The learned sparse model, when one is installed and used.
     pub sparse: Option<&'a dyn SparseEncoder>,
+    /// What runs the `[[reactions]]` actions; `None`: reactions wait for a pass that has it.
+    pub act: Option<&'a dyn crate::react::Act>,
     /// Who holds the session leases this pass takes (unique per process).
     pub owner: &'a str,
     pub now_ms: i64,
@@ -122,6 +126,7 @@ pub enum Step {
     Distil,
     Promote,
     Anchors,
+    React,
     Embed,
     Index,
     Vault,
@@ -137,6 +142,7 @@ impl Step {
             Step::Distil => "distil",
             Step::Promote => "memory",
             Step::Anchors => "anchors",
+            Step::React => "reactions",
             Step::Embed => "embed",
             Step::Index => "index",
             Step::Vault => "vault",
@@ -183,6 +189,9 @@ pub struct PassReport {
     pub vault: Option<SyncReport>,
     /// Brief files rewritten because their content changed.
     pub briefs_written: usize,
+    /// What the reactions did; `None` when none is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reactions: Option<crate::react::Report>,
     pub problems: Vec<Problem>,
 }
 
@@ -256,6 +265,15 @@ impl PassReport {
         self.anchors.anchored += later.anchors.anchored;
         self.anchors.renewed += later.anchors.renewed;
         self.briefs_written += later.briefs_written;
+        self.reactions = match (self.reactions.take(), later.reactions) {
+            (Some(mut r), Some(l)) => {
+                r.fired += l.fired;
+                r.failed += l.failed;
+                r.unusable = l.unusable;
+                Some(r)
+            }
+            (r, l) => l.or(r),
+        };
         if later.vault.is_some() {
             self.vault = later.vault;
         }
@@ -299,6 +317,12 @@ impl PassReport {
                 sync.conflicts.len()
             ));
         }
+        if let Some(reacted) = self.reactions.as_ref().filter(|r| r.fired + r.failed > 0) {
+            line.push_str(&format!(
+                "; reactions: {} ran, {} failed",
+                reacted.fired, reacted.failed
+            ));
+        }
         for problem in &self.problems {
             line.push_str(&format!("; {} failed: {}", problem.step.name(), problem.message));
         }
@@ -324,6 +348,11 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
         ),
         ..PassReport::default()
     };
+
+    // A reaction seen for the first time starts with what this pass distils.
+    if let Err(err) = crate::react::prepare(store, &config.reactions, pass.now_ms) {
+        report.problem(Step::React, err);
+    }
 
     // Before distilling, so what a session on a feature branch teaches is that branch's from
     // the moment it exists.
@@ -363,6 +392,21 @@ pub fn run(store: &mut Store, pass: &Pass<'_>) -> Result<PassReport, WorkError> 
     match crate::anchor::run(store, pass.now_ms) {
         Ok(anchored) => report.anchors = anchored,
         Err(err) => report.problem(Step::Anchors, err),
+    }
+
+    // What landed and matches a reaction sets it off, once per item.
+    if let (false, Some(act)) = (config.reactions.is_empty(), pass.act) {
+        match crate::react::run(store, &config.reactions, act, pass.now_ms) {
+            Ok(reacted) => {
+                // A reaction that cannot run is the person's to fix (`status` and `reactions
+                // list` say why); it is no failure of the pass, which serve's worker would retry.
+                for why in &reacted.unusable {
+                    tracing::warn!(%why, "reaction not run");
+                }
+                report.reactions = Some(reacted);
+            }
+            Err(err) => report.problem(Step::React, err),
+        }
     }
 
     // New observations and summaries get their vectors here, off the hook path.

@@ -16,7 +16,7 @@ pub use agent_memory_core::distil::llm::{Completion, Transport, TransportError};
 
 mod anthropic;
 mod cli;
-mod http;
+pub(crate) mod http;
 mod openai;
 
 pub use anthropic::AnthropicTransport;

@@ -79,6 +79,10 @@ pub enum Command {
     Model(ModelCommand),
     /// Embed what is stored with the configured model, so search can compare meaning.
     Reindex(ReindexArgs),
+    /// The `[[reactions]]` of the configuration (what runs when an observation or memory of
+    /// interest lands) and how they went; `reactions test` shows which recent items match.
+    #[command(subcommand)]
+    Reactions(ReactionsCommand),
     /// Memory packs: build a read-only file of reviewed memory, or mount one into recall.
     #[command(subcommand)]
     Pack(PackCommand),
@@ -401,6 +405,22 @@ pub enum ConfigCommand {
     Path,
     /// Print the configuration in effect (defaults, file and environment merged).
     Show(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReactionsCommand {
+    /// Each configured reaction: what it watches, what it does, and how it went over the last
+    /// day.
+    List(JsonFlag),
+    /// Which recent observations and memories each reaction would match; runs nothing.
+    Test {
+        /// How many of the newest items to match against.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print JSON instead of text (its shapes: docs/json.md).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

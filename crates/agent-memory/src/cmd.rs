@@ -17,6 +17,7 @@ pub mod model;
 pub mod pack;
 pub mod plugin;
 pub mod project;
+pub mod reactions;
 pub mod recover;
 pub mod reindex;
 pub mod review;
@@ -87,6 +88,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Mode(args) => mode::run(&ctx, args),
         Command::Model(args) => model::run(&ctx, args),
         Command::Reindex(args) => reindex::run(&ctx, args),
+        Command::Reactions(command) => reactions::run(&ctx, command),
         Command::Brief(args) => brief::run(&ctx, args),
         Command::Review(args) => review::run(&ctx, args),
         Command::Remember(args) => memories::remember(&ctx, args),

@@ -24,6 +24,7 @@ mod item;
 mod memory;
 mod mode;
 mod model;
+pub mod reactions;
 mod review;
 mod search;
 mod status;

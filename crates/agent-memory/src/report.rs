@@ -158,6 +158,19 @@ pub struct Activity {
     pub events_to_index: i64,
     /// The running `agent-memory serve`, if one is.
     pub serve: Option<ServeRunning>,
+    /// How the configured `[[reactions]]` went over the last day; `None` when none is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reactions: Option<Reactions>,
+}
+
+/// The configured reactions and how they went over the last day.
+#[derive(Debug, Serialize)]
+pub struct Reactions {
+    pub configured: usize,
+    /// Each entry that cannot run, and why.
+    pub unusable: Vec<String>,
+    #[serde(flatten)]
+    pub last_day: agent_memory_core::react::Outcomes,
 }
 
 /// How far a search model has come through the store.

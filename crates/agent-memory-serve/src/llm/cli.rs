@@ -6,15 +6,11 @@
 //! the child gets `AGENT_MEMORY_DISABLE=1`, at which agent-memory's own hook exits at once.
 //! Nor may a hung child hold the worker: past the timeout it is killed.
 
-use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use super::{Completion, Transport, TransportError};
-
-/// How often a running child is checked on: short next to any real model call.
-const POLL: Duration = Duration::from_millis(25);
+use crate::child::{self, ChildError};
 
 /// Completions from a coding agent's command line.
 #[derive(Debug, Clone)]
@@ -60,26 +56,6 @@ impl CliTransport {
         let program = if command.trim().is_empty() { default } else { command.trim() };
         CliTransport { name, program: program.to_owned(), args: args.to_vec(), timeout }
     }
-
-    fn spawn(&self) -> Result<Child, TransportError> {
-        Command::new(&self.program)
-            .args(&self.args)
-            .env("AGENT_MEMORY_DISABLE", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    TransportError::Other(format!(
-                        "`{}` was not found; install it or set [llm] command to its path",
-                        self.program
-                    ))
-                } else {
-                    TransportError::Other(format!("cannot run `{}`: {e}", self.program))
-                }
-            })
-    }
 }
 
 impl Transport for CliTransport {
@@ -90,72 +66,27 @@ impl Transport for CliTransport {
     fn complete(&self, system: &str, user: &str) -> Result<Completion, TransportError> {
         // Neither CLI takes a separate system prompt on stdin, so it goes first, as one text.
         let prompt = format!("{system}\n\n{user}\n");
-        let mut child = self.spawn()?;
-        // Stdin is written and stdout/stderr read on their own threads: a child that answers
-        // before it has read all its input must not deadlock against us.
-        let writer = child.stdin.take().map(|mut stdin| {
-            std::thread::spawn(move || {
-                // A child that exits without reading everything closes the pipe; its exit
-                // status, not this write error, is what explains the failure.
-                let _ = stdin.write_all(prompt.as_bytes());
-            })
-        });
-        let stdout = child.stdout.take().map(read_all);
-        let stderr = child.stderr.take().map(read_all);
-
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() >= deadline => {
-                    // The reader threads are left to finish on their own: a grandchild may
-                    // still hold the pipes open, and joining them would wait for it.
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(TransportError::Timeout);
-                }
-                Ok(None) => std::thread::sleep(POLL),
-                Err(e) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(TransportError::Other(format!(
-                        "cannot wait for `{}`: {e}",
-                        self.program
-                    )));
-                }
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).env("AGENT_MEMORY_DISABLE", "1");
+        let finished = match child::run(command, prompt.into_bytes(), self.timeout) {
+            Ok(finished) => finished,
+            Err(ChildError::Timeout { .. }) => return Err(TransportError::Timeout),
+            Err(ChildError::NotFound { .. }) => {
+                return Err(TransportError::Other(format!(
+                    "`{}` was not found; install it or set [llm] command to its path",
+                    self.program
+                )));
             }
+            Err(err) => return Err(TransportError::Other(err.to_string())),
         };
-        if let Some(writer) = writer {
-            let _ = writer.join();
+        if !finished.status.success() {
+            return Err(TransportError::Other(finished.failure(&self.program)));
         }
-        let stdout = joined(stdout);
-        let stderr = joined(stderr);
-        if !status.success() {
-            let first_line =
-                stderr.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message");
-            let how = match status.code() {
-                Some(code) => format!("exited with status {code}"),
-                None => "was killed by a signal".to_owned(),
-            };
-            return Err(TransportError::Other(format!("{} {how}: {first_line}", self.program)));
-        }
-        let text = stdout.trim();
+        let text = finished.stdout.trim();
         if text.is_empty() {
             return Err(TransportError::Other(format!("{} printed no answer", self.program)));
         }
         // The CLIs do not report usage in text mode; the distiller charges its own estimate.
         Ok(Completion { text: text.to_owned(), input_tokens: 0, output_tokens: 0 })
     }
-}
-
-fn read_all(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
-fn joined(handle: Option<JoinHandle<String>>) -> String {
-    handle.and_then(|h| h.join().ok()).unwrap_or_default()
 }

@@ -2,13 +2,13 @@
 //! how far the search models have come and whether the local server is running.
 
 use agent_memory_core::capture::{self, spool};
-use agent_memory_core::{time, work};
+use agent_memory_core::{react, time, work};
 use agent_memory_serve::instance::Instance;
 
 use super::Context;
 use crate::cli::StatusArgs;
 use crate::output;
-use crate::report::{Activity, ModelCoverage, ServeRunning};
+use crate::report::{Activity, ModelCoverage, Reactions, ServeRunning};
 
 pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     let store = ctx.store()?;
@@ -30,11 +30,21 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
         let (encoded, waiting) = store.vector_coverage(model)?;
         search_models.push(ModelCoverage { model: model.to_owned(), encoded, waiting });
     }
+    let reactions = &ctx.config.reactions;
+    let reactions = match reactions.is_empty() {
+        true => None,
+        false => Some(Reactions {
+            configured: reactions.len(),
+            unusable: reactions.iter().filter_map(|r| react::unusable(r, reactions)).collect(),
+            last_day: react::outcomes(&store, now - 86_400_000)?,
+        }),
+    };
     let activity = Activity {
         last_work_pass_ms: work::last_pass(&ctx.home),
         search_models,
         events_to_index: store.events_to_restem()?,
         serve,
+        reactions,
     };
     output::status(&status, &spool, &activity, args.json)?;
     Ok(())

@@ -148,6 +148,7 @@ fn pass_once(ctx: &Context, owner: &str, models: &Models) -> anyhow::Result<Pass
     let transport = agent_memory_serve::llm::transport(&ctx.config.llm)
         .context("the [llm] configuration cannot be used; fix it or set provider = \"none\"")?;
     let mut store = ctx.store()?;
+    let actions = agent_memory_serve::reactions::Actions::new(super::install::user_dirs()?.home);
     let pass = Pass {
         home: &ctx.home,
         config: &ctx.config,
@@ -155,6 +156,7 @@ fn pass_once(ctx: &Context, owner: &str, models: &Models) -> anyhow::Result<Pass
         transport: transport.as_deref(),
         embedder: models.embedder.as_deref(),
         sparse: models.sparse.as_deref(),
+        act: Some(&actions),
         owner,
         now_ms: time::now_ms(),
     };

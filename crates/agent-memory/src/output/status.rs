@@ -195,6 +195,20 @@ pub fn write_status(
         writeln!(out, "           run `agent-memory recover` to store them now")?;
     }
     search_line(out, activity)?;
+    if let Some(reactions) = &activity.reactions {
+        let day = &reactions.last_day;
+        let mut line = format!(
+            "reactions  {} configured; last 24 h: {} ran, {} failed",
+            reactions.configured, day.fired, day.failed
+        );
+        if let Some(last) = &day.last_failure {
+            line.push_str(&format!(" (last: {last})"));
+        }
+        writeln!(out, "{line}")?;
+        for why in &reactions.unusable {
+            writeln!(out, "           not run: {why}")?;
+        }
+    }
     match &activity.serve {
         Some(serve) => writeln!(
             out,
@@ -260,7 +274,7 @@ mod tests {
 
     use super::*;
     use crate::output::tests::{AT, rendered};
-    use crate::report::{ModelCoverage, ServeRunning};
+    use crate::report::{ModelCoverage, Reactions, ServeRunning};
 
     fn store_status() -> StoreStatus {
         StoreStatus {
@@ -326,6 +340,19 @@ mod tests {
             ],
             events_to_index: 1,
             serve: Some(ServeRunning { url: "http://127.0.0.1:37777".to_owned(), pid: 42 }),
+            reactions: Some(Reactions {
+                configured: 3,
+                unusable: vec![
+                    "reaction \"chat\" needs exactly one of `run`, `append` and `post`".to_owned(),
+                ],
+                last_day: agent_memory_core::react::Outcomes {
+                    fired: 4,
+                    failed: 1,
+                    last_failure: Some(
+                        "security on o12: notify-send exited with status 1: no display".to_owned(),
+                    ),
+                },
+            }),
         };
         expect![[r#"
             store      /home/u/.agent-memory/memory.db  (1.5 MiB, schema 9)
@@ -341,6 +368,8 @@ mod tests {
             spool      3 events waiting in 2 files, 1 file set aside (.bad)
                        run `agent-memory recover` to store them now
             search     potion-base-8m 40 of 40 items, splade-tiny 28 of 40 items; 1 older event to index again (`agent-memory work` catches up)
+            reactions  3 configured; last 24 h: 4 ran, 1 failed (last: security on o12: notify-send exited with status 1: no display)
+                       not run: reaction "chat" needs exactly one of `run`, `append` and `post`
             serve      running at http://127.0.0.1:37777 (pid 42); `agent-memory serve --status` gives the viewer's address
         "#]]
         .assert_eq(&rendered(|out| write_status(out, &store_status(), &spool, &activity, false)));

@@ -21,6 +21,7 @@ mod memory;
 mod packaging;
 mod project_identity;
 mod quality;
+mod reactions;
 mod recall_inject;
 mod redaction;
 mod samples;
