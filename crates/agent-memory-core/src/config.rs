@@ -35,6 +35,7 @@ pub struct Config {
     pub log: LogConfig,
     pub serve: ServeConfig,
     pub team: TeamConfig,
+    pub health: HealthConfig,
     /// `[[reactions]]`: what runs when an observation or memory of interest lands.
     pub reactions: Vec<ReactionConfig>,
 }
@@ -410,6 +411,38 @@ impl VaultConfig {
             None => PathBuf::from(path),
         };
         Some(if self.folder.is_empty() { path } else { path.join(&self.folder) })
+    }
+}
+
+/// `[health]`: the limits of the health check (`agent-memory doctor --health`, the daily
+/// timer `install --schedule` adds, and serve's worker once a day); past any, the check fails.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HealthConfig {
+    pub max_store_mb: u64,
+    pub max_growth_mb_per_day: u64,
+    /// The hooks' error rate over the last day (0.05: 5%), judged from this many runs on.
+    pub max_hook_error_rate: f64,
+    pub min_hook_runs: u64,
+    pub max_hook_p99_ms: u64,
+    pub max_spool_events: usize,
+    pub max_sessions_to_distil: u64,
+    /// Items a search model has yet to encode.
+    pub max_items_to_encode: u64,
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            max_store_mb: 4096,
+            max_growth_mb_per_day: 512,
+            max_hook_error_rate: 0.05,
+            min_hook_runs: 20,
+            max_hook_p99_ms: 250,
+            max_spool_events: 500,
+            max_sessions_to_distil: 500,
+            max_items_to_encode: 20_000,
+        }
     }
 }
 
@@ -1079,7 +1112,7 @@ mod tests {
         check(
             "[serch]\nlimit = 3\n",
             expect_test::expect![
-                "<config.toml> is not valid configuration: line 1: `serch` is no setting here; the settings here are capture, filter, search, distil, llm, inject, promote, vault, log, serve, team, reactions; compare with `agent-memory config default`"
+                "<config.toml> is not valid configuration: line 1: `serch` is no setting here; the settings here are capture, filter, search, distil, llm, inject, promote, vault, log, serve, team, health, reactions; compare with `agent-memory config default`"
             ],
         );
         check(

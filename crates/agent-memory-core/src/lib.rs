@@ -26,6 +26,7 @@ pub mod distil;
 pub mod embed;
 pub mod event;
 pub mod fsutil;
+pub mod health;
 pub mod history;
 pub mod hook;
 pub mod inject;

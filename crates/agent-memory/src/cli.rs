@@ -132,6 +132,10 @@ pub struct InstallArgs {
     /// build directory, which the next `cargo clean` removes.
     #[arg(long)]
     pub copy_self: bool,
+    /// Also run `agent-memory doctor --health` daily: a systemd user timer on Linux (a crontab
+    /// line without a systemd user session), a launchd agent on macOS. `uninstall` removes it.
+    #[arg(long)]
+    pub schedule: bool,
     /// After wiring, import the sessions these agents already wrote (`agent-memory history
     /// import`) without asking.
     #[arg(long, conflicts_with = "no_import_history")]
@@ -170,6 +174,12 @@ pub struct DoctorArgs {
     /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
+    /// Check the store's health instead of the agents' wiring: its size and growth, the
+    /// hooks' error rate and latency over the last day, the spool, the sessions to distil and
+    /// the items to encode, against the limits of `[health]`; fails past any (the daily timer
+    /// of `install --schedule` runs this).
+    #[arg(long, conflicts_with = "agents")]
+    pub health: bool,
 }
 
 /// Which of an agent's configs a command works on.

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 mod brief;
 mod doctor;
+mod health;
 mod history;
 mod injection;
 mod install;
@@ -37,6 +38,7 @@ mod work;
 
 pub use brief::{brief, brief_written};
 pub use doctor::doctor;
+pub use health::health;
 pub use history::{history, history_imported};
 pub use injection::injections;
 pub use install::{

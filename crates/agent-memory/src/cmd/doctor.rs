@@ -38,6 +38,9 @@ const MCP_TOOLS: &[&str] =
     &["search", "timeline", "get_observations", "briefing", "remember", "forget"];
 
 pub fn run(ctx: &Context, args: DoctorArgs) -> anyhow::Result<()> {
+    if args.health {
+        return super::health::run(ctx, args.json);
+    }
     let mut asked = args.agents.clone();
     let project = args.scope.project_dir(&mut asked);
     let loc = Locations::from_env(project.as_deref())?;

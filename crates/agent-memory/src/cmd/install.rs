@@ -239,6 +239,20 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
         }
     }
     say.report.binary = loc.bin.clone();
+    if matches!(loc.scope, Scope::User(_)) {
+        let dirs = user_dirs()?;
+        let places = super::schedule::places(&dirs.home, &dirs.config_home);
+        let said = match op {
+            Op::Install if args.schedule => {
+                super::schedule::install(&loc.bin, &places, args.dry_run)?
+            }
+            Op::Install => Vec::new(),
+            Op::Uninstall => super::schedule::remove(&places, args.dry_run)?,
+        };
+        for line in said {
+            say.note("agent-memory", &line)?;
+        }
+    }
     let Locations { bin, user, scope, .. } = &loc;
     let agents = agents(&args.agents, op, user)?;
     if agents.is_empty() {

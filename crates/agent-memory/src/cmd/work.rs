@@ -173,13 +173,33 @@ fn serve_pass(ctx: &Context, owner: &str, models: &Models) -> anyhow::Result<Str
     };
     let report = pass_once(ctx, owner, models)?;
     let team = team_sync_if_due(ctx);
+    let health = health_if_due(ctx);
     if !report.problems.is_empty() {
         anyhow::bail!("{}", report.summary());
     }
-    Ok(match team {
-        Some(team) => format!("{}; {team}", report.summary()),
-        None => report.summary(),
-    })
+    let mut line = report.summary();
+    for part in [team, health].into_iter().flatten() {
+        line.push_str(&format!("; {part}"));
+    }
+    Ok(line)
+}
+
+/// The health check, once a day while serve runs: one line when something is over its limit
+/// (the log keeps it, and the vault's inbox its note), nothing otherwise.
+fn health_if_due(ctx: &Context) -> Option<String> {
+    if !agent_memory_core::health::due(&ctx.home, time::now_ms()) {
+        return None;
+    }
+    match super::health::check(ctx) {
+        Ok(report) if report.ok => None,
+        Ok(report) => {
+            let over: Vec<String> =
+                report.checks.iter().filter(|c| !c.ok).map(|c| c.message.clone()).collect();
+            tracing::warn!(over = %over.join("; "), "health check over its limits");
+            Some(format!("health: {}", over.join("; ")))
+        }
+        Err(err) => Some(format!("health check failed: {err}")),
+    }
 }
 
 /// The team sync the work pass runs when one is due (`[team] sync_interval_minutes`, longer

@@ -10,6 +10,7 @@ mod cli;
 mod concurrency;
 mod distil;
 mod doctor;
+mod health;
 mod hermes_provider;
 mod history;
 mod install;
