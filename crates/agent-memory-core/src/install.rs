@@ -682,14 +682,22 @@ fn owned_file_plan(
 /// how to search, follow a timeline and read items in full, and the review commands.
 pub const SKILL: &str = include_str!("install/skill.md");
 
-/// The skill's file in a skills directory: `<dir>/agent-memory/SKILL.md`, written whole and
-/// removed whole like every file of ours.
-fn skill_plan(
-    skills_dir: &Path,
-    op: Op,
-    read: ReadFile<'_>,
-) -> Result<Option<FilePlan>, ConfigError> {
-    owned_file_plan(skills_dir.join("agent-memory").join("SKILL.md"), op, read, SKILL)
+/// The skills install writes, each in the folder of its name: the search skill above, a
+/// project's story week by week (`agent-memory report`), and the mode creator.
+pub const SKILLS: &[(&str, &str)] = &[
+    ("agent-memory", SKILL),
+    ("agent-memory-report", include_str!("install/skill-report.md")),
+    ("agent-memory-mode", include_str!("install/skill-mode.md")),
+];
+
+/// The skills' files in a skills directory: `<dir>/<name>/SKILL.md`, written whole and removed
+/// whole like every file of ours.
+fn skill_plan(skills_dir: &Path, op: Op, read: ReadFile<'_>) -> Result<Vec<FilePlan>, ConfigError> {
+    let mut plans = Vec::new();
+    for (name, text) in SKILLS {
+        plans.extend(owned_file_plan(skills_dir.join(name).join("SKILL.md"), op, read, text)?);
+    }
+    Ok(plans)
 }
 
 /// Where the original of a file install changes is kept, once.
@@ -786,10 +794,10 @@ mod tests {
                 "second install changes nothing: {again:?}"
             );
         }
-        // New: Claude Code's two files and skill, Codex's hooks.json and skill, Copilot's hooks
-        // and MCP files, OpenCode's plugin and opencode.json, Hermes's config and three plugin
-        // files.
-        assert_eq!(files.len(), original.len() + 2 + 9 + 4, "two backups, thirteen new files");
+        // New: Claude Code's two files and three skills, Codex's hooks.json and three skills,
+        // Copilot's hooks and MCP files, OpenCode's plugin and opencode.json, Hermes's config
+        // and three plugin files.
+        assert_eq!(files.len(), original.len() + 2 + 9 + 4 + 4, "two backups, seventeen new files");
         for agent in Agent::all() {
             let plans = plan_with(&files, agent, Op::Uninstall);
             apply(&mut files, &plans, Op::Uninstall);

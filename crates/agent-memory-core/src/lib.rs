@@ -37,6 +37,7 @@ pub mod project;
 pub mod promote;
 pub mod react;
 pub mod recall;
+pub mod report;
 pub mod search;
 pub mod stated;
 pub mod store;

@@ -48,6 +48,9 @@ pub enum Command {
     /// Every injection on record, newest first: when context was handed to which agent, by
     /// which channel (briefing, recall, file, mcp-briefing), with which items and tokens.
     Log(LogArgs),
+    /// The story of a project week by week, from its observations and session summaries:
+    /// what was built, fixed, decided, changed and learned, and who worked in it.
+    Report(ReportArgs),
     /// What your agents already wrote in their own history on this machine (sessions, dates,
     /// projects, how much the store holds); `history import` brings it into memory.
     History(HistoryArgs),
@@ -525,6 +528,19 @@ pub struct ModeUseArgs {
     #[arg(long)]
     pub language: Option<String>,
     /// Print JSON instead of text (its shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The project: a directory inside it, a name or a key (default: the current directory's).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// From when: a date (2026-10-01), or a span back from now (12w, 30d).
+    #[arg(long, default_value = "12w")]
+    pub since: String,
+    /// Print JSON instead of Markdown (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }

@@ -21,6 +21,7 @@ pub mod project;
 pub mod reactions;
 pub mod recover;
 pub mod reindex;
+pub mod report;
 pub mod review;
 pub mod schedule;
 pub mod search;
@@ -86,6 +87,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Work(args) => work::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Log(args) => log::run(&ctx, args),
         Command::Mode(args) => mode::run(&ctx, args),
         Command::Model(args) => model::run(&ctx, args),

@@ -26,6 +26,7 @@ mod memory;
 mod mode;
 mod model;
 pub mod reactions;
+pub mod report;
 mod review;
 mod search;
 mod status;

@@ -554,7 +554,11 @@ fn apply(plan: &FilePlan, op: Op) -> io::Result<InstallStatus> {
     if plan.remove {
         std::fs::remove_file(&plan.path)?;
         // A folder of ours (a skill's) goes with its last file; an error leaves it, harmless.
-        if let Some(dir) = plan.path.parent().filter(|d| d.ends_with("agent-memory")) {
+        let ours = |dir: &&Path| {
+            let name = dir.file_name().and_then(|n| n.to_str());
+            install::SKILLS.iter().any(|(skill, _)| name == Some(*skill))
+        };
+        if let Some(dir) = plan.path.parent().filter(ours) {
             let _ = std::fs::remove_dir(dir);
         }
         return Ok(InstallStatus::Removed);

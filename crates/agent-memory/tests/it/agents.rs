@@ -535,6 +535,79 @@ fn installed_wiring_records_each_agent_and_briefs_it() {
     }
 }
 
+/// The skills `install` writes beside the search skill reach the model of the real Claude Code,
+/// and the commands they teach work inside it: the project's story week by week, and a mode
+/// written, then checked with `mode show`.
+#[test]
+fn the_report_and_mode_skills_reach_the_model_and_their_commands_work() {
+    let test = "the_report_and_mode_skills_reach_the_model_and_their_commands_work";
+    let Some((_turn, memory)) = after_codex(test) else { return };
+    let bin = Memory::bin();
+    let real = memory.clients.join("claude-code/node_modules/.bin/claude");
+    let wrapper = memory.script(
+        "claude-installed",
+        &format!("'{bin}' install claude-code >/dev/null\nexec '{}' \"$@\"\n", real.display()),
+    );
+    let modes = memory.store().join("modes");
+    let mode = "description = { en = \"On-call logs: incidents, causes and fixes\" }\n\
+        role = { en = \"You are the memory of an on-call rotation.\" }\n\
+        record = { en = [\"Incidents\", \"Root causes\"] }\n\
+        skip = { en = [\"Routine alerts\"] }\n\n\
+        [[types]]\nkey = \"incident\"\nemoji = \"🚨\"\nlabel = { en = \"Incident\" }\n\
+        description = { en = \"Something broke for users\" }\n\n\
+        [[concepts]]\nkey = \"root_cause\"\nemoji = \"🔍\"\nlabel = { en = \"Root cause\" }\n\
+        description = { en = \"Why it broke\" }\n";
+    let script = serde_json::json!([
+        { "shell": format!("'{bin}' report --project . --since 12w") },
+        { "shell": format!(
+            "mkdir -p '{0}' && cat > '{0}/oncall.toml' <<'MODE'\n{mode}MODE",
+            modes.display()
+        ) },
+        { "shell": format!("'{bin}' mode show oncall") },
+    ])
+    .to_string();
+    let run = memory.run_with(
+        "claude",
+        "true",
+        "Write this project's story week by week, then make me a mode for on-call logs.",
+        &[("CLAUDE_BIN", wrapper.as_str()), ("FAKE_SCRIPT", script.as_str())],
+    );
+    run.assert_finished();
+    let mut texts = Vec::new();
+    for body in run.log.iter().filter_map(|line| line.get("body")) {
+        strings(body, &mut texts);
+    }
+    let reached = |what: &str| texts.iter().any(|t| t.contains(what));
+    for description in [REPORT_SKILL_DESCRIPTION, MODE_SKILL_DESCRIPTION] {
+        assert!(
+            reached(description),
+            "the skill never reached the model: {description}\n{}",
+            run.report
+        );
+    }
+    // What the commands printed reached the model: the report of the project the Codex
+    // session worked in (the agent's own folder), and the mode.
+    assert!(
+        reached("week by week (since 12w)"),
+        "the report never reached the model\n{}",
+        run.report
+    );
+    // `mode show` prints the mode's name and language, which the file does not hold.
+    assert!(
+        reached("mode      oncall (en)"),
+        "`mode show` never reached the model\n{}",
+        run.report
+    );
+    let shown = memory.cmd().args(["mode", "show", "oncall"]).output().expect("mode show");
+    assert!(shown.status.success(), "{}", agent_memory_testkit::describe(&shown));
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("root_cause"));
+}
+
+/// The start of the descriptions of the report and mode skills (install/skill-report.md and
+/// install/skill-mode.md).
+const REPORT_SKILL_DESCRIPTION: &str = "Write the story of a project from agent-memory";
+const MODE_SKILL_DESCRIPTION: &str = "Create an agent-memory mode";
+
 /// The start of the description of the skill `install` writes (install/skill.md).
 const SKILL_DESCRIPTION: &str = "Search the shared memory of earlier coding sessions";
 

@@ -194,7 +194,8 @@ fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byt
     }
 
     // Claude Code and Codex read skills: each gets the one that teaches search → timeline →
-    // get and the review commands, where it looks for its user's skills.
+    // get and the review commands, the project report and the mode creator, where it looks
+    // for its user's skills.
     for skill in [".claude/skills/agent-memory/SKILL.md", ".agents/skills/agent-memory/SKILL.md"] {
         let text = read(&home, skill);
         assert!(text.starts_with("---\nname: agent-memory\ndescription: "), "{skill}: {text}");
@@ -202,22 +203,32 @@ fn install_keeps_the_users_config_is_idempotent_and_uninstall_restores_every_byt
             assert!(text.contains(step), "{skill} teaches {step}");
         }
     }
+    for dir in [".claude/skills", ".agents/skills"] {
+        let report = read(&home, &format!("{dir}/agent-memory-report/SKILL.md"));
+        assert!(report.starts_with("---\nname: agent-memory-report\n"), "{report}");
+        assert!(report.contains("agent-memory report --project . --since 12w"), "{report}");
+        let mode = read(&home, &format!("{dir}/agent-memory-mode/SKILL.md"));
+        assert!(mode.starts_with("---\nname: agent-memory-mode\n"), "{mode}");
+        assert!(mode.contains("agent-memory mode show NAME"), "{mode}");
+    }
 
     let installed = snapshot(&home);
     let again = run(&home, &["install"]);
     assert!(again.status.success(), "{}", describe(&again));
     let said = String::from_utf8_lossy(&again.stdout);
-    assert_eq!(file_lines(&said).len(), 7, "{said}");
+    assert_eq!(file_lines(&said).len(), 11, "{said}");
     assert!(file_lines(&said).iter().all(|l| l.contains("up to date")), "{said}");
     assert!(said.trim_end().ends_with("checks that it works."), "ends with what to do: {said}");
     assert_eq!(snapshot(&home), installed, "a second install changes nothing");
 
     let out = run(&home, &["uninstall"]);
     assert!(out.status.success(), "{}", describe(&out));
-    assert!(
-        !home.user_home().join(".claude/skills/agent-memory").exists(),
-        "the skill's folder goes"
-    );
+    for skill in ["agent-memory", "agent-memory-report", "agent-memory-mode"] {
+        assert!(
+            !home.user_home().join(".claude/skills").join(skill).exists(),
+            "the skill's folder goes: {skill}"
+        );
+    }
     let mut after = snapshot(&home);
     after.retain(|path, _| !path.to_string_lossy().ends_with(".agent-memory.bak"));
     assert_eq!(after, original, "uninstall gives back the original bytes, and no hooks.json");

@@ -25,6 +25,7 @@ mod quality;
 mod reactions;
 mod recall_inject;
 mod redaction;
+mod report;
 mod samples;
 mod search;
 mod semantic;
