@@ -134,6 +134,10 @@ pub struct AgentSpec {
     pub slots: &'static [(&'static str, Slot)],
     /// The shape of the agent's answer on standard output.
     pub answer: AnswerShape,
+    /// Whether the agent shows a `systemMessage` of a hook's answer to the person, outside the
+    /// model's context (checked in its source and with the real CLI); only those get the
+    /// session-start sign.
+    pub shows_message: bool,
     /// How `install` wires the agent, and what `doctor` checks beyond the common checks.
     pub install: Option<Installer>,
     /// Reads the agent's own transcript for tool calls its hooks never report, at a stop.
@@ -312,6 +316,7 @@ pub static AGENTS: &[AgentSpec] = &[
         head: claude_code::head,
         slots: claude_code::SLOTS,
         answer: AnswerShape::HookSpecificOutput,
+        shows_message: true,
         install: Some(Installer {
             kind: install::InstallKind::JsonHooks,
             hooks: install::claude_code::HOOKS,
@@ -333,6 +338,7 @@ pub static AGENTS: &[AgentSpec] = &[
         head: claude_code::head,
         slots: codex::SLOTS,
         answer: AnswerShape::HookSpecificOutput,
+        shows_message: false,
         install: Some(Installer {
             kind: install::InstallKind::TrustedHooks { untrusted: install::codex::untrusted_hooks },
             hooks: install::codex::HOOKS,
@@ -354,6 +360,7 @@ pub static AGENTS: &[AgentSpec] = &[
         head: gemini::head,
         slots: gemini::SLOTS,
         answer: AnswerShape::HookSpecificOutput,
+        shows_message: true,
         install: Some(Installer {
             kind: install::InstallKind::JsonHooks,
             hooks: install::gemini::HOOKS,
@@ -375,6 +382,7 @@ pub static AGENTS: &[AgentSpec] = &[
         head: generic::head,
         slots: generic::OPENCODE_SLOTS,
         answer: AnswerShape::Context,
+        shows_message: false,
         install: Some(Installer {
             kind: install::InstallKind::JsPlugin,
             hooks: &[],
@@ -400,6 +408,7 @@ pub static AGENTS: &[AgentSpec] = &[
         head: generic::head,
         slots: generic::COPILOT_SLOTS,
         answer: AnswerShape::AdditionalContext,
+        shows_message: false,
         install: Some(Installer {
             kind: install::InstallKind::HooksFile { user_file: install::copilot::user_hooks_file },
             hooks: install::copilot::HOOKS,
@@ -426,6 +435,7 @@ pub static AGENTS: &[AgentSpec] = &[
         head: generic::head,
         slots: generic::HERMES_SLOTS,
         answer: AnswerShape::Context,
+        shows_message: false,
         install: Some(Installer {
             kind: install::InstallKind::Provider { plugin_dir: install::hermes::plugin_dir },
             hooks: &[],
@@ -451,6 +461,7 @@ static UNKNOWN: AgentSpec = AgentSpec {
     head: generic::head,
     slots: &[],
     answer: AnswerShape::Context,
+    shows_message: false,
     install: None,
     transcript: None,
     closing_answer: None,

@@ -295,6 +295,9 @@ pub struct InjectConfig {
     pub prompt_recall_max_tokens: usize,
     /// Whether a file about to be read comes with what earlier sessions did with it.
     pub file_context: bool,
+    /// Whether the session start also shows the person one line of what was loaded (and the
+    /// viewer's address while `serve` runs), in agents that show hook messages to the user.
+    pub sign: bool,
     /// How the briefing ranks long-term memories: weights of importance, freshness and hit
     /// frequency, and the half-life of freshness in days.
     pub memory_weight_importance: f64,
@@ -313,6 +316,7 @@ impl Default for InjectConfig {
             prompt_recall_max_items: 3,
             prompt_recall_max_tokens: 300,
             file_context: true,
+            sign: true,
             memory_weight_importance: 0.6,
             memory_weight_freshness: 0.3,
             memory_weight_hits: 0.1,

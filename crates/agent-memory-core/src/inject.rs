@@ -16,6 +16,7 @@ pub mod brief_file;
 pub mod briefing;
 pub mod file;
 pub mod prompt;
+pub mod sign;
 
 pub use crate::adapter::Slot;
 use crate::adapter::{self, AnswerShape, PendingTool};
@@ -42,15 +43,31 @@ pub fn slot(agent: &str, event: &str) -> Option<(&'static str, Slot)> {
 /// The hook's answer carrying `context`, in the agent's own protocol; `None` for an event that
 /// takes no context.
 pub fn answer(agent: &str, event: &str, context: &str) -> Option<String> {
+    answer_with(agent, event, context, None)
+}
+
+/// [`answer`] with a line for the person (`systemMessage`), for an agent that shows it outside
+/// the model's context; any other agent's answer is left as it is.
+pub fn answer_with(
+    agent: &str,
+    event: &str,
+    context: &str,
+    message: Option<&str>,
+) -> Option<String> {
     let spec = adapter::find_agent(agent)?;
     let (event, _) = spec.slot(event)?;
-    let value = match spec.answer {
+    let mut value = match spec.answer {
         AnswerShape::HookSpecificOutput => serde_json::json!({
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": context }
         }),
         AnswerShape::AdditionalContext => serde_json::json!({ "additionalContext": context }),
         AnswerShape::Context => serde_json::json!({ "context": context }),
     };
+    if let (true, Some(message), Some(fields)) =
+        (spec.shows_message, message, value.as_object_mut())
+    {
+        fields.insert("systemMessage".into(), message.into());
+    }
     Some(value.to_string())
 }
 
@@ -165,7 +182,17 @@ impl Responder<'_> {
             return None;
         }
         let context: Vec<&str> = given.iter().map(|part| part.context.as_str()).collect();
-        let line = answer(&event.agent, &event.source_event, &context.join("\n\n"))?;
+        let context = context.join("\n\n");
+        // The person sees what the briefing loaded, once, beside it.
+        let sign = given
+            .iter()
+            .find(|part| part.channel == Channel::Briefing)
+            .filter(|_| self.config.inject.sign && slot == Slot::SessionStart)
+            .and_then(|part| {
+                let tokens = crate::tokens::estimate(&part.context);
+                sign::line(store, self.home, &part.handed, tokens)
+            });
+        let line = answer_with(&event.agent, &event.source_event, &context, sign.as_deref())?;
         record(store, &event.agent, Some(&event.session), Some(&project.key), &given);
         Some(line)
     }

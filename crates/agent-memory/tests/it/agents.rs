@@ -520,6 +520,18 @@ fn installed_wiring_records_each_agent_and_briefs_it() {
             "{agent}: the installed hooks recorded its prompt once\n{}",
             run.report
         );
+        // The sign at session start is the person's, not the model's: Claude Code and Gemini
+        // CLI took the answer that carries it (the briefing above reached the model), and the
+        // line itself never reaches the model.
+        let mut sent = Vec::new();
+        for body in run.log.iter().filter_map(|line| line.get("body")) {
+            strings(body, &mut sent);
+        }
+        assert!(
+            !sent.iter().any(|t| t.contains("agent-memory: ") && t.contains(" tokens)")),
+            "{agent}: the sign reached the model\n{}",
+            run.report
+        );
         // The skill install wrote reaches the model of the agents that read skills.
         if matches!(agent, "claude" | "codex") {
             let mut texts = Vec::new();

@@ -30,6 +30,7 @@ mod samples;
 mod search;
 mod semantic;
 mod serve;
+mod sign;
 mod spool;
 mod spool_faults;
 mod statements;
