@@ -308,6 +308,10 @@ pub struct ServeArgs {
     /// Run without the background worker.
     #[arg(long)]
     pub no_worker: bool,
+    /// Run in the background: start the server, wait until it listens, print its address and
+    /// return (`--status` and `--stop` as for one in the foreground).
+    #[arg(long, conflicts_with_all = ["status", "stop"])]
+    pub detach: bool,
     /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,

@@ -1,8 +1,10 @@
 //! The live web viewer's files: one HTML page, its stylesheet and its script, plain files
 //! embedded in the binary (no build step, nothing fetched from elsewhere). The page is one
-//! application with hash routes (feed, search, observation, session, health, review) that reads
-//! the JSON API and the live feed; its English and Chinese strings live in the script and it
-//! starts in the configured `[distil] language`. Must not: embed the token or any data.
+//! application with hash routes (feed, search, one page per item: observation, summary, memory,
+//! event, session; health, review, what agents were handed) that reads the JSON API and the
+//! live feed; its English and Chinese strings live in the script and it starts in the configured
+//! `[distil] language`. Opened without the token (the plain address), it says where the
+//! address with the token is. Must not: embed the token or any data.
 
 use axum::Router;
 use axum::http::header;

@@ -36,6 +36,9 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    if args.detach {
+        return detach(ctx, &instance, &args);
+    }
     let held = instance.lock()?;
     let token = instance.token()?;
     let serve_config = &ctx.config.serve;
@@ -66,11 +69,10 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
     let said = if args.json {
         output::line(&serde_json::json!({ "url": url, "pid": std::process::id() }).to_string())
     } else {
-        // The address with the local token lets the viewer approve and reject; it is printed
-        // to the person who started the server, never served to a page.
-        output::line(&format!(
-            "agent-memory serve: listening on {url}\nviewer, with review: {url}/?token={token}"
-        ))
+        // One address, the one that opens: the viewer reads nothing without the local token,
+        // so the address carries it. It is printed to the person who started the server, never
+        // logged or served to a page.
+        output::line(&format!("agent-memory serve: viewer at {url}/?token={token}"))
     };
     // Whoever started the server may have stopped reading (a closed pipe): it serves on.
     if let Err(err) = said {
@@ -96,6 +98,67 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
     drop(held);
     served?;
     Ok(())
+}
+
+/// How long `--detach` waits for the server it started to listen.
+const DETACH_WAIT: Duration = Duration::from_secs(15);
+
+/// `serve --detach`: the same server in a process of its own (its own process group, so the
+/// terminal closing leaves it running), then its address once it listens.
+fn detach(ctx: &Context, instance: &Instance, args: &ServeArgs) -> anyhow::Result<()> {
+    if instance.is_running() {
+        anyhow::bail!(
+            "agent-memory serve is already running for this home; `agent-memory serve --status` says where"
+        );
+    }
+    let exe = std::env::current_exe().context("cannot find the agent-memory binary to start")?;
+    let mut command = std::process::Command::new(exe);
+    command.arg("serve");
+    if let Some(port) = args.port {
+        command.args(["--port", &port.to_string()]);
+    }
+    if args.no_worker {
+        command.arg("--no-worker");
+    }
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().context("cannot start agent-memory serve")?;
+    let deadline = std::time::Instant::now() + DETACH_WAIT;
+    loop {
+        if let Some(state) = instance.state().filter(|s| s.pid == child.id())
+            && instance.is_running()
+        {
+            let token = instance.token()?;
+            if args.json {
+                output::line(
+                    &serde_json::json!({ "url": state.url, "pid": state.pid }).to_string(),
+                )?;
+            } else {
+                output::line(&format!(
+                    "agent-memory serve: viewer at {}/?token={token} (pid {}; `agent-memory serve --stop` stops it)",
+                    state.url, state.pid
+                ))?;
+            }
+            return Ok(());
+        }
+        if let Some(status) = child.try_wait()? {
+            anyhow::bail!(
+                "agent-memory serve stopped at once ({status}); run `agent-memory serve` in the foreground to see why, or look in {}",
+                ctx.home.root().join("logs").display()
+            );
+        }
+        if std::time::Instant::now() >= deadline {
+            anyhow::bail!(
+                "agent-memory serve did not listen within {} s; `agent-memory serve --status` says whether it came up later",
+                DETACH_WAIT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The worker's pass: `work --for-server` in a process of its own, on the same home. What a
@@ -148,13 +211,17 @@ fn status(instance: &Instance, as_json: bool) -> anyhow::Result<()> {
     }
     match (running, health) {
         (true, Some((state, _))) => {
-            output::line(&format!(
-                "agent-memory serve is running at {} (pid {})",
-                state.url, state.pid
-            ))?;
-            // The viewer reads nothing without the token, so its address comes with it.
-            if let Ok(token) = instance.token() {
-                output::line(&format!("viewer, with review: {}/?token={token}", state.url))?;
+            // The viewer reads nothing without the token, so its one address comes with it.
+            let pid = state.pid;
+            match instance.token() {
+                Ok(token) => output::line(&format!(
+                    "agent-memory serve is running (pid {pid}): viewer at {}/?token={token}",
+                    state.url
+                ))?,
+                Err(_) => output::line(&format!(
+                    "agent-memory serve is running at {} (pid {pid})",
+                    state.url
+                ))?,
             }
         }
         (true, None) => output::line("agent-memory serve is running but does not answer yet")?,

@@ -4,8 +4,8 @@
 //! events never served; the live feed showing a hook run in another process; the worker
 //! distilling on its own; one instance per home, `--status` and a graceful `--stop`; MCP over
 //! streamable HTTP with the official Python SDK client; and the viewer in real headless
-//! Chromium (`serve/browser.cjs` through playwright-core), with screenshots kept under
-//! `target/serve-screenshots/`.
+//! Chromium (`serve/browser.cjs` and `serve/tour.cjs`, which reads every page in both
+//! languages, through playwright-core), with screenshots kept under `target/serve-screenshots/`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -51,18 +51,30 @@ impl Server {
         stdout.read_line(&mut line).expect("read the first line");
         // The rest of what serve prints is read and dropped, so its pipe never closes on it.
         std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        let Some(url) = line.trim().strip_prefix("agent-memory serve: listening on ") else {
+        // One address: the viewer's, with the token it needs.
+        let Some((url, printed)) = line
+            .trim()
+            .strip_prefix("agent-memory serve: viewer at ")
+            .and_then(|address| address.split_once("/?token="))
+        else {
             let _ = child.kill();
             let out = child.wait_with_output().expect("wait");
             panic!(
-                "serve did not say where it listens: {line:?}\n{}",
+                "serve did not say where its viewer is: {line:?}\n{}",
                 agent_memory_testkit::describe(&out)
             );
         };
         let url = url.to_owned();
         let port = url.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port");
         let token = std::fs::read_to_string(home.home().join("serve.token")).expect("token file");
-        Server { child, url, port, token: token.trim().to_owned() }
+        let token = token.trim().to_owned();
+        assert_eq!(printed, token, "the printed address carries the token serve checks");
+        Server { child, url, port, token }
+    }
+
+    /// The address `serve` printed, which opens the viewer.
+    fn viewer(&self) -> String {
+        format!("{}/?token={}", self.url, self.token)
     }
 
     /// A GET with the token, as the viewer and the CLI send it.
@@ -281,6 +293,8 @@ fn the_api_answers_from_the_store_and_stops_gracefully() {
     let status = home.json(&["serve", "--status"]);
     assert_eq!(status["running"], true, "{status}");
     assert_eq!(status["state"]["url"], server.url.as_str());
+    let said = home.ok(&["serve", "--status"]);
+    assert!(said.trim_end().ends_with(&format!("viewer at {}", server.viewer())), "{said}");
     server.stop(&home);
     assert!(!home.home().join("serve.json").exists(), "the state file goes with the server");
     let status = home.json(&["serve", "--status"]);
@@ -562,17 +576,13 @@ fn screenshot_dir() -> PathBuf {
     dir
 }
 
-#[test]
-fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_reviews() {
-    let _turn = turn();
-    let test = "the_viewer_in_chromium_shows_live_items_searches_switches_language_and_reviews";
-    let Some(playwright) =
+/// Where playwright-core and Chromium are, or `None` (the test is skipped, except on CI) when
+/// `scripts/browser-test-deps` has not installed them.
+fn browser(test: &str) -> Option<(PathBuf, String)> {
+    let playwright =
         crate::needed(test, "AGENT_MEMORY_TEST_PLAYWRIGHT", "scripts/browser-test-deps", |p| {
             p.join("node_modules/playwright-core").is_dir()
-        })
-    else {
-        return;
-    };
+        })?;
     let chromium =
         std::env::var("AGENT_MEMORY_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     if !std::path::Path::new(&chromium).is_file() {
@@ -580,8 +590,16 @@ fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_review
             std::env::var("CI").as_deref() != Ok("true"),
             "{test} needs {chromium}: run scripts/browser-test-deps"
         );
-        return;
+        return None;
     }
+    Some((playwright, chromium))
+}
+
+#[test]
+fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_reviews() {
+    let _turn = turn();
+    let test = "the_viewer_in_chromium_shows_live_items_searches_switches_language_and_reviews";
+    let Some((playwright, chromium)) = browser(test) else { return };
     let (home, app) = seeded();
     crate::memory::codex_decides(&home, "s-jiff", crate::memory::JIFF, "src/time.rs");
     crate::recall_inject::work(&home, &[]);
@@ -665,6 +683,199 @@ fn the_viewer_in_chromium_shows_live_items_searches_switches_language_and_review
     for name in ["feed", "search", "observation", "session", "health", "zh", "handed", "review"] {
         assert!(shots.join(format!("{name}.png")).is_file(), "screenshot {name}.png");
     }
+    server.stop(&home);
+}
+
+/// A decision stated at length: its candidate is longer than a text box's first lines.
+const LONG_DECISION: &str = "From now on use jiff for every timestamp in the scheduler, the exporter, the audit log, the billing reports, the retention sweeper and the nightly backup job, and keep chrono out of all new code, because chrono's time zone API is too easy to misuse";
+
+/// Every page of the viewer, in English and in Chinese, read as a person reads it: no page shows
+/// `null`, `undefined`, `NaN`, an empty badge, a bullet outside its card or a translation key;
+/// each search hit (memory, observation, summary, event) and each handed item opens its own
+/// item; a long review candidate is read whole; the health page says things in words and
+/// counts what the store holds; the plain address explains where the token is.
+#[test]
+fn the_viewer_in_chromium_shows_every_page_whole_in_english_and_chinese() {
+    let _turn = turn();
+    let test = "the_viewer_in_chromium_shows_every_page_whole_in_english_and_chinese";
+    let Some((playwright, chromium)) = browser(test) else { return };
+    let (home, app) = seeded();
+    home.ok(&["remember", "The parser keeps a depth limit of 64 levels", "--project", &app]);
+    crate::memory::codex_decides(&home, "s-long", LONG_DECISION, "src/time.rs");
+    crate::recall_inject::work(&home, &[]);
+    let start = payload("claude-tour", "SessionStart", &app, json!({"source": "startup"}));
+    let out = home.hook("claude-code", "SessionStart", &start);
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let server = Server::start(&home, &[("AGENT_MEMORY_SERVE__WORK_INTERVAL_SECONDS", "1")]);
+
+    let candidates = server.json("/api/review");
+    let long = candidates["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .find(|c| c["text"].as_str().is_some_and(|t| t.chars().count() > 200))
+        .unwrap_or_else(|| panic!("no long candidate: {candidates:#}"))
+        .clone();
+    // Searches that together find an item of every kind.
+    let queries = ["parser depth", "jiff timestamp"];
+    let mut kinds = std::collections::BTreeSet::new();
+    for query in queries {
+        let found = server.json(&format!("/api/search?q={}&limit=50", query.replace(' ', "%20")));
+        for hit in found["hits"].as_array().expect("hits") {
+            kinds.insert(hit["kind"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    assert_eq!(kinds.iter().collect::<Vec<_>>(), ["event", "memory", "observation", "summary"]);
+    // The health page tells of a finished work pass.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while server.json("/api/stats")["worker"]["passes"].as_u64().unwrap_or(0) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the worker never finished a pass");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/serve/tour.cjs");
+    let profile = tempfile::tempdir().expect("profile dir");
+    let shots = screenshot_dir();
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .env("NODE_PATH", playwright.join("node_modules"))
+        .env("VIEWER_URL", &server.url)
+        .env("VIEWER_ADDRESS", server.viewer())
+        .env("CHROMIUM", &chromium)
+        .env("PROFILE_DIR", profile.path())
+        .env("SCREENSHOTS", &shots)
+        .env("QUERIES", json!(queries).to_string())
+        .env("CANDIDATE", long["id"].to_string())
+        .output()
+        .expect("run node");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let result: Value = said
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no result line: {}", agent_memory_testkit::describe(&out)));
+    assert!(out.status.success(), "{result:#}\n{}", agent_memory_testkit::describe(&out));
+    assert_eq!(result["console_errors"], json!([]), "{result}");
+    assert_eq!(result["missing_zh"], json!([]), "every string has its Chinese");
+
+    // No page shows a script's missing value, a key, an empty badge or a stray bullet.
+    let pages = result["pages"].as_array().expect("pages");
+    let wrong: Vec<String> = pages
+        .iter()
+        .flat_map(|p| {
+            let at = format!("{} {}", p["lang"].as_str().unwrap_or("?"), p["name"]);
+            p["problems"].as_array().into_iter().flatten().map(move |x| format!("{at}: {x}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    for lang in ["en", "zh"] {
+        let seen: Vec<&str> =
+            pages.iter().filter(|p| p["lang"] == lang).filter_map(|p| p["name"].as_str()).collect();
+        for name in [
+            "feed", "search-1", "search-2", "item-m", "item-o", "item-s", "item-e", "session",
+            "review", "health", "handed",
+        ] {
+            assert!(seen.contains(&name), "{lang} {name} not visited: {seen:?}");
+            assert!(shots.join(format!("{lang}-{name}.png")).is_file(), "{lang}-{name}.png");
+        }
+    }
+
+    // Every hit's link opens that item, in both languages, for every kind.
+    let links = result["hit_links"].as_array().expect("hit links");
+    let broken: Vec<&Value> = links
+        .iter()
+        .filter(|l| !(l["opened"] == true && l["shows_id"] == true && l["shows_title"] == true))
+        .collect();
+    assert!(broken.is_empty(), "hits that do not open their item: {broken:#?}");
+    for lang in ["en", "zh"] {
+        let opened: std::collections::BTreeSet<char> = links
+            .iter()
+            .filter(|l| l["lang"] == lang)
+            .filter_map(|l| l["ref"].as_str()?.chars().next())
+            .collect();
+        assert_eq!(opened.into_iter().collect::<String>(), "emos", "{lang}: {links:#?}");
+    }
+    let handed = result["handed_links"].as_array().expect("handed links");
+    assert!(!handed.is_empty() && handed.iter().all(|l| l["opened"] == true), "{handed:#?}");
+
+    // The kind filter offers memory, named in each language, and finds only memories; a
+    // memory's origin is said in words.
+    assert!(
+        result["search_kinds_en"].as_array().expect("en").contains(&json!(["memory", "memory"])),
+        "{result:#}"
+    );
+    assert!(result["search_kinds_zh"].as_array().expect("zh").contains(&json!(["memory", "记忆"])));
+    let only = result["memory_only_en"].as_array().expect("memory hits");
+    assert!(
+        !only.is_empty() && only.iter().all(|r| r.as_str().is_some_and(|r| r.starts_with('m')))
+    );
+    let by = result["memory_by_en"].as_array().expect("origins");
+    assert!(by.contains(&json!("remembered on request")), "{by:?}");
+    assert!(!by.contains(&json!("distilled")), "{by:?}");
+
+    // An observation's page shows its type and its whole title, though the store keeps a long
+    // one cut (its facts hold it whole).
+    let shown = result["observations"].as_array().expect("observations");
+    assert!(shown.len() >= 4, "{shown:#?}");
+    let mut cut = 0;
+    for page in shown {
+        let id = page["ref"].as_str().expect("ref").trim_start_matches('o');
+        let stored = server.json(&format!("/api/observations/{id}"));
+        let kind = stored["kind"].as_str().expect("kind");
+        let named = page["type"].as_str().expect("type");
+        match page["lang"].as_str() {
+            Some("en") => assert_eq!(named, kind.replace('_', " "), "{page} {stored}"),
+            _ => assert!(!named.is_empty() && named != kind, "in Chinese: {page} {stored}"),
+        }
+        let title = stored["title"].as_str().expect("title");
+        let whole = match title.strip_suffix('…') {
+            None => title.to_owned(),
+            Some(head) => {
+                cut += 1;
+                let fact = stored["facts"]
+                    .as_array()
+                    .expect("facts")
+                    .iter()
+                    .find_map(|f| f.as_str().filter(|f| f.starts_with(head.trim_end())));
+                fact.expect("a fact holds the title whole").trim_end_matches('.').to_owned()
+            }
+        };
+        assert_eq!(page["title"], whole.as_str(), "{stored}");
+    }
+    assert!(cut > 0, "a long title is among them: {shown:#?}");
+
+    // The long candidate is read whole: its box is wide and as tall as its text.
+    for lang in ["en", "zh"] {
+        let review = &result[format!("review_{lang}")];
+        assert_eq!(review["text"], long["text"], "{review}");
+        let f = |k: &str| review[k].as_f64().unwrap_or(f64::NAN);
+        assert!(f("width") >= 400.0, "{lang}: {review}");
+        assert!(f("scroll_height") <= f("client_height") + f("line_height"), "{lang}: {review}");
+    }
+
+    // Health in words, with the store's counts.
+    let health = &result["health_en"];
+    let spool = health["spool"].as_str().expect("spool");
+    assert!(spool.contains("nothing waits") || spool.contains(" wait"), "{health}");
+    let worker = health["worker"].as_str().expect("worker");
+    assert!(
+        worker.starts_with("last work pass ")
+            && worker.contains(", ok; ")
+            && worker.ends_with(" since start"),
+        "{health}"
+    );
+    assert!(result["health_zh"]["worker"].as_str().is_some_and(|w| w.starts_with("上次处理")));
+    for lang in ["en", "zh"] {
+        for count in result[format!("health_{lang}")]["counts"].as_array().expect("counts") {
+            assert_eq!(count[1], count[2], "{lang}: the page shows the store's count: {count}");
+        }
+    }
+
+    // The plain address explains where the token is instead of failing.
+    let plain = result["plain_address"].as_str().expect("plain address page");
+    assert!(plain.contains("agent-memory serve --status") && !plain.contains("Error"), "{plain}");
+    assert!(shots.join("plain-address.png").is_file());
+    assert_eq!(result["token_left_in_address"], false);
     server.stop(&home);
 }
 
@@ -948,4 +1159,42 @@ fn trickling_connections_cannot_lock_out_the_probe_or_the_token() {
 
     drop(tricklers);
     server.stop(&home);
+}
+
+/// `serve --detach` returns once the server listens, with the address that opens the viewer;
+/// the server runs on without it, `--status` finds it, a second `--detach` says it runs, and
+/// `--stop` ends it.
+#[test]
+fn serve_detach_runs_in_the_background_until_stopped() {
+    let _turn = turn();
+    let home = home();
+    let out = home
+        .cmd()
+        .args(["serve", "--detach", "--port", "0", "--no-worker"])
+        .output()
+        .expect("detach");
+    assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let address = said
+        .trim()
+        .strip_prefix("agent-memory serve: viewer at ")
+        .and_then(|rest| rest.split_once("/?token="))
+        .map(|(url, _)| url.to_owned())
+        .unwrap_or_else(|| panic!("no address: {said}"));
+    let port: u16 = address.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port");
+    let token = std::fs::read_to_string(home.home().join("serve.token")).expect("token");
+    let auth = format!("Bearer {}", token.trim());
+    let stats = request(port, "GET", "/api/stats", &[("Authorization", &auth)], "");
+    assert_eq!(stats.status, 200, "the detached server answers: {}", stats.body);
+
+    let status = home.ok(&["serve", "--status"]);
+    assert!(status.contains("is running") && status.contains(&address), "{status}");
+    let again = home.run(&["serve", "--detach"], b"");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already running"), "{again:?}");
+
+    let stopped = home.ok(&["serve", "--stop"]);
+    assert!(stopped.contains("stopped"), "{stopped}");
+    let status = home.ok(&["serve", "--status"]);
+    assert!(status.contains("not running"), "{status}");
 }

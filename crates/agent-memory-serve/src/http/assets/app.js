@@ -3,67 +3,156 @@
 // with textContent, never as markup.
 'use strict';
 
+// Every text the page shows in English and Chinese. A value is a string, or a function of the
+// numbers and names it places (so each language words its own plurals and order).
 const STRINGS = {
   en: {
     'nav.feed': 'Live', 'nav.search': 'Search', 'nav.health': 'Health', 'nav.review': 'Review', 'nav.handed': 'Handed',
     'handed.title': 'What agents were handed', 'handed.empty': 'Nothing has been handed to an agent yet: briefings, recalls and file context appear here as agents get them.',
-    'handed.items': 'items', 'handed.cut': 'cut by the budget',
+    'handed.items': ({ n }) => (n === 1 ? '1 item' : `${n} items`), 'handed.cut': ({ n }) => `${n} cut by the budget`,
+    'channel.briefing': 'briefing', 'channel.recall': 'recall', 'channel.file': 'file context', 'channel.mcp-briefing': 'briefing over MCP',
     'obs.anchors': 'Rests on', 'anchor.fresh': 'as it was', 'anchor.changed': 'changed since', 'anchor.gone': 'gone since',
     'feed.title': 'Live feed', 'feed.empty': 'Nothing yet. New events, observations and summaries appear here as agents work.',
     'feed.live': 'live', 'feed.offline': 'reconnecting…',
     'filter.project': 'All projects', 'filter.agent': 'Agent', 'filter.type': 'Type', 'filter.kinds': 'Show',
-    'kind.event': 'event', 'kind.observation': 'observation', 'kind.summary': 'summary',
+    'kind.event': 'event', 'kind.observation': 'observation', 'kind.summary': 'summary', 'kind.memory': 'memory',
+    'evkind.session_start': 'session start', 'evkind.prompt': 'prompt', 'evkind.tool_use': 'tool use', 'evkind.stop': 'turn end',
+    'evkind.session_end': 'session end', 'evkind.note': 'note',
+    'obstype.bugfix': 'bugfix', 'obstype.feature': 'feature', 'obstype.refactor': 'refactor', 'obstype.change': 'change',
+    'obstype.discovery': 'discovery', 'obstype.decision': 'decision', 'obstype.security_alert': 'security alert', 'obstype.security_note': 'security note',
     'search.placeholder': 'Search memory (any language, file names, identifiers)…', 'search.go': 'Search',
     'search.explain': 'Explain scores', 'search.none': 'No matches. Try fewer or other words, or drop a filter.',
-    'search.results': 'results', 'search.kind': 'All kinds',
+    'search.results': ({ n }) => (n === 1 ? '1 result' : `${n} results`), 'search.kind': 'All kinds',
     'obs.facts': 'Facts', 'obs.narrative': 'Narrative', 'obs.files_read': 'Files read', 'obs.files_modified': 'Files modified',
     'obs.concepts': 'Concepts', 'obs.sources': 'Source events', 'obs.session': 'Session', 'obs.agent': 'Agent',
+    'event.files': 'Files', 'event.session': 'Its session',
     'session.title': 'Session', 'session.summary': 'Summary', 'session.timeline': 'Timeline across agents',
     'session.events': 'Events', 'session.nosummary': 'No summary yet.', 'session.request': 'Request',
     'session.investigated': 'Investigated', 'session.learned': 'Learned', 'session.completed': 'Completed', 'session.next': 'Next steps',
+    'session.event_count': ({ n }) => (n === 1 ? '1 event' : `${n} events`), 'session.notimeline': 'No observations in this project while it ran.',
+    'summary.title': 'Summary', 'summary.session': 'Its session',
+    'memory.title': 'Memory', 'memory.sources': 'Learned from', 'memory.replaces': 'Replaces', 'memory.replaced_by': 'Replaced by',
+    'memory.branch': 'Branch', 'memory.learned': 'learned', 'memory.changed': 'changed',
+    'memory.importance': ({ n }) => `importance ${n}/10`, 'memory.missing': ({ id }) => `No memory is stored under ${id}.`,
+    'memkind.fact': 'fact', 'memkind.decision': 'decision', 'memkind.convention': 'convention', 'memkind.problem': 'problem', 'memkind.preference': 'preference',
+    'tier.L1': 'candidate', 'tier.L2': 'project memory', 'tier.L3': 'global memory',
+    'status.candidate': 'waiting for review', 'status.active': 'in use', 'status.rejected': 'rejected', 'status.superseded': 'replaced', 'status.forgotten': 'forgotten',
+    'origin.distilled': 'learned from the work', 'origin.remembered': 'remembered on request', 'origin.imported': 'imported',
+    'origin.vault': 'written in the vault', 'origin.stated': ({ agent }) => `you told ${agent}`, 'origin.agent': ({ agent }) => `noted by ${agent}`,
+    'origin.history': ({ agent }) => `from ${agent}'s earlier sessions`, 'origin.pack': ({ name }) => `from the pack ${name}`,
+    'scope.global': 'every project',
     'health.title': 'Health', 'health.size': 'Store size', 'health.events': 'Events', 'health.sessions': 'Sessions',
-    'health.hook_errors': 'Hook error rate (24h)', 'health.hook_runs': 'Hook runs (24h)', 'health.spool': 'Spooled files',
+    'health.observations': 'Observations', 'health.summaries': 'Summaries', 'health.memories': 'Memories in use',
+    'health.candidates': 'Candidates to review', 'health.to_distil': 'Sessions to distil',
+    'health.hook_errors': 'Hook error rate (24h)', 'health.hook_runs': 'Hook runs (24h)', 'health.spool': 'Hook spool',
     'health.spend': 'LLM tokens (7 days)', 'health.worker': 'Worker', 'health.chart': 'Events per day per agent',
-    'health.worker_ok': 'last pass ok', 'health.worker_fail': 'failing', 'health.worker_off': 'off', 'health.nochart': 'No events in this period.',
+    'health.spool_empty': 'nothing waits: every event is stored',
+    'health.spool_wait': ({ records, files }) => `${records} ${records === 1 ? 'event waits' : 'events wait'} in ${files} ${files === 1 ? 'file' : 'files'}`,
+    'health.spool_bad': ({ n }) => `${n} unreadable ${n === 1 ? 'file' : 'files'} set aside`,
+    'health.worker_ok': ({ at, passes }) => `last work pass ${at}, ok; ${passes} ${passes === 1 ? 'pass' : 'passes'} since start`,
+    'health.worker_fail': ({ at, failures, error }) => `last work pass ${at} failed (${failures} in a row): ${error}`,
+    'health.worker_first': 'no work pass yet; the first one starts soon', 'health.worker_running': 'a work pass is running now',
+    'health.worker_off': 'off: this server runs no work passes', 'health.nochart': 'No events in this period.',
     'review.title': 'Review', 'review.empty': 'No candidates wait for review.',
     'review.approve': 'Approve', 'review.global': 'Approve as global', 'review.reject': 'Reject',
-    'review.edit': 'Save edit', 'review.replaces': 'Replaces', 'review.done': 'Done',
-    'review.token': 'To approve or reject, open the viewer from the address `agent-memory serve` prints (it carries the local token).',
-    'token.missing': 'This viewer needs the local token: open it from the address `agent-memory serve` prints (or run `agent-memory serve --status`).',
-    'error': 'Error', 'tokens': 'tokens', 'back': 'back',
+    'review.edit': 'Save edit', 'review.replaces': 'Replaces', 'review.from': 'From',
+    'review.done': ({ id, action }) => `${id}: ${action}`,
+    'action.approve': 'approved', 'action.approve_global': 'approved into global memory', 'action.edit': 'edited', 'action.reject': 'rejected',
+    'token.title': 'This viewer needs the local token',
+    'token.missing': 'It reads your own store, so it opens only from the address `agent-memory serve` printed, the one ending in /?token=…. Run `agent-memory serve --status` to print that address again, then open it.',
+    'error': 'Error', 'tokens': ({ n }) => `~${n} tokens`, 'back': 'back',
   },
   zh: {
     'nav.feed': '实时', 'nav.search': '搜索', 'nav.health': '状态', 'nav.review': '审阅', 'nav.handed': '注入记录',
     'handed.title': '交给助手的上下文', 'handed.empty': '还没有交给助手任何内容：助手拿到简报、召回和文件上下文时会出现在这里。',
-    'handed.items': '条', 'handed.cut': '因预算裁掉',
+    'handed.items': ({ n }) => `${n} 条`, 'handed.cut': ({ n }) => `${n} 条因预算裁掉`,
+    'channel.briefing': '简报', 'channel.recall': '召回', 'channel.file': '文件上下文', 'channel.mcp-briefing': 'MCP 简报',
     'obs.anchors': '依据的文件', 'anchor.fresh': '未改动', 'anchor.changed': '改动于', 'anchor.gone': '删除于',
     'feed.title': '实时动态', 'feed.empty': '暂无内容。智能体工作时，新的事件、观察和摘要会出现在这里。',
     'feed.live': '已连接', 'feed.offline': '正在重连…',
     'filter.project': '全部项目', 'filter.agent': '智能体', 'filter.type': '类型', 'filter.kinds': '显示',
-    'kind.event': '事件', 'kind.observation': '观察', 'kind.summary': '摘要',
+    'kind.event': '事件', 'kind.observation': '观察', 'kind.summary': '摘要', 'kind.memory': '记忆',
+    'evkind.session_start': '会话开始', 'evkind.prompt': '提示', 'evkind.tool_use': '工具调用', 'evkind.stop': '回合结束',
+    'evkind.session_end': '会话结束', 'evkind.note': '笔记',
+    'obstype.bugfix': '修复', 'obstype.feature': '新功能', 'obstype.refactor': '重构', 'obstype.change': '修改',
+    'obstype.discovery': '发现', 'obstype.decision': '决定', 'obstype.security_alert': '安全警报', 'obstype.security_note': '安全提示',
     'search.placeholder': '搜索记忆（任意语言、文件名、标识符）…', 'search.go': '搜索',
     'search.explain': '显示评分明细', 'search.none': '没有结果。请换个说法或去掉筛选条件。',
-    'search.results': '条结果', 'search.kind': '全部种类',
+    'search.results': ({ n }) => `${n} 条结果`, 'search.kind': '全部种类',
     'obs.facts': '事实', 'obs.narrative': '经过', 'obs.files_read': '读取的文件', 'obs.files_modified': '修改的文件',
     'obs.concepts': '概念', 'obs.sources': '来源事件', 'obs.session': '会话', 'obs.agent': '智能体',
+    'event.files': '文件', 'event.session': '所属会话',
     'session.title': '会话', 'session.summary': '摘要', 'session.timeline': '跨智能体时间线',
     'session.events': '事件', 'session.nosummary': '尚无摘要。', 'session.request': '请求',
     'session.investigated': '调查', 'session.learned': '收获', 'session.completed': '完成', 'session.next': '下一步',
+    'session.event_count': ({ n }) => `${n} 个事件`, 'session.notimeline': '会话期间这个项目没有观察。',
+    'summary.title': '摘要', 'summary.session': '所属会话',
+    'memory.title': '记忆', 'memory.sources': '来源', 'memory.replaces': '取代', 'memory.replaced_by': '已被取代为',
+    'memory.branch': '分支', 'memory.learned': '记下于', 'memory.changed': '修改于',
+    'memory.importance': ({ n }) => `重要度 ${n}/10`, 'memory.missing': ({ id }) => `没有编号为 ${id} 的记忆。`,
+    'memkind.fact': '事实', 'memkind.decision': '决定', 'memkind.convention': '约定', 'memkind.problem': '问题', 'memkind.preference': '偏好',
+    'tier.L1': '候选', 'tier.L2': '项目记忆', 'tier.L3': '全局记忆',
+    'status.candidate': '待审阅', 'status.active': '使用中', 'status.rejected': '已拒绝', 'status.superseded': '已被取代', 'status.forgotten': '已遗忘',
+    'origin.distilled': '从工作中提炼', 'origin.remembered': '应要求记住', 'origin.imported': '导入',
+    'origin.vault': '在笔记库中写下', 'origin.stated': ({ agent }) => `你告诉 ${agent} 的`, 'origin.agent': ({ agent }) => `由 ${agent} 记下`,
+    'origin.history': ({ agent }) => `来自 ${agent} 以前的会话`, 'origin.pack': ({ name }) => `来自记忆包 ${name}`,
+    'scope.global': '所有项目',
     'health.title': '运行状态', 'health.size': '存储大小', 'health.events': '事件', 'health.sessions': '会话',
-    'health.hook_errors': '钩子错误率（24 小时）', 'health.hook_runs': '钩子运行（24 小时）', 'health.spool': '暂存文件',
+    'health.observations': '观察', 'health.summaries': '摘要', 'health.memories': '使用中的记忆',
+    'health.candidates': '待审阅的候选记忆', 'health.to_distil': '待提炼的会话',
+    'health.hook_errors': '钩子错误率（24 小时）', 'health.hook_runs': '钩子运行（24 小时）', 'health.spool': '钩子暂存',
     'health.spend': 'LLM 用量（7 天）', 'health.worker': '后台任务', 'health.chart': '每日各智能体事件数',
-    'health.worker_ok': '上次运行正常', 'health.worker_fail': '失败中', 'health.worker_off': '未启用', 'health.nochart': '此期间没有事件。',
+    'health.spool_empty': '没有等待的内容：所有事件都已存储',
+    'health.spool_wait': ({ records, files }) => `${records} 个事件在 ${files} 个文件中等待`,
+    'health.spool_bad': ({ n }) => `${n} 个无法读取的文件已被搁置`,
+    'health.worker_ok': ({ at, passes }) => `上次处理 ${at}，正常；启动以来共 ${passes} 次`,
+    'health.worker_fail': ({ at, failures, error }) => `上次处理 ${at} 失败（连续 ${failures} 次）：${error}`,
+    'health.worker_first': '还没有处理过；第一次很快开始', 'health.worker_running': '正在处理',
+    'health.worker_off': '未启用：这个服务不做后台处理', 'health.nochart': '此期间没有事件。',
     'review.title': '审阅', 'review.empty': '没有待审阅的候选记忆。',
     'review.approve': '批准', 'review.global': '批准为全局记忆', 'review.reject': '拒绝',
-    'review.edit': '保存修改', 'review.replaces': '将取代', 'review.done': '已处理',
-    'review.token': '要批准或拒绝，请从 `agent-memory serve` 打印的地址打开查看器（其中带有本地令牌）。',
-    'token.missing': '查看器需要本地令牌：请从 `agent-memory serve` 打印的地址打开（或运行 `agent-memory serve --status`）。',
-    'error': '错误', 'tokens': '词元', 'back': '返回',
+    'review.edit': '保存修改', 'review.replaces': '将取代', 'review.from': '来源',
+    'review.done': ({ id, action }) => `${id}：${action}`,
+    'action.approve': '已批准', 'action.approve_global': '已批准为全局记忆', 'action.edit': '已修改', 'action.reject': '已拒绝',
+    'token.title': '查看器需要本地令牌',
+    'token.missing': '它读取你自己的存储，所以只能从 `agent-memory serve` 打印的地址（以 /?token=… 结尾）打开。运行 `agent-memory serve --status` 可再次打印这个地址，然后打开它。',
+    'error': '错误', 'tokens': ({ n }) => `约 ${n} 词元`, 'back': '返回',
   },
 };
 
 let lang = localStorage.getItem('agent-memory.lang') || '';
-const t = (key) => (STRINGS[lang] || STRINGS.en)[key] || STRINGS.en[key] || key;
+
+// The text of `key` in the current language (English when it has none), with `vars` placed.
+function t(key, vars) {
+  const value = (STRINGS[lang] || STRINGS.en)[key] ?? STRINGS.en[key] ?? key;
+  return typeof value === 'function' ? value(vars || {}) : value;
+}
+
+// A label before its value, with the colon of the page's language.
+const said = (key) => `${t(key)}${lang === 'zh' ? '：' : ': '}`;
+
+// The text of `prefix.value` when the table has it, else the value as stored (a type or kind
+// a newer store knows and this page does not).
+function label(prefix, value) {
+  if (value === undefined || value === null || value === '') return null;
+  return `${prefix}.${value}` in STRINGS.en ? t(`${prefix}.${value}`) : String(value);
+}
+
+// Where a memory came from, in words: its origin as stored is a word (`distilled`), an agent's
+// name, or a prefix and a name (`stated:codex`, `pack:rust`); a teammate's memory puts the
+// member first (`alice, codex`).
+function origin(raw) {
+  const text = String(raw || '');
+  const comma = text.indexOf(', ');
+  if (comma > 0) return `${text.slice(0, comma)}, ${origin(text.slice(comma + 2))}`;
+  const [head, ...rest] = text.split(':');
+  const name = rest.join(':');
+  if (name && head === 'stated') return t('origin.stated', { agent: name });
+  if (name && head === 'history') return t('origin.history', { agent: name });
+  if (name && head === 'pack') return t('origin.pack', { name });
+  if (`origin.${text}` in STRINGS.en) return t(`origin.${text}`);
+  return text ? t('origin.agent', { agent: text }) : t('origin.remembered');
+}
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -73,12 +162,21 @@ function h(tag, attrs, ...children) {
     else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) {
-    if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
+  fill(el, 'append', children);
   return el;
 }
+
+// Adds `children` to `el` the way `h` does: nested arrays flattened, and nothing for a null,
+// undefined or false child (the DOM's own `append` would write "null").
+function fill(el, how, children) {
+  const nodes = children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))));
+  el[how](...nodes);
+  return el;
+}
+
+// Replaces what the page's main area shows.
+function show(...children) { return fill(main(), 'replaceChildren', children); }
 
 // The local token, from the address `agent-memory serve` prints (`/?token=…`): kept for this
 // tab only and taken out of the address bar, sent only to this server, with every request.
@@ -91,6 +189,9 @@ const token = (() => {
   return sessionStorage.getItem('agent-memory.token');
 })();
 
+// The server refused a read for want of the token: the page explains where to find it.
+class NeedsToken extends Error {}
+
 async function api(path, payload) {
   const init = { headers: { Accept: 'application/json' } };
   if (token) init.headers.Authorization = `Bearer ${token}`;
@@ -101,12 +202,16 @@ async function api(path, payload) {
   }
   const res = await fetch(path, init);
   const body = await res.json().catch(() => ({ message: res.statusText, code: 'internal' }));
-  if (res.status === 401) throw new Error(t('token.missing'));
+  if (res.status === 401) throw new NeedsToken(t('token.missing'));
   if (!res.ok) throw new Error(`${body.message} (${body.code})`);
   return body;
 }
 
-const when = (ms) => new Date(ms).toLocaleString(lang === 'zh' ? 'zh-CN' : 'en-GB', { dateStyle: 'short', timeStyle: 'medium' });
+// A time as this page's language writes it; a dash for none.
+function when(ms, style) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) return '—';
+  return new Date(ms).toLocaleString(lang === 'zh' ? 'zh-CN' : 'en-GB', style || { dateStyle: 'short', timeStyle: 'medium' });
+}
 const main = () => document.getElementById('main');
 const params = () => new URLSearchParams((location.hash.split('?')[1]) || '');
 
@@ -117,7 +222,27 @@ function setLang(next) {
   document.getElementById('lang').textContent = lang === 'zh' ? 'English' : '中文';
 }
 
-function errorBox(err) { return h('p', { class: 'error' }, `${t('error')}: ${err.message}`); }
+function errorBox(err) { return h('p', { class: 'error' }, `${said('error')}${err.message}`); }
+
+// What every page shows when the address carried no token, or a wrong one.
+function tokenPage() {
+  return h('section', { id: 'token-needed', class: 'card note' }, h('h1', {}, t('token.title')), h('p', {}, t('token.missing')));
+}
+
+// The page of a typed id (`o12`, `s3`, `m7`, `e45`), or null for an id of no known kind.
+function itemHref(id) {
+  const m = String(id).match(/^([osme])(\d+)$/);
+  if (!m) return null;
+  return { o: '#/o/', s: '#/sum/', m: '#/m/', e: '#/e/' }[m[1]] + m[2];
+}
+
+function idLink(id) {
+  const href = itemHref(id);
+  return href ? h('a', { href }, id) : h('span', {}, id);
+}
+
+// A memory's project, or the words for global memory.
+const scope = (project) => project || t('scope.global');
 
 // ---- live feed -------------------------------------------------------------------------
 
@@ -126,19 +251,20 @@ function closeFeed() { if (feedSource) { feedSource.close(); feedSource = null; 
 
 function itemCard(kind, row) {
   const title = kind === 'summary' ? (row.request || '—') : kind === 'event' ? row.summary : row.title;
-  const link = kind === 'observation' ? `#/o/${row.id}` : kind === 'event' ? `#/e/${row.id}` : `#/s/${row.session_id}`;
-  const type = kind === 'observation' ? row.type : kind === 'event' ? row.kind : 'summary';
+  const link = kind === 'observation' ? `#/o/${row.id}` : kind === 'event' ? `#/e/${row.id}` : `#/sum/${row.id}`;
+  // A summary's tag says what it is; the others have a type of their own.
+  const type = kind === 'observation' ? label('obstype', row.type) : kind === 'event' ? label('evkind', row.kind) : null;
   return h('li', { class: `card feed-item ${kind}`, 'data-kind': kind, 'data-id': row.id },
     h('div', { class: 'meta' },
       h('span', { class: `tag ${kind}` }, t(`kind.${kind}`)),
-      h('span', {}, type), h('span', {}, row.agent), h('span', {}, row.project || '-'),
+      type ? h('span', {}, type) : null, h('span', {}, row.agent), h('span', {}, row.project || '-'),
       h('span', {}, when(row.at_ms)), h('span', {}, `${kind[0]}${row.id}`)),
-    h('div', { class: 'title' }, h('a', { href: link }, title)));
+    h('div', { class: 'title' }, h('a', { href: link }, title || '—')));
 }
 
 async function renderFeed() {
   const p = params();
-  const projects = await api('/api/projects').catch(() => ({ projects: [] }));
+  const projects = await api('/api/projects').catch((err) => { if (err instanceof NeedsToken) throw err; return { projects: [] }; });
   const form = h('form', { class: 'filters', id: 'feed-filters', onsubmit: (e) => { e.preventDefault(); apply(); } },
     h('select', { name: 'project', onchange: () => apply() },
       h('option', { value: '' }, t('filter.project')),
@@ -157,7 +283,7 @@ async function renderFeed() {
   }
   const list = h('ul', { class: 'list', id: 'feed' });
   const empty = h('p', { class: 'empty', id: 'feed-empty' }, t('feed.empty'));
-  main().replaceChildren(h('h1', {}, t('feed.title')), form, empty, list);
+  show(h('h1', {}, t('feed.title')), form, empty, list);
 
   const query = new URLSearchParams();
   for (const k of ['project', 'agent', 'type']) if (p.get(k)) query.set(k, p.get(k));
@@ -193,6 +319,34 @@ async function renderFeed() {
 
 // ---- search ----------------------------------------------------------------------------
 
+// The score's parts, for "explain scores"; numbers the hit lacks are left out.
+function explainParts(hit) {
+  const p = hit.parts;
+  const n = (x, digits) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '—');
+  const extra = [['cosine', p.similarity, ''], ['neighbours', p.neighbours, '+'], ['session', p.session, '+'], ['named', p.named, '+']]
+    .filter(([, v, sign]) => typeof v === 'number' && (sign ? v > 0 : true))
+    .map(([name, v, sign]) => `, ${name} ${sign}${n(v, 2)}`).join('');
+  return `score ${n(hit.score, 3)} = relevance ${n(p.relevance, 3)} (bm25 ${n(p.bm25_norm, 2)}${extra})` +
+    ` · importance ${n(p.importance, 2)} · freshness ${n(p.freshness, 2)} (${n(p.age_days, 1)} d) · hits ${p.hit_count ?? 0}`;
+}
+
+function hitCard(hit) {
+  const memory = hit.kind === 'memory';
+  // Each kind's type has words of its own (a summary's is its kind); a memory's "agent" is
+  // where it came from.
+  const type = { memory: 'memkind', observation: 'obstype', event: 'evkind' }[hit.kind];
+  return h('li', { class: `card hit ${hit.kind}`, 'data-ref': hit.ref },
+    h('div', { class: 'meta' }, h('span', { class: `tag ${hit.kind}` }, t(`kind.${hit.kind}`)),
+      type ? h('span', {}, label(type, hit.type)) : null,
+      memory && hit.tier ? h('span', {}, label('tier', hit.tier)) : null,
+      h('span', { class: 'by' }, memory ? origin(hit.agent) : hit.agent),
+      h('span', {}, memory ? scope(hit.project) : hit.project || '-'),
+      h('span', {}, when(hit.at_ms)), h('span', {}, t('tokens', { n: hit.tokens })), h('span', {}, hit.ref)),
+    h('div', { class: 'title' }, h('a', { href: itemHref(hit.ref) }, hit.title || '—')),
+    hit.lesson ? h('div', { class: 'lesson' }, hit.lesson) : null,
+    hit.parts ? h('div', { class: 'parts explain' }, explainParts(hit)) : null);
+}
+
 async function renderSearch() {
   const p = params();
   const form = h('form', { class: 'filters', id: 'search-form', onsubmit: (e) => {
@@ -202,99 +356,141 @@ async function renderSearch() {
     location.hash = `#/search?${q}`;
   } },
     h('input', { type: 'search', id: 'q', name: 'q', value: p.get('q') || '', placeholder: t('search.placeholder'), autofocus: true }),
-    h('select', { name: 'kind' }, h('option', { value: '' }, t('search.kind')),
-      ['observation', 'summary', 'event'].map((k) => h('option', { value: k, selected: p.get('kind') === k }, t(`kind.${k}`)))),
+    h('select', { name: 'kind', id: 'search-kind' }, h('option', { value: '' }, t('search.kind')),
+      ['memory', 'observation', 'summary', 'event'].map((k) => h('option', { value: k, selected: p.get('kind') === k }, t(`kind.${k}`)))),
     h('input', { type: 'text', name: 'agent', placeholder: t('filter.agent'), value: p.get('agent') || '' }),
     h('input', { type: 'text', name: 'project', placeholder: t('filter.project'), value: p.get('project') || '' }),
     h('input', { type: 'text', name: 'type', placeholder: t('filter.type'), value: p.get('type') || '' }),
     h('label', {}, h('input', { type: 'checkbox', id: 'explain', name: 'explain', value: '1', checked: p.get('explain') === '1' }), ' ', t('search.explain')),
     h('button', { type: 'submit', id: 'search-go' }, t('search.go')));
   const results = h('div', { id: 'results' });
-  main().replaceChildren(h('h1', {}, t('nav.search')), form, results);
+  show(h('h1', {}, t('nav.search')), form, results);
   if (!p.get('q')) return;
   try {
     const data = await api(`/api/search?${p}`);
-    if (!data.hits.length) { results.replaceChildren(h('p', { class: 'empty' }, t('search.none'))); return; }
-    results.replaceChildren(h('p', { class: 'meta' }, `${data.hits.length} ${t('search.results')}`),
-      h('ul', { class: 'list' }, data.hits.map((hit) => {
-        const link = hit.kind === 'observation' ? `#/o/${hit.id}` : hit.kind === 'summary' ? `#/sum/${hit.id}` : `#/e/${hit.id}`;
-        return h('li', { class: `card hit ${hit.kind}`, 'data-ref': hit.ref },
-          h('div', { class: 'meta' }, h('span', { class: `tag ${hit.kind}` }, t(`kind.${hit.kind}`)),
-            h('span', {}, hit.type), h('span', {}, hit.agent), h('span', {}, hit.project || '-'),
-            h('span', {}, when(hit.at_ms)), h('span', {}, `~${hit.tokens} ${t('tokens')}`), h('span', {}, hit.ref)),
-          h('div', { class: 'title' }, h('a', { href: link }, hit.title)),
-          hit.parts ? h('div', { class: 'parts explain' },
-            `score ${hit.score.toFixed(3)} = relevance ${hit.parts.relevance.toFixed(3)} (bm25 ${hit.parts.bm25_norm.toFixed(2)}` +
-            `${hit.parts.similarity != null ? `, cosine ${hit.parts.similarity.toFixed(2)}` : ''}` +
-            `${hit.parts.neighbours > 0 ? `, neighbours +${hit.parts.neighbours.toFixed(2)}` : ''}` +
-            `${hit.parts.session > 0 ? `, session +${hit.parts.session.toFixed(2)}` : ''}` +
-            `${hit.parts.named > 0 ? `, named +${hit.parts.named.toFixed(2)}` : ''}) · importance ${hit.parts.importance.toFixed(2)}` +
-            ` · freshness ${hit.parts.freshness.toFixed(2)} (${hit.parts.age_days.toFixed(1)} d) · hits ${hit.parts.hit_count}`) : null);
-      })));
-  } catch (err) { results.replaceChildren(errorBox(err)); }
+    if (!data.hits.length) { fill(results, 'replaceChildren', [h('p', { class: 'empty' }, t('search.none'))]); return; }
+    fill(results, 'replaceChildren', [h('p', { class: 'meta' }, t('search.results', { n: data.hits.length })),
+      h('ul', { class: 'list' }, data.hits.map(hitCard))]);
+  } catch (err) {
+    if (err instanceof NeedsToken) throw err;
+    fill(results, 'replaceChildren', [errorBox(err)]);
+  }
 }
 
 // ---- items ------------------------------------------------------------------------------
 
 function section(title, items) {
   if (!items || !items.length) return null;
-  return [h('h2', {}, title), h('ul', {}, items.map((x) => h('li', {}, x)))];
+  return [h('h2', {}, title), h('ul', { class: 'bullets' }, items.map((x) => h('li', {}, x)))];
+}
+
+function anchorList(anchors) {
+  if (!anchors || !anchors.length) return null;
+  return [h('h2', {}, t('obs.anchors')), h('ul', { class: 'list', id: 'anchors' }, anchors.map((a) =>
+    h('li', { class: `anchor ${a.state}` }, h('code', {}, a.path), ' ',
+      a.state === 'fresh' ? t('anchor.fresh') : `${t(`anchor.${a.state}`)} ${when(a.since)}`)))];
+}
+
+// An observation's title is stored cut at a word ("…") when it is long; its facts, or else its
+// narrative, hold the same sentence whole, which its own page shows.
+function wholeTitle(o) {
+  const title = o.title || '';
+  if (!title.endsWith('…')) return title;
+  const head = title.slice(0, -1).trim();
+  const whole = (text) => {
+    const at = text.indexOf(head);
+    if (at < 0) return null;
+    const rest = text.slice(at);
+    const end = rest.slice(head.length).search(/[.。!?！？](\s|$)/);
+    return (end < 0 ? rest : rest.slice(0, head.length + end)).trim();
+  };
+  for (const text of [...(o.facts || []), o.narrative || '']) {
+    const found = whole(text);
+    if (found && found.length > head.length) return found;
+  }
+  return title;
 }
 
 async function renderObservation(id) {
   const o = await api(`/api/observations/${id}`);
-  main().replaceChildren(h('article', { id: 'observation', class: 'card' },
-    h('div', { class: 'meta' }, h('span', { class: 'tag observation' }, o.type), h('span', {}, `o${o.id}`),
-      h('span', {}, `${t('obs.agent')}: ${o.agent}`), h('span', {}, o.project || '-'), h('span', {}, when(o.at_ms)),
-      h('span', {}, `~${o.tokens} ${t('tokens')}`)),
-    h('h1', {}, o.title), o.subtitle ? h('p', {}, o.subtitle) : null,
+  // The full item names its type `kind`; list rows call it `type`.
+  const type = label('obstype', o.kind || o.type);
+  show(h('article', { id: 'observation', class: 'card', 'data-ref': `o${o.id}` },
+    h('div', { class: 'meta' }, type ? h('span', { class: 'tag observation', id: 'observation-type' }, type) : null, h('span', {}, `o${o.id}`),
+      h('span', {}, `${said('obs.agent')}${o.agent}`), h('span', {}, o.project || '-'), h('span', {}, when(o.at_ms)),
+      h('span', {}, t('tokens', { n: o.tokens }))),
+    h('h1', { class: 'item-title' }, wholeTitle(o)), o.subtitle ? h('p', {}, o.subtitle) : null,
     section(t('obs.facts'), o.facts),
     o.narrative ? [h('h2', {}, t('obs.narrative')), h('p', { class: 'narrative' }, o.narrative)] : null,
     section(t('obs.concepts'), o.concepts),
     section(t('obs.files_modified'), o.files_modified), section(t('obs.files_read'), o.files_read),
-    (o.anchors || []).length ? [h('h2', {}, t('obs.anchors')), h('ul', { class: 'list', id: 'anchors' }, o.anchors.map((a) =>
-      h('li', { class: `anchor ${a.state}` }, h('code', {}, a.path), ' ',
-        a.state === 'fresh' ? t('anchor.fresh') : `${t(`anchor.${a.state}`)} ${when(a.since)}`)))] : null,
+    anchorList(o.anchors),
     h('h2', {}, t('obs.session')),
     h('p', {}, o.session_id ? h('a', { href: `#/s/${o.session_id}`, id: 'session-link' }, `${o.agent} · ${o.session}`) : o.session),
-    o.source_events.length ? [h('h2', {}, t('obs.sources')), h('ul', { class: 'list' }, o.source_events.map((e) =>
-      h('li', { class: 'card' }, h('div', { class: 'meta' }, h('span', { class: 'tag event' }, e.kind), h('span', {}, `e${e.id}`),
-        h('span', {}, e.tool || ''), h('span', {}, when(e.at_ms))), h('div', {}, e.summary), e.body ? h('pre', {}, e.body) : null)))] : null));
+    (o.source_events || []).length ? [h('h2', {}, t('obs.sources')), h('ul', { class: 'list' }, o.source_events.map((e) =>
+      h('li', { class: 'card' }, h('div', { class: 'meta' }, h('span', { class: 'tag event' }, label('evkind', e.kind)), h('a', { href: `#/e/${e.id}` }, `e${e.id}`),
+        e.tool ? h('span', {}, e.tool) : null, h('span', {}, when(e.at_ms))), h('div', {}, e.summary), e.body ? h('pre', {}, e.body) : null)))] : null));
 }
 
 async function renderEvent(id) {
   const e = await api(`/api/events/${id}`);
-  main().replaceChildren(h('article', { class: 'card' },
-    h('div', { class: 'meta' }, h('span', { class: 'tag event' }, e.kind), h('span', {}, `e${e.id}`), h('span', {}, e.agent),
-      h('span', {}, e.tool || ''), h('span', {}, when(e.at_ms))),
-    h('h1', {}, e.summary), e.body ? h('pre', {}, e.body) : null, section(t('obs.files_read'), e.files),
-    e.session_id ? h('p', {}, h('a', { href: `#/s/${e.session_id}` }, `${t('obs.session')} ${e.session}`)) : null));
+  show(h('article', { id: 'event', class: 'card', 'data-ref': `e${e.id}` },
+    h('div', { class: 'meta' }, h('span', { class: 'tag event' }, label('evkind', e.kind)), h('span', {}, `e${e.id}`), h('span', {}, e.agent),
+      e.tool ? h('span', {}, e.tool) : null, h('span', {}, when(e.at_ms))),
+    h('h1', { class: 'item-title' }, e.summary || '—'), e.body ? h('pre', {}, e.body) : null, section(t('event.files'), e.files),
+    e.session_id ? h('p', {}, h('a', { href: `#/s/${e.session_id}` }, `${said('event.session')}${e.agent} · ${e.session}`)) : null));
 }
 
+// A summary on a page of its own (a session may have had several), linked to its session.
 async function renderSummaryItem(id) {
   const m = await api(`/api/summaries/${id}`);
-  location.replace(m.session_id ? `#/s/${m.session_id}` : '#/');
+  show(h('h1', {}, `${t('summary.title')} s${m.id}`),
+    h('div', { class: 'meta' }, h('span', {}, m.agent), h('span', {}, m.project || '-'), h('span', {}, when(m.at_ms))),
+    summaryBlock(m),
+    m.session_id ? h('p', {}, h('a', { href: `#/s/${m.session_id}`, id: 'summary-session' }, `${said('summary.session')}${m.agent} · ${m.session}`)) : null);
 }
 
 function summaryBlock(m) {
   if (!m) return h('p', { class: 'empty' }, t('session.nosummary'));
-  return h('div', { class: 'card', id: 'summary' },
+  return h('div', { class: 'card', id: 'summary', 'data-ref': `s${m.id}` },
     h('div', { class: 'meta' }, h('span', { class: 'tag summary' }, `s${m.id}`), h('span', {}, when(m.at_ms))),
-    h('p', {}, h('b', {}, `${t('session.request')}: `), m.request),
+    h('p', { class: 'item-title' }, h('b', {}, said('session.request')), m.request || '—'),
     section(t('session.investigated'), m.investigated), section(t('session.learned'), m.learned),
     section(t('session.completed'), m.completed), section(t('session.next'), m.next_steps));
+}
+
+// A memory: its text in full, where it came from, what it replaces or was replaced by.
+async function renderMemory(id) {
+  const d = await api(`/api/items?ids=m${id}`);
+  const found = d.items[0];
+  if (!found) throw new Error(t('memory.missing', { id: `m${id}` }));
+  const m = found.item;
+  show(h('article', { id: 'memory', class: 'card', 'data-ref': `m${m.id}` },
+    h('div', { class: 'meta' }, h('span', { class: 'tag memory' }, t('kind.memory')), h('span', {}, `m${m.id}`),
+      h('span', {}, label('memkind', m.kind)), h('span', {}, label('tier', m.tier)), h('span', { class: 'status-word' }, label('status', m.status)),
+      h('span', { class: 'by' }, origin(m.member ? `${m.member}, ${m.origin}` : m.origin)),
+      h('span', {}, scope(m.project_name || m.project)), h('span', {}, t('memory.importance', { n: m.importance }))),
+    h('h1', { class: 'item-title memory-text' }, m.text),
+    h('p', { class: 'meta' }, h('span', {}, `${t('memory.learned')} ${when(m.created_at)}`),
+      m.updated_at !== m.created_at ? h('span', {}, `${t('memory.changed')} ${when(m.updated_at)}`) : null),
+    (m.sources || []).length ? [h('h2', {}, t('memory.sources')), h('p', { class: 'items', id: 'memory-sources' },
+      m.sources.flatMap((s, k) => (k ? [' ', idLink(s)] : [idLink(s)])))] : null,
+    m.supersedes ? [h('h2', {}, t('memory.replaces')), h('p', {}, idLink(`m${m.supersedes}`))] : null,
+    m.superseded_by ? [h('h2', {}, t('memory.replaced_by')), h('p', {}, idLink(`m${m.superseded_by}`))] : null,
+    m.branch ? [h('h2', {}, t('memory.branch')), h('p', {}, h('code', {}, m.branch))] : null,
+    anchorList(m.anchors)));
 }
 
 async function renderSession(id) {
   const d = await api(`/api/sessions/${id}`);
   const s = d.session;
-  main().replaceChildren(h('section', { id: 'session' },
-    h('h1', {}, `${t('session.title')}: ${s.title || s.source_id}`),
+  show(h('section', { id: 'session' },
+    h('h1', {}, `${said('session.title')}${s.title || s.source_id}`),
     h('div', { class: 'meta' }, h('span', {}, s.agent), h('span', {}, s.project || '-'), h('span', {}, when(s.started_at_ms)),
-      h('span', {}, `→ ${when(s.last_event_at_ms)}`), h('span', {}, `${s.events} ${t('kind.event')}`)),
+      h('span', {}, `→ ${when(s.last_event_at_ms)}`), h('span', {}, t('session.event_count', { n: s.events }))),
     h('h2', {}, t('session.summary')), summaryBlock(d.summary),
     h('h2', {}, t('session.timeline')),
-    d.timeline.length ? h('ul', { class: 'list' }, d.timeline.map((o) => itemCard('observation', o))) : h('p', { class: 'empty' }, '—'),
+    d.timeline.length ? h('ul', { class: 'list' }, d.timeline.map((o) => itemCard('observation', o))) : h('p', { class: 'empty' }, t('session.notimeline')),
     h('h2', {}, t('session.events')),
     h('ul', { class: 'list' }, d.events.map((e) => itemCard('event', e)))));
 }
@@ -339,22 +535,50 @@ function chart(perDay, span) {
 
 function bytes(n) { return n > 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${(n / 1024).toFixed(1)} KB`; }
 
+// The hook spool in words: how many events wait in how many files, or that nothing does.
+function spoolText(spool) {
+  const files = spool.files || 0;
+  const waiting = files ? t('health.spool_wait', { records: spool.records || 0, files }) : t('health.spool_empty');
+  return spool.quarantined ? `${waiting}; ${t('health.spool_bad', { n: spool.quarantined })}` : waiting;
+}
+
+// The worker in words: off, not yet run, or when its last pass ended and how.
+function workerText(w) {
+  if (!w.enabled) return t('health.worker_off');
+  const at = when(w.last_finished_at_ms, { dateStyle: 'short', timeStyle: 'short' });
+  if (!w.last_finished_at_ms) return w.running ? t('health.worker_running') : t('health.worker_first');
+  const said = w.last_error
+    ? t('health.worker_fail', { at, failures: w.consecutive_failures || 1, error: w.last_error })
+    : t('health.worker_ok', { at, passes: w.passes || 0 });
+  return w.running ? `${said}; ${t('health.worker_running')}` : said;
+}
+
 async function renderHealth() {
   const d = await api('/api/stats?days=30');
   const s = d.store;
   const day = s.hooks.find((w) => w.window === '24h') || { runs: 0, error_rate: 0 };
   const spend = s.llm_spend.reduce((a, x) => a + x.tokens, 0);
-  const w = d.worker;
-  const workerText = !w.enabled ? t('health.worker_off') : w.last_error ? `${t('health.worker_fail')}: ${w.last_error}` : `${t('health.worker_ok')} (${w.passes})`;
-  const fig = (label, value, id) => h('div', { class: 'card', id }, h('div', { class: 'label' }, label), h('div', { class: 'figure' }, value));
-  main().replaceChildren(h('h1', {}, t('health.title')), h('div', { class: 'grid', id: 'health' },
+  const rate = Number.isFinite(day.error_rate) ? day.error_rate : 0;
+  const fig = (name, value, id, href) => h('div', { class: 'card', id }, h('div', { class: 'label' }, name),
+    h('div', { class: 'figure' }, href ? h('a', { href }, value) : value));
+  const words = (name, value, id) => h('div', { class: 'card wide', id }, h('div', { class: 'label' }, name), h('div', { class: 'words' }, value));
+  show(h('h1', {}, t('health.title')), h('div', { class: 'grid', id: 'health' },
     fig(t('health.size'), bytes(s.bytes), 'fig-size'), fig(t('health.events'), s.events, 'fig-events'),
-    fig(t('health.sessions'), s.sessions, 'fig-sessions'),
-    fig(t('health.hook_errors'), `${(day.error_rate * 100).toFixed(1)} %`, 'fig-hook-errors'),
-    fig(t('health.hook_runs'), day.runs, 'fig-hook-runs'),
-    fig(t('health.spool'), `${d.spool.files} (${d.spool.records})`, 'fig-spool'),
-    fig(t('health.spend'), spend, 'fig-spend'), fig(t('health.worker'), workerText, 'fig-worker')),
+    fig(t('health.sessions'), s.sessions, 'fig-sessions'), fig(t('health.observations'), s.observations, 'fig-observations'),
+    fig(t('health.summaries'), s.summaries, 'fig-summaries'), fig(t('health.memories'), s.memories, 'fig-memories'),
+    fig(t('health.candidates'), s.candidates, 'fig-candidates', '#/review'), fig(t('health.to_distil'), s.to_distil, 'fig-to-distil'),
+    fig(t('health.hook_errors'), `${(rate * 100).toFixed(1)} %`, 'fig-hook-errors'),
+    fig(t('health.hook_runs'), day.runs, 'fig-hook-runs'), fig(t('health.spend'), spend, 'fig-spend'),
+    words(t('health.spool'), spoolText(d.spool), 'fig-spool'), words(t('health.worker'), workerText(d.worker), 'fig-worker')),
   h('h2', {}, t('health.chart')), chart(d.events_per_day, 30));
+}
+
+// ---- review -----------------------------------------------------------------------------
+
+// Grows a text box to its text, so a candidate is read whole without scrolling inside it.
+function fitText(box) {
+  box.style.height = 'auto';
+  box.style.height = `${box.scrollHeight + 2}px`;
 }
 
 async function renderReview() {
@@ -363,25 +587,28 @@ async function renderReview() {
   const decide = async (li, id, body) => {
     try {
       await api(`/api/review/m${id}`, body);
-      li.replaceChildren(h('p', { class: 'empty' }, `m${id}: ${t('review.done')} (${body.action})`));
+      fill(li, 'replaceChildren', [h('p', { class: 'empty' }, t('review.done', { id: `m${id}`, action: t(`action.${body.action}`) }))]);
       li.classList.add('decided');
     } catch (err) { li.append(errorBox(err)); }
   };
   for (const m of d.candidates) {
-    const text = h('textarea', { class: 'review-text', rows: 2, maxlength: 300 });
+    const text = h('textarea', { class: 'review-text', rows: 3, maxlength: 300, oninput: () => fitText(text) });
     text.value = m.text;
     const li = h('li', { class: 'card review-item', 'data-id': m.id });
-    const button = (label, cls, body) => {
-      const b = h('button', { class: cls, disabled: !token }, label);
+    const button = (caption, cls, body) => {
+      const b = h('button', { class: cls }, caption);
       b.addEventListener('click', async () => {
         try { await decide(li, m.id, await body()); } catch (err) { li.append(errorBox(err)); }
       });
       return b;
     };
-    li.append(
-      h('div', { class: 'meta' }, h('span', { class: 'tag' }, m.kind), ` m${m.id} · ${m.project_name || m.project || 'global'} · ${m.importance}/10`),
+    fill(li, 'append', [
+      h('div', { class: 'meta' }, h('span', { class: 'tag memory' }, label('memkind', m.kind)), h('a', { href: `#/m/${m.id}` }, `m${m.id}`),
+        h('span', {}, scope(m.project_name || m.project)), h('span', {}, t('memory.importance', { n: m.importance })),
+        h('span', { class: 'by' }, origin(m.origin)), m.branch ? h('span', {}, `${said('memory.branch')}${m.branch}`) : null),
       text,
-      m.supersedes_memory ? h('p', { class: 'replaces' }, `${t('review.replaces')} m${m.supersedes_memory.id}: ${m.supersedes_memory.text}`) : null,
+      m.supersedes_memory ? h('p', { class: 'replaces' }, `${t('review.replaces')} `, idLink(`m${m.supersedes_memory.id}`), `: ${m.supersedes_memory.text}`) : null,
+      (m.sources || []).length ? h('p', { class: 'meta sources' }, said('review.from'), m.sources.flatMap((s, k) => (k ? [' ', idLink(s)] : [idLink(s)]))) : null,
       h('div', { class: 'actions' },
         // An edited text is saved first, then approved as edited.
         button(t('review.approve'), 'approve', async () => {
@@ -393,50 +620,55 @@ async function renderReview() {
           return { action: 'approve_global' };
         }),
         button(t('review.edit'), 'edit', () => ({ action: 'edit', text: text.value })),
-        button(t('review.reject'), 'reject', () => ({ action: 'reject' }))));
+        button(t('review.reject'), 'reject', () => ({ action: 'reject' })))]);
     list.append(li);
   }
-  main().replaceChildren(h('h1', {}, t('review.title')),
-    token ? null : h('p', { class: 'note', id: 'review-token' }, t('review.token')),
+  show(h('h1', {}, t('review.title')),
     d.candidates.length ? list : h('p', { class: 'empty', id: 'review' }, t('review.empty')));
+  // Only a box on the page has a height to measure.
+  list.querySelectorAll('textarea').forEach(fitText);
 }
 
 async function renderHanded() {
   const d = await api('/api/injections?limit=50');
-  const link = (id) => {
-    const n = id.slice(1);
-    const href = id[0] === 'o' ? `#/o/${n}` : id[0] === 'e' ? `#/e/${n}` : id[0] === 's' ? `#/sum/${n}` : null;
-    return href ? h('a', { href }, id) : h('span', {}, id);
-  };
   const list = h('ul', { class: 'cards', id: 'handed' }, d.map((i) =>
     h('li', { class: 'card injection', 'data-channel': i.channel },
-      h('div', { class: 'meta' }, h('span', { class: 'tag' }, i.channel), h('span', {}, i.agent),
+      h('div', { class: 'meta' }, h('span', { class: 'tag' }, label('channel', i.channel)), h('span', {}, i.agent),
         h('span', {}, i.project || '-'), h('span', {}, when(i.at_ms)),
-        h('span', {}, `${i.items.length} ${t('handed.items')} · ~${i.tokens} ${t('tokens')}`),
-        i.cut ? h('span', {}, `${i.cut} ${t('handed.cut')}`) : null),
-      h('div', { class: 'items' }, i.items.flatMap((id, k) => (k ? [' ', link(id)] : [link(id)]))))));
-  main().replaceChildren(h('h1', {}, t('handed.title')),
+        h('span', {}, `${t('handed.items', { n: i.items.length })} · ${t('tokens', { n: i.tokens })}`),
+        i.cut ? h('span', {}, t('handed.cut', { n: i.cut })) : null),
+      h('div', { class: 'items' }, i.items.flatMap((id, k) => (k ? [' ', idLink(id)] : [idLink(id)]))))));
+  show(h('h1', {}, t('handed.title')),
     d.length ? list : h('p', { class: 'empty', id: 'handed' }, t('handed.empty')));
 }
 
 // ---- routing -----------------------------------------------------------------------------
 
+let routes = 0;
+
 async function route() {
+  const run = ++routes;
   const path = location.hash.replace(/^#/, '').split('?')[0] || '/';
   document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.getAttribute('href') === `#${path}` || (path === '/' && a.getAttribute('href') === '#/')));
-  if (!path.startsWith('/') || path !== '/') closeFeed();
-  const m = path.match(/^\/(o|s|e|sum)\/(\d+)$/);
+  if (path !== '/') closeFeed();
+  const m = path.match(/^\/(o|s|e|sum|m)\/(\d+)$/);
+  // Busy until the page is drawn, for screen readers and anything else that waits on it.
+  main().setAttribute('aria-busy', 'true');
   try {
-    if (m && m[1] === 'o') await renderObservation(m[2]);
+    // Every read needs the token: without one, say where it is instead of failing each read.
+    if (!token) show(tokenPage());
+    else if (m && m[1] === 'o') await renderObservation(m[2]);
     else if (m && m[1] === 's') await renderSession(m[2]);
     else if (m && m[1] === 'e') await renderEvent(m[2]);
     else if (m && m[1] === 'sum') await renderSummaryItem(m[2]);
+    else if (m && m[1] === 'm') await renderMemory(m[2]);
     else if (path === '/search') await renderSearch();
     else if (path === '/health') await renderHealth();
     else if (path === '/review') await renderReview();
     else if (path === '/handed') await renderHanded();
     else await renderFeed();
-  } catch (err) { main().replaceChildren(errorBox(err)); }
+  } catch (err) { show(err instanceof NeedsToken ? tokenPage() : errorBox(err)); }
+  if (run === routes) main().removeAttribute('aria-busy');
 }
 
 document.getElementById('lang').addEventListener('click', () => {
