@@ -1,7 +1,8 @@
 //! Browsing the store page by page, as the HTTP API and the viewer do: sessions, events,
 //! observations, summaries and projects, newest first, with the same filters as search
-//! (agent, project, type, dates), the newest row ids (the live feed polls them), and events
-//! per day per agent (the health chart).
+//! (agent, project, type, dates), a page of session cards (each session with its summary and
+//! its observations one line each, in three statements whatever the page's size), the newest
+//! row ids (the live feed polls them), and events per day per agent (the health chart).
 //!
 //! Here is a filter and a page, give me rows. Must not: return private events, or
 //! observations distilled from one: what this module lists may reach a browser. Capture has
@@ -61,6 +62,8 @@ pub struct SessionRow {
     pub project_key: Option<String>,
     pub cwd: Option<String>,
     pub title: Option<String>,
+    /// The branch the hook saw its checkout on, when known.
+    pub branch: Option<String>,
     pub started_at_ms: i64,
     pub last_event_at_ms: i64,
     pub ended_at_ms: Option<i64>,
@@ -68,6 +71,58 @@ pub struct SessionRow {
     pub observations: i64,
     pub summary_id: Option<i64>,
 }
+
+/// A session as the viewer's home shows it: who worked where, what was asked, done and
+/// learned, its observations one line each, and how many events it holds (folded away).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionCard {
+    pub id: i64,
+    pub agent: String,
+    /// The agent's own id of the session.
+    pub source_id: String,
+    pub project: Option<String>,
+    pub project_key: Option<String>,
+    /// The branch the hook saw its checkout on, when known.
+    pub branch: Option<String>,
+    pub started_at_ms: i64,
+    pub last_event_at_ms: i64,
+    pub ended_at_ms: Option<i64>,
+    /// Every event it recorded (its private ones are counted, never listed).
+    pub events: i64,
+    /// Its observations that may be shown, of the type asked for when one is.
+    pub observations: i64,
+    pub summary: Option<CardSummary>,
+    /// Its first prompt that may be shown, at most [`PROMPT_CHARS`] characters: what was asked
+    /// when no summary says it yet.
+    pub first_prompt: Option<String>,
+    /// Its first observations, oldest first, at most as many as the page asked for.
+    pub lines: Vec<ObservationLine>,
+}
+
+/// What a session's summary says on its card.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CardSummary {
+    pub id: i64,
+    pub request: String,
+    pub completed: Vec<String>,
+    pub learned: Vec<String>,
+    pub at_ms: i64,
+}
+
+/// One observation as one line of a session card.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObservationLine {
+    pub id: i64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    /// The mode that named its type, whose emoji marks it.
+    pub mode: String,
+    pub at_ms: i64,
+}
+
+/// The most characters of a first prompt a card carries.
+pub const PROMPT_CHARS: usize = 400;
 
 /// An event as the viewer shows it (never a private one).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -169,7 +224,7 @@ impl Store {
     /// Sessions, the most recently active first.
     pub fn list_sessions(&self, f: &Listing) -> Result<Vec<SessionRow>> {
         let sql = "SELECT s.id, s.agent, s.source_id, p.name, p.key, s.cwd, s.title, s.started_at,
-                    s.last_event_at, s.ended_at,
+                    s.last_event_at, s.ended_at, s.branch,
                     (SELECT count(*) FROM events e WHERE e.session_id = s.id),
                     (SELECT count(*) FROM observations o WHERE o.session_id = s.id),
                     (SELECT m.id FROM summaries m WHERE m.session_id = s.id)
@@ -202,9 +257,10 @@ impl Store {
                     started_at_ms: r.get(7)?,
                     last_event_at_ms: r.get(8)?,
                     ended_at_ms: r.get(9)?,
-                    events: r.get(10)?,
-                    observations: r.get(11)?,
-                    summary_id: r.get(12)?,
+                    branch: r.get(10)?,
+                    events: r.get(11)?,
+                    observations: r.get(12)?,
+                    summary_id: r.get(13)?,
                 })
             },
         )?;
@@ -215,6 +271,131 @@ impl Store {
     pub fn session_row(&self, id: i64) -> Result<Option<SessionRow>> {
         let filter = Listing { session_id: Some(id), limit: 1, ..Listing::default() };
         Ok(self.list_sessions(&filter)?.into_iter().next())
+    }
+
+    /// A page of session cards, the most recently started first: `f.before_id` is the last
+    /// card of the previous page (its session id), `f.item_type` an observation type (only
+    /// sessions with one, and only those lines), `f.since_ms` keeps the sessions active since,
+    /// `f.session_id` asks for one card. Three statements, whatever the page's size: the
+    /// sessions, then their summaries, then at most `lines` observations of each.
+    pub fn session_cards(&self, f: &Listing, lines: usize) -> Result<Vec<SessionCard>> {
+        let sql = format!(
+            "SELECT s.id, s.agent, s.source_id, p.name, p.key, s.branch, s.started_at,
+                    s.last_event_at, s.ended_at,
+                    (SELECT count(*) FROM events e WHERE e.session_id = s.id),
+                    (SELECT count(*) FROM observations o
+                     WHERE o.session_id = s.id AND (?3 IS NULL OR o.kind = ?3)
+                       AND {NOT_PRIVATE_OBSERVATION}),
+                    (SELECT substr(e.body, 1, {PROMPT_CHARS}) FROM events e
+                     WHERE e.session_id = s.id AND e.kind = 'prompt'
+                       AND e.sensitivity != 'private'
+                     ORDER BY e.id LIMIT 1)
+             FROM sessions s LEFT JOIN projects p ON p.id = s.project_id
+             WHERE (?1 IS NULL OR s.agent = ?1)
+               AND (?2 IS NULL OR p.key = ?2 OR p.name = ?2 OR p.root = ?2)
+               AND (?3 IS NULL OR EXISTS (SELECT 1 FROM observations o
+                    WHERE o.session_id = s.id AND o.kind = ?3 AND {NOT_PRIVATE_OBSERVATION}))
+               AND (?4 IS NULL OR s.last_event_at >= ?4) AND (?5 IS NULL OR s.started_at < ?5)
+               AND (?6 IS NULL OR (s.started_at, s.id) <
+                    (SELECT c.started_at, c.id FROM sessions c WHERE c.id = ?6))
+               AND (?7 IS NULL OR s.id = ?7)
+             ORDER BY s.started_at DESC, s.id DESC LIMIT ?8"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(
+            params![
+                f.agent,
+                f.project,
+                f.item_type,
+                f.since_ms,
+                f.until_ms,
+                f.before_id,
+                f.session_id,
+                f.limit as i64
+            ],
+            |r| {
+                Ok(SessionCard {
+                    id: r.get(0)?,
+                    agent: r.get(1)?,
+                    source_id: r.get(2)?,
+                    project: r.get(3)?,
+                    project_key: r.get(4)?,
+                    branch: r.get(5)?,
+                    started_at_ms: r.get(6)?,
+                    last_event_at_ms: r.get(7)?,
+                    ended_at_ms: r.get(8)?,
+                    events: r.get(9)?,
+                    observations: r.get(10)?,
+                    first_prompt: r
+                        .get::<_, Option<String>>(11)?
+                        .map(|p| p.trim().to_owned())
+                        .filter(|p| !p.is_empty()),
+                    summary: None,
+                    lines: Vec::new(),
+                })
+            },
+        )?;
+        let mut cards: Vec<SessionCard> = rows.collect::<rusqlite::Result<_>>()?;
+        if cards.is_empty() {
+            return Ok(cards);
+        }
+        let at: std::collections::HashMap<i64, usize> =
+            cards.iter().enumerate().map(|(n, c)| (c.id, n)).collect();
+        let ids = serde_json::to_string(&cards.iter().map(|c| c.id).collect::<Vec<_>>())
+            .unwrap_or_else(|_| "[]".into());
+
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT m.session_id, m.id, m.request, m.completed, m.learned, m.at
+             FROM summaries m WHERE m.session_id IN (SELECT value FROM json_each(?1))",
+        )?;
+        let mut rows = stmt.query([&ids])?;
+        while let Some(r) = rows.next()? {
+            let session: i64 = r.get(0)?;
+            if let Some(&n) = at.get(&session) {
+                cards[n].summary = Some(CardSummary {
+                    id: r.get(1)?,
+                    request: r.get(2)?,
+                    completed: list(r.get(3)?),
+                    learned: list(r.get(4)?),
+                    at_ms: r.get(5)?,
+                });
+            }
+        }
+
+        if lines > 0 {
+            let sql = format!(
+                "SELECT session_id, id, kind, title, mode, at FROM (
+                     SELECT o.session_id, o.id, o.kind, o.title, o.mode, o.at,
+                            row_number() OVER (PARTITION BY o.session_id ORDER BY o.id) AS n
+                     FROM observations o
+                     WHERE o.session_id IN (SELECT value FROM json_each(?1))
+                       AND (?2 IS NULL OR o.kind = ?2) AND {NOT_PRIVATE_OBSERVATION})
+                 WHERE n <= ?3 ORDER BY session_id, id"
+            );
+            let mut stmt = self.conn().prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![ids, f.item_type, lines as i64])?;
+            while let Some(r) = rows.next()? {
+                let session: i64 = r.get(0)?;
+                if let Some(&n) = at.get(&session) {
+                    cards[n].lines.push(ObservationLine {
+                        id: r.get(1)?,
+                        kind: r.get(2)?,
+                        title: r.get(3)?,
+                        mode: r.get(4)?,
+                        at_ms: r.get(5)?,
+                    });
+                }
+            }
+        }
+        Ok(cards)
+    }
+
+    /// The agents that recorded a session, by name.
+    pub fn session_agents(&self) -> Result<Vec<String>> {
+        let mut stmt =
+            self.conn().prepare_cached("SELECT DISTINCT agent FROM sessions ORDER BY agent")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Events, newest first; private events are never listed.
@@ -468,5 +649,74 @@ mod tests {
         for (kind, id) in asked {
             assert_eq!(store.is_private(kind, id).expect("one"), private.contains(&(kind, id)));
         }
+    }
+    #[test]
+    fn session_cards_page_by_start_with_their_summary_and_lines() {
+        let store = Store::open_in_memory().expect("store");
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO sessions (id, agent, source_id, started_at, last_event_at, branch)
+                 VALUES (1, 'codex', 'old', 10, 90, 'main'), (2, 'claude-code', 'mid', 20, 30, NULL),
+                        (3, 'codex', 'new', 40, 50, NULL);
+                 INSERT INTO events (id, uid, session_id, agent, kind, source_event, at, summary,
+                                     body, sensitivity, content_hash)
+                 VALUES (1, 'u1', 1, 'codex', 'prompt', 'UserPromptSubmit', 11, 'Prompt: read .env',
+                         'read .env', 'private', 'h1'),
+                        (2, 'u2', 1, 'codex', 'prompt', 'UserPromptSubmit', 12, 'Prompt: fix it',
+                         'fix the parser', 'normal', 'h2'),
+                        (3, 'u3', 2, 'claude-code', 'tool_use', 'PostToolUse', 21, 'Bash: ls', '',
+                         'normal', 'h3');
+                 INSERT INTO observations (id, session_id, agent, mode, kind, title, at, tokens,
+                                           work_tokens, distiller, source_key)
+                 VALUES (1, 1, 'codex', 'code', 'bugfix', 'from the secret', 13, 1, 1, 'offline', 'k1'),
+                        (2, 1, 'codex', 'code', 'bugfix', 'parser fixed', 14, 1, 1, 'offline', 'k2'),
+                        (3, 1, 'codex', 'code', 'discovery', 'depth is read', 15, 1, 1, 'offline', 'k3'),
+                        (4, 1, 'codex', 'code', 'discovery', 'tabs too', 16, 1, 1, 'offline', 'k4'),
+                        (5, 2, 'claude-code', 'code', 'discovery', 'ls works', 22, 1, 1, 'offline', 'k5');
+                 INSERT INTO observation_sources (observation_id, event_id) VALUES (1, 1), (2, 2);
+                 INSERT INTO summaries (id, session_id, agent, mode, request, completed, learned, at,
+                                        through_event_id, tokens, work_tokens, distiller)
+                 VALUES (1, 1, 'codex', 'code', 'fix the parser', '[\"fixed it\"]', '[\"depth\"]', 17,
+                         2, 1, 1, 'offline');",
+            )
+            .expect("rows");
+        let page = |f: Listing| store.session_cards(&f, 2).expect("cards");
+        let ids = |cards: &[SessionCard]| cards.iter().map(|c| c.id).collect::<Vec<_>>();
+
+        // The most recently started first, a page at a time after the last card shown.
+        let first = page(Listing { limit: 2, ..Listing::default() });
+        assert_eq!(ids(&first), [3, 2]);
+        assert_eq!(ids(&page(Listing { limit: 2, before_id: Some(2), ..Listing::default() })), [1]);
+
+        // A card: its summary, its first prompt that may be shown, at most two lines of what
+        // may be shown (nothing distilled from a private event), and its counts.
+        let old = &page(Listing { session_id: Some(1), limit: 1, ..Listing::default() })[0];
+        assert_eq!(old.first_prompt.as_deref(), Some("fix the parser"));
+        assert_eq!(old.branch.as_deref(), Some("main"));
+        let summary = old.summary.as_ref().expect("summary");
+        assert_eq!(
+            (summary.completed.as_slice(), summary.learned.as_slice()),
+            (&["fixed it".to_owned()][..], &["depth".to_owned()][..])
+        );
+        let titles: Vec<&str> = old.lines.iter().map(|l| l.title.as_str()).collect();
+        assert_eq!(titles, ["parser fixed", "depth is read"]);
+        assert_eq!((old.observations, old.events), (3, 2));
+        assert!(first[0].summary.is_none() && first[0].lines.is_empty());
+
+        // A type keeps the sessions with one, and only those lines.
+        let fixes =
+            page(Listing { item_type: Some("bugfix".into()), limit: 10, ..Listing::default() });
+        assert_eq!(ids(&fixes), [1]);
+        assert_eq!((fixes[0].observations, fixes[0].lines.len()), (1, 1));
+        // Agent and time: sessions active since.
+        let codex = page(Listing {
+            agent: Some("codex".into()),
+            since_ms: Some(60),
+            limit: 10,
+            ..Listing::default()
+        });
+        assert_eq!(ids(&codex), [1]);
+        assert_eq!(store.session_agents().expect("agents"), ["claude-code", "codex"]);
     }
 }

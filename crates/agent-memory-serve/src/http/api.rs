@@ -1,4 +1,5 @@
-//! The JSON API under `/api` (documented in `docs/http-api.md`): sessions, events,
+//! The JSON API under `/api` (documented in `docs/http-api.md`): sessions (and a page of
+//! session cards for the viewer's home, one request whatever the page holds), events,
 //! observations, summaries, projects, search, timeline, items by id, the injections on
 //! record, stats and health, and
 //! the two mutating routes (`POST /api/work`, `POST /api/shutdown`).
@@ -7,10 +8,11 @@
 //! are checked by name: an unknown or malformed one is a `bad_request` naming it. Must not:
 //! return a private event or an observation distilled from one.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::PoisonError;
 
 use agent_memory_core::capture::{lost, spool};
+use agent_memory_core::distil::mode::{self, Mode};
 use agent_memory_core::recall::{self, ItemId, SearchRequest};
 use agent_memory_core::store::Store;
 use agent_memory_core::store::browse::Listing;
@@ -26,6 +28,10 @@ use super::{ApiError, Code, Shared};
 
 /// The most rows one page returns.
 const MAX_PAGE: usize = 500;
+/// The most session cards one page returns (unless asked, [`DEFAULT_PAGE`]).
+const MAX_CARDS: usize = 100;
+/// The most observation lines a session card carries; its page has the rest.
+const CARD_LINES: usize = 12;
 /// Rows per page unless asked.
 const DEFAULT_PAGE: usize = 50;
 
@@ -36,6 +42,7 @@ pub(super) fn routes() -> Router<Shared> {
         .route("/api/projects", get(projects))
         .route("/api/sessions", get(sessions))
         .route("/api/sessions/{id}", get(session))
+        .route("/api/session-cards", get(session_cards))
         .route("/api/events", get(events))
         .route("/api/events/{id}", get(event))
         .route("/api/observations", get(observations))
@@ -96,7 +103,7 @@ impl Params {
     }
 
     /// Every value of `name`, repeated or comma-separated.
-    fn list(&self, name: &str) -> Vec<String> {
+    pub(super) fn list(&self, name: &str) -> Vec<String> {
         self.0
             .iter()
             .filter(|(k, _)| k == name)
@@ -106,7 +113,7 @@ impl Params {
             .collect()
     }
 
-    fn number(&self, name: &str, max: u64) -> Result<Option<u64>, ApiError> {
+    pub(super) fn number(&self, name: &str, max: u64) -> Result<Option<u64>, ApiError> {
         let Some(value) = self.get(name) else { return Ok(None) };
         match value.parse::<u64>() {
             Ok(n) if n <= max => Ok(Some(n)),
@@ -127,6 +134,11 @@ impl Params {
 
     /// The filters and page every listing shares.
     pub(super) fn listing(&self) -> Result<Listing, ApiError> {
+        self.listing_within(MAX_PAGE)
+    }
+
+    /// [`Params::listing`] with pages of at most `max` rows.
+    fn listing_within(&self, max: usize) -> Result<Listing, ApiError> {
         Ok(Listing {
             agent: self.get("agent").map(|a| agent_memory_core::adapter::canonical_agent(&a)),
             project: self.get("project"),
@@ -136,7 +148,7 @@ impl Params {
             after_id: self.number("after", i64::MAX as u64)?.map(|n| n as i64),
             before_id: self.number("before", i64::MAX as u64)?.map(|n| n as i64),
             session_id: None,
-            limit: self.number("limit", MAX_PAGE as u64)?.map_or(DEFAULT_PAGE, |n| n as usize),
+            limit: self.number("limit", max as u64)?.map_or(DEFAULT_PAGE.min(max), |n| n as usize),
         })
     }
 }
@@ -226,6 +238,100 @@ async fn sessions(State(state): State<Shared>, query: Pairs) -> Response {
     }
     .await;
     reply(result)
+}
+
+/// `GET /api/session-cards`: a page of sessions as the viewer's home shows them, each with its
+/// summary (or first prompt), its observations one line each with their type's emoji, and its
+/// event count; the next page starts after `next`. The first page also names the filters'
+/// choices: the agents that recorded sessions and the configured mode's observation types.
+async fn session_cards(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        let params = Params::new(
+            query,
+            &["agent", "project", "type", "since", "until", "before", "session", "limit"],
+        )?;
+        let listing = Listing {
+            session_id: params.number("session", i64::MAX as u64)?.map(|n| n as i64),
+            ..params.listing_within(MAX_CARDS)?
+        };
+        let first_page = listing.before_id.is_none() && listing.session_id.is_none();
+        let shared = std::sync::Arc::clone(&state.settings);
+        state
+            .with_store(move |store| {
+                let listing = recall::checked_listing(store, listing)?;
+                let cards = store.session_cards(&listing, CARD_LINES)?;
+                let next = (cards.len() == listing.limit && listing.limit > 0)
+                    .then(|| cards.last().map(|c| c.id))
+                    .flatten();
+                let mut marks = TypeMarks::new(&shared);
+                let mut sessions = Vec::with_capacity(cards.len());
+                for card in &cards {
+                    let mut value = serde_json::to_value(card).unwrap_or_default();
+                    if let Some(lines) = value["lines"].as_array_mut() {
+                        for (line, of) in lines.iter_mut().zip(&card.lines) {
+                            line["emoji"] = json!(marks.emoji(&of.mode, &of.kind));
+                        }
+                    }
+                    sessions.push(value);
+                }
+                let mut page = json!({ "sessions": sessions, "next": next });
+                if first_page {
+                    page["agents"] = json!(store.session_agents()?);
+                    page["types"] = json!(marks.configured_types());
+                }
+                Ok(page)
+            })
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+/// The emoji of observation types, from the modes that named them (read once per request; a
+/// mode that no longer loads marks nothing, and the viewer shows a plain mark instead).
+struct TypeMarks<'a> {
+    settings: &'a crate::mcp::Settings,
+    /// Each mode by name and language, or `None` when it does not load.
+    modes: HashMap<String, Option<Mode>>,
+}
+
+impl<'a> TypeMarks<'a> {
+    fn new(settings: &'a crate::mcp::Settings) -> TypeMarks<'a> {
+        TypeMarks { settings, modes: HashMap::new() }
+    }
+
+    fn mode(&mut self, name: &str, language: &str) -> Option<&Mode> {
+        let dir = self.settings.home.modes_dir();
+        self.modes
+            .entry(format!("{name}\n{language}"))
+            .or_insert_with(|| mode::load(name, language, Some(&dir)).ok())
+            .as_ref()
+    }
+
+    fn emoji(&mut self, mode: &str, kind: &str) -> Option<String> {
+        Some(self.mode(mode, "en")?.type_term(kind)?.emoji.clone())
+    }
+
+    /// The configured mode's types, each with its emoji and its label in both languages.
+    fn configured_types(&mut self) -> Vec<Value> {
+        let name = self.settings.config.distil.mode.clone();
+        let zh: HashMap<String, String> = self
+            .mode(&name, "zh-CN")
+            .map(|m| m.types.iter().map(|t| (t.key.clone(), t.label.clone())).collect())
+            .unwrap_or_default();
+        let Some(mode) = self.mode(&name, "en") else { return Vec::new() };
+        mode.types
+            .iter()
+            .filter(|t| mode.emits_type(&t.key))
+            .map(|t| {
+                json!({
+                    "key": t.key,
+                    "emoji": t.emoji,
+                    "label": { "en": t.label, "zh": zh.get(&t.key).unwrap_or(&t.label) },
+                })
+            })
+            .collect()
+    }
 }
 
 async fn session(State(state): State<Shared>, Path(raw): Path<String>) -> Response {

@@ -1,10 +1,12 @@
 //! The live web viewer's files: one HTML page, its stylesheet and its script, plain files
 //! embedded in the binary (no build step, nothing fetched from elsewhere). The page is one
-//! application with hash routes (feed, search, one page per item: observation, summary, memory,
-//! event, session; health, review, what agents were handed) that reads the JSON API and the
-//! live feed; its English and Chinese strings live in the script and it starts in the configured
-//! `[distil] language`. Opened without the token (the plain address), it says where the
-//! address with the token is. Must not: embed the token or any data.
+//! application with hash routes (the home: sessions as cards, updated by the live feed; the
+//! live list of rows; search; one page per item: observation, summary, memory, event, session;
+//! memory to manage; review, one by one or in bulk; health; what agents were handed) that
+//! reads the JSON API and the live feed; its English and Chinese strings live in the script and
+//! it starts in the configured `[distil] language`. Opened without the token (the plain
+//! address), it says where the address with the token is. Must not: embed the token or any
+//! data.
 
 use axum::Router;
 use axum::http::header;

@@ -7,6 +7,33 @@
 // numbers and names it places (so each language words its own plurals and order).
 const STRINGS = {
   en: {
+    'nav.sessions': 'Sessions', 'nav.memory': 'Memory',
+    'home.title': 'Sessions', 'home.empty': 'No session matches. Sessions appear here as agents work; widen the time or drop a filter.',
+    'home.asked': 'Asked', 'home.done': 'Done', 'home.learned': 'Learned', 'home.untitled': 'No prompt recorded',
+    'home.no_project': 'no project', 'home.no_lines': 'No observations yet.', 'home.open': 'Open the session',
+    'home.more_lines': ({ n }) => (n === 1 ? '1 more observation' : `${n} more observations`),
+    'home.older': 'Show older sessions', 'home.shown': ({ n }) => (n === 1 ? '1 session' : `${n} sessions`),
+    'home.observations': ({ n }) => (n === 1 ? '1 observation' : `${n} observations`),
+    'filter.agents': 'All agents', 'filter.types': 'All types', 'filter.kinds_all': 'All kinds',
+    'when.all': 'Any time', 'when.today': 'Today', 'when.7d': 'Last 7 days', 'when.30d': 'Last 30 days',
+    'mem.title': 'Memory', 'mem.intro': 'What every session of a project (project memory) or every project (global memory) is handed. Edit, forget or bring back what is kept.',
+    'mem.empty': 'No memory matches these filters.', 'mem.tiers': 'Project and global', 'mem.status_all': 'Any status',
+    'mem.edit': 'Edit', 'mem.save': 'Save', 'mem.cancel': 'Cancel', 'mem.forget': 'Forget', 'mem.restore': 'Undo forget',
+    'mem.text': 'Text', 'mem.kind': 'Kind', 'mem.importance': 'Importance', 'mem.more': 'Show more',
+    'mem.chain': 'What replaced what', 'mem.replaced_at': ({ at }) => `replaced ${at}`, 'mem.current': 'in use now',
+    'mem.from': 'Where it came from', 'mem.by': 'by', 'mem.in_session': 'in the session',
+    'mem.more_sources': ({ n }) => `and ${n} more`, 'mem.no_sources': 'No source items: it was stated, not distilled.',
+    'mem.done': ({ id, action }) => `${id}: ${action}`,
+    'action.forget': 'forgotten', 'action.restore': 'brought back',
+    'review.select': 'Select', 'review.all': 'All', 'review.none': 'None',
+    'review.by_project': 'All of a project…', 'review.by_kind': 'All of a kind…',
+    'review.selected': ({ n }) => (n === 1 ? '1 selected' : `${n} selected`),
+    'review.bulk_approve': 'Approve selected', 'review.bulk_global': 'Approve selected as global', 'review.bulk_reject': 'Reject selected',
+    'review.confirm_approve': ({ n }) => (n === 1 ? 'Approve 1 candidate into project memory?' : `Approve ${n} candidates into project memory?`),
+    'review.confirm_approve_global': ({ n }) => (n === 1 ? 'Approve 1 candidate into global memory?' : `Approve ${n} candidates into global memory?`),
+    'review.confirm_reject': ({ n }) => (n === 1 ? 'Reject 1 candidate?' : `Reject ${n} candidates?`),
+    'review.yes': 'Yes, do it', 'review.no': 'Cancel',
+    'review.bulk_done': ({ n, action }) => `${n} ${action}`, 'review.bulk_failed': ({ n }) => (n === 1 ? '1 could not be decided' : `${n} could not be decided`),
     'nav.feed': 'Live', 'nav.search': 'Search', 'nav.health': 'Health', 'nav.review': 'Review', 'nav.handed': 'Handed',
     'handed.title': 'What agents were handed', 'handed.empty': 'Nothing has been handed to an agent yet: briefings, recalls and file context appear here as agents get them.',
     'handed.items': ({ n }) => (n === 1 ? '1 item' : `${n} items`), 'handed.cut': ({ n }) => `${n} cut by the budget`,
@@ -63,6 +90,33 @@ const STRINGS = {
     'error': 'Error', 'tokens': ({ n }) => `~${n} tokens`, 'back': 'back',
   },
   zh: {
+    'nav.sessions': '会话', 'nav.memory': '记忆',
+    'home.title': '会话', 'home.empty': '没有符合条件的会话。智能体工作时会话会出现在这里；请放宽时间或去掉筛选条件。',
+    'home.asked': '请求', 'home.done': '完成', 'home.learned': '收获', 'home.untitled': '没有记录提示',
+    'home.no_project': '无项目', 'home.no_lines': '尚无观察。', 'home.open': '打开会话',
+    'home.more_lines': ({ n }) => `还有 ${n} 条观察`,
+    'home.older': '显示更早的会话', 'home.shown': ({ n }) => `${n} 个会话`,
+    'home.observations': ({ n }) => `${n} 条观察`,
+    'filter.agents': '全部智能体', 'filter.types': '全部类型', 'filter.kinds_all': '全部种类',
+    'when.all': '全部时间', 'when.today': '今天', 'when.7d': '最近 7 天', 'when.30d': '最近 30 天',
+    'mem.title': '记忆', 'mem.intro': '项目的每个会话（项目记忆）或所有项目（全局记忆）都会拿到的内容。可以修改、遗忘或找回。',
+    'mem.empty': '没有符合筛选条件的记忆。', 'mem.tiers': '项目和全局', 'mem.status_all': '任意状态',
+    'mem.edit': '修改', 'mem.save': '保存', 'mem.cancel': '取消', 'mem.forget': '遗忘', 'mem.restore': '撤销遗忘',
+    'mem.text': '内容', 'mem.kind': '种类', 'mem.importance': '重要度', 'mem.more': '显示更多',
+    'mem.chain': '取代关系', 'mem.replaced_at': ({ at }) => `于 ${at} 被取代`, 'mem.current': '当前使用',
+    'mem.from': '来源', 'mem.by': '来自', 'mem.in_session': '所在会话',
+    'mem.more_sources': ({ n }) => `另有 ${n} 条`, 'mem.no_sources': '没有来源条目：它是直接说出的，不是提炼的。',
+    'mem.done': ({ id, action }) => `${id}：${action}`,
+    'action.forget': '已遗忘', 'action.restore': '已找回',
+    'review.select': '选择', 'review.all': '全部', 'review.none': '不选',
+    'review.by_project': '按项目全选…', 'review.by_kind': '按种类全选…',
+    'review.selected': ({ n }) => `已选 ${n} 条`,
+    'review.bulk_approve': '批准所选', 'review.bulk_global': '将所选批准为全局记忆', 'review.bulk_reject': '拒绝所选',
+    'review.confirm_approve': ({ n }) => `将 ${n} 条候选批准为项目记忆？`,
+    'review.confirm_approve_global': ({ n }) => `将 ${n} 条候选批准为全局记忆？`,
+    'review.confirm_reject': ({ n }) => `拒绝 ${n} 条候选？`,
+    'review.yes': '确定', 'review.no': '取消',
+    'review.bulk_done': ({ n, action }) => `${n} 条${action}`, 'review.bulk_failed': ({ n }) => `${n} 条未能处理`,
     'nav.feed': '实时', 'nav.search': '搜索', 'nav.health': '状态', 'nav.review': '审阅', 'nav.handed': '注入记录',
     'handed.title': '交给助手的上下文', 'handed.empty': '还没有交给助手任何内容：助手拿到简报、召回和文件上下文时会出现在这里。',
     'handed.items': ({ n }) => `${n} 条`, 'handed.cut': ({ n }) => `${n} 条因预算裁掉`,
@@ -244,6 +298,245 @@ function idLink(id) {
 // A memory's project, or the words for global memory.
 const scope = (project) => project || t('scope.global');
 
+// ---- sessions: the home page ------------------------------------------------------------
+
+// The API's largest page of cards, and how many the home shows before asking for more.
+const HOME_PAGE = 100;
+const HOME_FIRST = 200;
+// The most observation lines a card carries (the API's own bound); the session's page has all.
+const CARD_LINES = 12;
+
+// The configured mode's observation types ({key, emoji, label: {en, zh}}), from the first page
+// of cards: the type filter's choices and the marks of lines the live feed adds.
+let modeTypes = [];
+
+// An observation type in words: this page's own when it has them, else the mode's label in
+// this language, else the key as stored.
+function typeName(key) {
+  if (`obstype.${key}` in STRINGS.en) return t(`obstype.${key}`);
+  const known = modeTypes.find((x) => x.key === key);
+  return known ? (known.label[lang] || known.label.en || key) : String(key);
+}
+
+// A type's mark: the emoji its mode gives it, or a plain dot for a type no mode names.
+function typeMark(key, emoji) {
+  const known = modeTypes.find((x) => x.key === key);
+  return emoji || (known && known.emoji) || '•';
+}
+
+// The `since` of a time filter: local midnight for today, an age for the others, none for all.
+function sinceOf(range) {
+  if (range === 'today') {
+    const midnight = new Date();
+    midnight.setHours(0, 0, 0, 0);
+    return midnight.toISOString();
+  }
+  return range === '7d' || range === '30d' ? range : null;
+}
+
+function observationLine(o) {
+  const name = typeName(o.type);
+  return h('li', { class: 'obs-line', 'data-id': o.id },
+    h('span', { class: 'mark', title: name, 'aria-label': name }, typeMark(o.type, o.emoji)), ' ',
+    h('a', { href: `#/o/${o.id}` }, o.title || '—'));
+}
+
+function eventLine(e) {
+  return h('li', { class: 'event-line', 'data-id': e.id },
+    h('span', { class: 'tag event' }, label('evkind', e.kind)), ' ',
+    h('span', { class: 'meta-inline' }, when(e.at_ms, { timeStyle: 'medium' })), ' ',
+    h('a', { href: `#/e/${e.id}` }, e.summary || '—'));
+}
+
+// One session as a card (`card.data` is its row from /api/session-cards): who worked where and
+// when, what was asked, done and learned, its observations a line each, and its events folded
+// away until a click opens them (read then, once).
+function sessionCard(card) {
+  const c = card.data;
+  const asked = (c.summary && c.summary.request) || c.first_prompt;
+  // A few of each, one after another: each item's own full stop gives way to the separator.
+  const few = (items) => (items || []).slice(0, 3).map((x) => String(x).replace(/[.。]\s*$/, ''));
+  const done = c.summary ? few(c.summary.completed) : [];
+  const learned = c.summary ? few(c.summary.learned) : [];
+  const more = c.observations - c.lines.length;
+  const events = h('details', { class: 'events', open: card.open },
+    h('summary', {}, t('session.event_count', { n: c.events })),
+    card.events ? h('ul', { class: 'list event-lines' }, card.events.map(eventLine)) : null);
+  events.addEventListener('toggle', () => {
+    card.open = events.open;
+    if (card.open) loadEvents(card);
+  });
+  return h('li', { class: 'card session-card', 'data-session': c.id },
+    h('div', { class: 'meta' }, h('span', { class: 'tag agent' }, c.agent),
+      h('span', { class: 'project' }, c.project || t('home.no_project')),
+      c.branch ? h('span', { class: 'branch', title: t('memory.branch') }, `⎇ ${c.branch}`) : null,
+      h('span', { class: 'when' }, when(c.started_at_ms)),
+      c.last_event_at_ms > c.started_at_ms ? h('span', { class: 'until' }, `→ ${when(c.last_event_at_ms)}`) : null),
+    h('div', { class: 'title asked' }, h('a', { href: `#/s/${c.id}` }, asked || t('home.untitled'))),
+    done.length ? h('p', { class: 'done' }, h('b', {}, said('home.done')), done.join('; ')) : null,
+    learned.length ? h('p', { class: 'learned' }, h('b', {}, said('home.learned')), learned.join('; ')) : null,
+    c.lines.length ? h('ul', { class: 'obs-lines' }, c.lines.map(observationLine)) : h('p', { class: 'no-lines' }, t('home.no_lines')),
+    more > 0 ? h('p', { class: 'more-lines' }, h('a', { href: `#/s/${c.id}` }, t('home.more_lines', { n: more }))) : null,
+    events);
+}
+
+// Draws a card again where it stands; `news` marks it a moment for the eye.
+function redraw(card, news) {
+  const fresh = sessionCard(card);
+  card.el.replaceWith(fresh);
+  card.el = fresh;
+  if (news) {
+    fresh.classList.add('updated');
+    setTimeout(() => fresh.classList.remove('updated'), 1500);
+  }
+}
+
+async function loadEvents(card) {
+  if (card.events || card.loading) return;
+  card.loading = true;
+  try {
+    const d = await api(`/api/sessions/${card.data.id}`);
+    card.events = d.events;
+    redraw(card);
+  } catch (err) {
+    card.el.append(errorBox(err));
+  } finally {
+    card.loading = false;
+  }
+}
+
+async function renderHome() {
+  const run = routes;
+  const p = params();
+  const filters = { project: p.get('project') || '', agent: p.get('agent') || '', type: p.get('type') || '', when: p.get('when') || 'all' };
+  const query = new URLSearchParams();
+  for (const k of ['project', 'agent', 'type']) if (filters[k]) query.set(k, filters[k]);
+  const since = sinceOf(filters.when);
+  if (since) query.set('since', since);
+  const page = (before) => api(`/api/session-cards?${query}&limit=${HOME_PAGE}${before ? `&before=${before}` : ''}`);
+  const [projects, first] = await Promise.all([api('/api/projects'), page(null)]);
+  modeTypes = first.types || [];
+
+  const apply = () => {
+    const q = new URLSearchParams();
+    for (const [k, v] of new FormData(form)) if (v && !(k === 'when' && v === 'all')) q.set(k, v);
+    location.hash = `#/?${q}`;
+  };
+  const choice = (name, options) => h('select', { name, id: `home-${name}`, onchange: apply },
+    options.map(([value, text]) => h('option', { value, selected: filters[name] === value }, text)));
+  const types = modeTypes.map((x) => [x.key, `${x.emoji} ${typeName(x.key)}`]);
+  if (filters.type && !types.some(([k]) => k === filters.type)) types.push([filters.type, typeName(filters.type)]);
+  const count = h('span', { id: 'home-count', class: 'meta' });
+  const status = h('span', { id: 'home-status', class: 'status off' }, t('feed.offline'));
+  const form = h('form', { class: 'filters', id: 'home-filters', onsubmit: (e) => e.preventDefault() },
+    choice('project', [['', t('filter.project')], ...projects.projects.map((pr) => [pr.key, pr.name])]),
+    choice('agent', [['', t('filter.agents')], ...(first.agents || []).map((a) => [a, a])]),
+    choice('type', [['', t('filter.types')], ...types]),
+    choice('when', ['all', 'today', '7d', '30d'].map((w) => [w, t(`when.${w}`)])),
+    count, status);
+  const list = h('ul', { class: 'cards', id: 'sessions' });
+  const empty = h('p', { class: 'empty', id: 'home-empty' }, t('home.empty'));
+  const older = h('button', { type: 'button', id: 'home-older', hidden: true }, t('home.older'));
+  const cards = new Map();
+  let next = null;
+  const put = (data, top, into) => {
+    const card = { data, open: false, events: null, loading: false };
+    card.el = sessionCard(card);
+    cards.set(data.id, card);
+    if (top) list.prepend(card.el); else into.append(card.el);
+  };
+  const tally = () => {
+    empty.hidden = cards.size > 0;
+    count.textContent = t('home.shown', { n: cards.size });
+  };
+  const add = (got) => {
+    const batch = document.createDocumentFragment();
+    got.sessions.forEach((c) => { if (!cards.has(c.id)) put(c, false, batch); });
+    list.append(batch);
+    next = got.next;
+    older.hidden = !next;
+    tally();
+  };
+  older.addEventListener('click', async () => {
+    older.disabled = true;
+    try { add(await page(next)); } catch (err) { older.after(errorBox(err)); }
+    older.disabled = false;
+  });
+  show(h('h1', {}, t('home.title')), form, empty, list, older);
+  add(first);
+  // The next page at once: the home opens on the newest two hundred sessions.
+  while (next && cards.size < HOME_FIRST && run === routes) add(await page(next));
+  if (run !== routes) return;
+
+  // The live feed updates the cards in place; a session not shown yet gets its card (on top
+  // when it is the newest, which a new session is).
+  closeFeed();
+  const live = new URLSearchParams();
+  for (const k of ['project', 'agent']) if (filters[k]) live.set(k, filters[k]);
+  live.set('kind', 'event,observation,summary');
+  if (token) live.set('token', token);
+  feedSource = new EventSource(`/api/live?${live}`);
+  feedSource.addEventListener('hello', () => { status.className = 'status on'; status.textContent = t('feed.live'); });
+  feedSource.onerror = () => { status.className = 'status off'; status.textContent = t('feed.offline'); };
+  // Sessions asked for and not shown (filtered out, or older than the cards on the page): their
+  // events ask again only after an observation, which may bring them into a type's filter.
+  const asking = new Set();
+  const absent = new Set();
+  const fetchCard = async (id) => {
+    if (asking.has(id) || absent.has(id)) return;
+    asking.add(id);
+    try {
+      const one = new URLSearchParams(query);
+      one.set('session', id);
+      const data = (await api(`/api/session-cards?${one}`)).sessions[0];
+      const card = cards.get(id);
+      if (card && data) {
+        card.data = data;
+        redraw(card, true);
+      } else if (data) {
+        const top = list.firstElementChild ? cards.get(Number(list.firstElementChild.dataset.session)) : null;
+        if (!top || data.started_at_ms >= top.data.started_at_ms) {
+          put(data, true);
+          tally();
+          cards.get(id).el.classList.add('updated');
+        } else {
+          absent.add(id);
+        }
+      } else if (!card) {
+        absent.add(id);
+      }
+    } catch (err) {
+      if (!(err instanceof NeedsToken)) status.textContent = `${said('error')}${err.message}`;
+    } finally {
+      asking.delete(id);
+    }
+  };
+  feedSource.addEventListener('event', (e) => {
+    const row = JSON.parse(e.data);
+    const card = cards.get(row.session_id);
+    if (!card) { fetchCard(row.session_id); return; }
+    if (card.events && card.events.some((x) => x.id === row.id)) return;
+    const c = card.data;
+    c.events += 1;
+    c.last_event_at_ms = Math.max(c.last_event_at_ms, row.at_ms);
+    if (row.kind === 'prompt' && !c.first_prompt) c.first_prompt = row.body || row.summary;
+    if (card.events) card.events.push(row);
+    redraw(card, true);
+  });
+  feedSource.addEventListener('observation', (e) => {
+    const row = JSON.parse(e.data);
+    const card = cards.get(row.session_id);
+    if (!card) { absent.delete(row.session_id); fetchCard(row.session_id); return; }
+    const c = card.data;
+    if ((filters.type && row.type !== filters.type) || c.lines.some((l) => l.id === row.id)) return;
+    c.observations += 1;
+    if (c.lines.length < CARD_LINES) c.lines.push({ id: row.id, type: row.type, title: row.title, at_ms: row.at_ms });
+    redraw(card, true);
+  });
+  // A summary is read whole with its card: what was done and learned.
+  feedSource.addEventListener('summary', (e) => fetchCard(JSON.parse(e.data).session_id));
+}
+
 // ---- live feed -------------------------------------------------------------------------
 
 let feedSource = null;
@@ -279,7 +572,7 @@ async function renderFeed() {
   function apply() {
     const q = new URLSearchParams();
     for (const [k, v] of new FormData(form)) if (v) q.set(k, v);
-    location.hash = `#/?${q}`;
+    location.hash = `#/live?${q}`;
   }
   const list = h('ul', { class: 'list', id: 'feed' });
   const empty = h('p', { class: 'empty', id: 'feed-empty' }, t('feed.empty'));
@@ -459,12 +752,44 @@ function summaryBlock(m) {
     section(t('session.completed'), m.completed), section(t('session.next'), m.next_steps));
 }
 
-// A memory: its text in full, where it came from, what it replaces or was replaced by.
+// What replaced what: the chain a memory is in, oldest first, each with its text and what
+// became of it (replaced when, in use now, forgotten); `current` is the memory shown.
+function chainList(chain, current) {
+  if (!chain || chain.length < 2) return null;
+  return h('ol', { class: 'chain' }, chain.map((c) => {
+    const fate = c.status === 'superseded' ? t('mem.replaced_at', { at: when(c.updated_at) })
+      : c.status === 'active' ? t('mem.current') : label('status', c.status);
+    return h('li', { class: c.id === current ? 'chain-link this' : 'chain-link', 'data-id': c.id },
+      idLink(`m${c.id}`), ' ', h('span', { class: 'chain-text' }, c.text), ' ', h('span', { class: 'meta-inline fate' }, `(${fate})`));
+  }));
+}
+
+// Where a memory came from: its origin in words, then its source items, each with the agent
+// and the session it came from, linked.
+function provenance(m) {
+  const items = m.source_items || [];
+  const extra = (m.sources_total || 0) - items.length;
+  return h('div', { class: 'provenance' },
+    h('p', {}, h('b', {}, said('mem.from')), origin(m.member ? `${m.member}, ${m.origin}` : m.origin)),
+    items.length ? h('ul', { class: 'source-items' }, items.map((s) => h('li', { 'data-ref': s.ref },
+      idLink(s.ref), ' ', h('span', { class: 'source-title' }, s.title || '—'), ' · ',
+      h('span', {}, `${t('mem.by')} ${s.agent}`), ' · ',
+      s.session_id ? h('a', { href: `#/s/${s.session_id}`, class: 'source-session' }, `${t('mem.in_session')} ${s.session}`) : h('span', {}, s.session),
+      ' · ', h('span', {}, when(s.at_ms))))) : null,
+    extra > 0 ? h('p', { class: 'meta' }, t('mem.more_sources', { n: extra })) : null,
+    !items.length && !m.sources_total ? h('p', { class: 'meta' }, t('mem.no_sources')) : null);
+}
+
+// A memory on a page of its own: its text in full, where it came from, what it replaced or
+// was replaced by.
 async function renderMemory(id) {
-  const d = await api(`/api/items?ids=m${id}`);
-  const found = d.items[0];
-  if (!found) throw new Error(t('memory.missing', { id: `m${id}` }));
-  const m = found.item;
+  let m;
+  try {
+    m = await api(`/api/memories/m${id}`);
+  } catch (err) {
+    if (err instanceof NeedsToken) throw err;
+    throw new Error(t('memory.missing', { id: `m${id}` }));
+  }
   show(h('article', { id: 'memory', class: 'card', 'data-ref': `m${m.id}` },
     h('div', { class: 'meta' }, h('span', { class: 'tag memory' }, t('kind.memory')), h('span', {}, `m${m.id}`),
       h('span', {}, label('memkind', m.kind)), h('span', {}, label('tier', m.tier)), h('span', { class: 'status-word' }, label('status', m.status)),
@@ -473,12 +798,91 @@ async function renderMemory(id) {
     h('h1', { class: 'item-title memory-text' }, m.text),
     h('p', { class: 'meta' }, h('span', {}, `${t('memory.learned')} ${when(m.created_at)}`),
       m.updated_at !== m.created_at ? h('span', {}, `${t('memory.changed')} ${when(m.updated_at)}`) : null),
-    (m.sources || []).length ? [h('h2', {}, t('memory.sources')), h('p', { class: 'items', id: 'memory-sources' },
-      m.sources.flatMap((s, k) => (k ? [' ', idLink(s)] : [idLink(s)])))] : null,
-    m.supersedes ? [h('h2', {}, t('memory.replaces')), h('p', {}, idLink(`m${m.supersedes}`))] : null,
-    m.superseded_by ? [h('h2', {}, t('memory.replaced_by')), h('p', {}, idLink(`m${m.superseded_by}`))] : null,
-    m.branch ? [h('h2', {}, t('memory.branch')), h('p', {}, h('code', {}, m.branch))] : null,
-    anchorList(m.anchors)));
+    (m.chain || []).length > 1 ? [h('h2', {}, t('mem.chain')), chainList(m.chain, m.id)] : null,
+    provenance(m),
+    m.branch ? [h('h2', {}, t('memory.branch')), h('p', {}, h('code', {}, m.branch))] : null));
+}
+
+// One memory on the memory page, with what a person does to it: edit its text, kind and
+// importance, forget it, bring it back.
+function memoryCard(first) {
+  const li = h('li', { class: 'card memory-card' });
+  const draw = (m, editing, note) => {
+    li.dataset.id = m.id;
+    li.dataset.status = m.status;
+    const act = async (body) => {
+      try {
+        const d = await api(`/api/memories/m${m.id}`, body);
+        draw(d.memory, false, t('mem.done', { id: `m${m.id}`, action: t(`action.${body.action}`) }));
+      } catch (err) { li.append(errorBox(err)); }
+    };
+    const live = m.status === 'active' || m.status === 'candidate';
+    const back = m.status === 'forgotten' || m.status === 'rejected';
+    let body;
+    if (editing) {
+      const text = h('textarea', { class: 'review-text mem-text-input', rows: 2, maxlength: 300, 'aria-label': t('mem.text'), oninput: () => fitText(text) });
+      text.value = m.text;
+      const kind = h('select', { class: 'mem-kind-input', 'aria-label': t('mem.kind') },
+        ['fact', 'decision', 'convention', 'problem', 'preference'].map((k) => h('option', { value: k, selected: m.kind === k }, label('memkind', k))));
+      const importance = h('input', { type: 'number', class: 'mem-importance-input', min: 1, max: 10, value: m.importance, 'aria-label': t('mem.importance') });
+      body = [text, h('div', { class: 'actions' },
+        h('label', {}, said('mem.kind'), kind), h('label', {}, said('mem.importance'), importance),
+        h('button', { type: 'button', class: 'save', onclick: () => act({ action: 'edit', text: text.value, kind: kind.value, importance: Number(importance.value) }) }, t('mem.save')),
+        h('button', { type: 'button', class: 'cancel', onclick: () => draw(m, false) }, t('mem.cancel')))];
+      setTimeout(() => fitText(text));
+    } else {
+      body = [h('p', { class: 'memory-text' }, m.text),
+        h('div', { class: 'actions' },
+          live ? h('button', { type: 'button', class: 'edit', onclick: () => draw(m, true) }, t('mem.edit')) : null,
+          m.status !== 'forgotten' ? h('button', { type: 'button', class: 'forget', onclick: () => act({ action: 'forget' }) }, t('mem.forget')) : null,
+          back ? h('button', { type: 'button', class: 'restore', onclick: () => act({ action: 'restore' }) }, t('mem.restore')) : null)];
+    }
+    fill(li, 'replaceChildren', [
+      h('div', { class: 'meta' }, h('span', { class: 'tag memory' }, label('memkind', m.kind)), h('a', { href: `#/m/${m.id}` }, `m${m.id}`),
+        h('span', {}, label('tier', m.tier)), h('span', {}, scope(m.project_name || m.project)),
+        h('span', { class: 'importance' }, t('memory.importance', { n: m.importance })),
+        h('span', { class: 'status-word' }, label('status', m.status)),
+        h('span', {}, `${t('memory.learned')} ${when(m.created_at)}`)),
+      body,
+      (m.chain || []).length > 1 ? h('div', { class: 'chain-box' }, h('b', {}, said('mem.chain')), chainList(m.chain, m.id)) : null,
+      provenance(m),
+      note ? h('p', { class: 'note-line' }, note) : null]);
+  };
+  draw(first, false);
+  return li;
+}
+
+async function renderMemoryPage() {
+  const p = params();
+  const filters = { project: p.get('project') || '', kind: p.get('kind') || '', tier: p.get('tier') || '', status: p.get('status') || '' };
+  const query = new URLSearchParams();
+  for (const k of ['project', 'kind', 'tier', 'status']) if (filters[k]) query.set(k, filters[k]);
+  const page = (offset) => api(`/api/memories?${query}&limit=100&offset=${offset}`);
+  const [projects, first] = await Promise.all([api('/api/projects'), page(0)]);
+  const apply = () => {
+    const q = new URLSearchParams();
+    for (const [k, v] of new FormData(form)) if (v) q.set(k, v);
+    location.hash = `#/memory?${q}`;
+  };
+  const choice = (name, options) => h('select', { name, id: `memory-${name}`, onchange: apply },
+    options.map(([value, text]) => h('option', { value, selected: filters[name] === value }, text)));
+  const form = h('form', { class: 'filters', id: 'memory-filters', onsubmit: (e) => e.preventDefault() },
+    choice('project', [['', t('filter.project')], ...projects.projects.map((pr) => [pr.key, pr.name])]),
+    choice('kind', [['', t('filter.kinds_all')], ...['fact', 'decision', 'convention', 'problem', 'preference'].map((k) => [k, label('memkind', k)])]),
+    choice('tier', [['', t('mem.tiers')], ['L2', t('tier.L2')], ['L3', t('tier.L3')]]),
+    choice('status', [['', t('status.active')], ['forgotten', t('status.forgotten')], ['superseded', t('status.superseded')], ['all', t('mem.status_all')]]));
+  const list = h('ul', { class: 'cards', id: 'memories' });
+  const more = h('button', { type: 'button', id: 'memory-more', hidden: true }, t('mem.more'));
+  let offset = null;
+  const add = (got) => {
+    got.memories.forEach((m) => list.append(memoryCard(m)));
+    offset = got.next_offset;
+    more.hidden = offset === null || offset === undefined;
+  };
+  more.addEventListener('click', async () => { try { add(await page(offset)); } catch (err) { more.after(errorBox(err)); } });
+  add(first);
+  show(h('h1', {}, t('mem.title')), h('p', { class: 'meta intro' }, t('mem.intro')), form,
+    first.memories.length ? list : h('p', { class: 'empty', id: 'memories' }, t('mem.empty')), more);
 }
 
 async function renderSession(id) {
@@ -486,7 +890,8 @@ async function renderSession(id) {
   const s = d.session;
   show(h('section', { id: 'session' },
     h('h1', {}, `${said('session.title')}${s.title || s.source_id}`),
-    h('div', { class: 'meta' }, h('span', {}, s.agent), h('span', {}, s.project || '-'), h('span', {}, when(s.started_at_ms)),
+    h('div', { class: 'meta' }, h('span', {}, s.agent), h('span', {}, s.project || '-'),
+      s.branch ? h('span', { class: 'branch', title: t('memory.branch') }, `⎇ ${s.branch}`) : null, h('span', {}, when(s.started_at_ms)),
       h('span', {}, `→ ${when(s.last_event_at_ms)}`), h('span', {}, t('session.event_count', { n: s.events }))),
     h('h2', {}, t('session.summary')), summaryBlock(d.summary),
     h('h2', {}, t('session.timeline')),
@@ -584,17 +989,23 @@ function fitText(box) {
 async function renderReview() {
   const d = await api('/api/review');
   const list = h('ul', { class: 'cards', id: 'review' });
+  const decided = (li, id, action) => {
+    fill(li, 'replaceChildren', [h('p', { class: 'empty' }, t('review.done', { id: `m${id}`, action: t(`action.${action}`) }))]);
+    li.classList.add('decided');
+    tally();
+  };
   const decide = async (li, id, body) => {
     try {
       await api(`/api/review/m${id}`, body);
-      fill(li, 'replaceChildren', [h('p', { class: 'empty' }, t('review.done', { id: `m${id}`, action: t(`action.${body.action}`) }))]);
-      li.classList.add('decided');
+      decided(li, id, body.action);
     } catch (err) { li.append(errorBox(err)); }
   };
+  const open = () => [...list.querySelectorAll('.review-item:not(.decided)')];
+  const picked = () => open().filter((li) => li.querySelector('input.pick').checked);
   for (const m of d.candidates) {
     const text = h('textarea', { class: 'review-text', rows: 3, maxlength: 300, oninput: () => fitText(text) });
     text.value = m.text;
-    const li = h('li', { class: 'card review-item', 'data-id': m.id });
+    const li = h('li', { class: 'card review-item', 'data-id': m.id, 'data-project': m.project || '', 'data-kind': m.kind });
     const button = (caption, cls, body) => {
       const b = h('button', { class: cls }, caption);
       b.addEventListener('click', async () => {
@@ -603,7 +1014,9 @@ async function renderReview() {
       return b;
     };
     fill(li, 'append', [
-      h('div', { class: 'meta' }, h('span', { class: 'tag memory' }, label('memkind', m.kind)), h('a', { href: `#/m/${m.id}` }, `m${m.id}`),
+      h('div', { class: 'meta' },
+        h('label', { class: 'pick-box' }, h('input', { type: 'checkbox', class: 'pick', 'aria-label': `${t('review.select')} m${m.id}`, onchange: () => tally() })),
+        h('span', { class: 'tag memory' }, label('memkind', m.kind)), h('a', { href: `#/m/${m.id}` }, `m${m.id}`),
         h('span', {}, scope(m.project_name || m.project)), h('span', {}, t('memory.importance', { n: m.importance })),
         h('span', { class: 'by' }, origin(m.origin)), m.branch ? h('span', {}, `${said('memory.branch')}${m.branch}`) : null),
       text,
@@ -623,8 +1036,66 @@ async function renderReview() {
         button(t('review.reject'), 'reject', () => ({ action: 'reject' })))]);
     list.append(li);
   }
+
+  // A selection, and one decision on all of it, said with its count before it is made.
+  const pickAll = (test) => open().forEach((li) => { li.querySelector('input.pick').checked = test(li); });
+  const projects = new Map();
+  const kinds = new Set();
+  d.candidates.forEach((m) => { projects.set(m.project || '', scope(m.project_name || m.project)); kinds.add(m.kind); });
+  const byProject = h('select', { id: 'pick-project', 'aria-label': t('review.by_project'), onchange: () => {
+    if (byProject.value !== '-') pickAll((li) => (li.dataset.project || '') === byProject.value);
+    byProject.value = '-';
+    tally();
+  } }, h('option', { value: '-' }, t('review.by_project')), [...projects].map(([key, name]) => h('option', { value: key }, name)));
+  const byKind = h('select', { id: 'pick-kind', 'aria-label': t('review.by_kind'), onchange: () => {
+    if (byKind.value !== '-') pickAll((li) => li.dataset.kind === byKind.value);
+    byKind.value = '-';
+    tally();
+  } }, h('option', { value: '-' }, t('review.by_kind')), [...kinds].map((k) => h('option', { value: k }, label('memkind', k))));
+  const count = h('span', { id: 'pick-count', class: 'meta' });
+  const confirmBox = h('div', { id: 'bulk-confirm', class: 'confirm', hidden: true });
+  const result = h('p', { id: 'bulk-result', class: 'meta', hidden: true });
+  const bulk = (caption, action) => h('button', { type: 'button', class: `bulk bulk-${action}`, 'data-action': action, onclick: () => ask(action) }, caption);
+  const buttons = [bulk(t('review.bulk_approve'), 'approve'), bulk(t('review.bulk_global'), 'approve_global'), bulk(t('review.bulk_reject'), 'reject')];
+  function tally() {
+    const n = picked().length;
+    count.textContent = t('review.selected', { n });
+    buttons.forEach((b) => { b.disabled = n === 0; });
+  }
+  function ask(action) {
+    const chosen = picked();
+    if (!chosen.length) return;
+    fill(confirmBox, 'replaceChildren', [h('span', { class: 'question' }, t(`review.confirm_${action}`, { n: chosen.length })), ' ',
+      h('button', { type: 'button', id: 'bulk-yes', onclick: () => go(action, chosen) }, t('review.yes')), ' ',
+      h('button', { type: 'button', id: 'bulk-no', onclick: () => { confirmBox.hidden = true; } }, t('review.no'))]);
+    confirmBox.hidden = false;
+  }
+  async function go(action, chosen) {
+    confirmBox.hidden = true;
+    let done = 0;
+    let failed = 0;
+    try {
+      // The server takes at most 500 at once.
+      for (let i = 0; i < chosen.length; i += 500) {
+        const part = chosen.slice(i, i + 500);
+        const answer = await api('/api/review', { action, ids: part.map((li) => Number(li.dataset.id)) });
+        const byId = new Map(part.map((li) => [Number(li.dataset.id), li]));
+        answer.done.forEach((x) => { const li = byId.get(x.memory.id); if (li) decided(li, x.memory.id, action); done += 1; });
+        answer.failed.forEach((x) => { const li = byId.get(x.id); if (li) li.append(h('p', { class: 'error' }, `${said('error')}${x.message}`)); failed += 1; });
+      }
+    } catch (err) { result.after(errorBox(err)); }
+    result.textContent = [t('review.bulk_done', { n: done, action: t(`action.${action}`) }), failed ? t('review.bulk_failed', { n: failed }) : null].filter(Boolean).join('; ');
+    result.hidden = false;
+    tally();
+  }
+  const toolbar = h('div', { class: 'filters bulk-bar', id: 'bulk-bar' },
+    h('span', {}, said('review.select')),
+    h('button', { type: 'button', id: 'pick-all', onclick: () => { pickAll(() => true); tally(); } }, t('review.all')),
+    h('button', { type: 'button', id: 'pick-none', onclick: () => { pickAll(() => false); tally(); } }, t('review.none')),
+    byProject, byKind, count, buttons);
   show(h('h1', {}, t('review.title')),
-    d.candidates.length ? list : h('p', { class: 'empty', id: 'review' }, t('review.empty')));
+    d.candidates.length ? [toolbar, confirmBox, result, list] : h('p', { class: 'empty', id: 'review' }, t('review.empty')));
+  tally();
   // Only a box on the page has a height to measure.
   list.querySelectorAll('textarea').forEach(fitText);
 }
@@ -650,7 +1121,7 @@ async function route() {
   const run = ++routes;
   const path = location.hash.replace(/^#/, '').split('?')[0] || '/';
   document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.getAttribute('href') === `#${path}` || (path === '/' && a.getAttribute('href') === '#/')));
-  if (path !== '/') closeFeed();
+  closeFeed();
   const m = path.match(/^\/(o|s|e|sum|m)\/(\d+)$/);
   // Busy until the page is drawn, for screen readers and anything else that waits on it.
   main().setAttribute('aria-busy', 'true');
@@ -662,11 +1133,13 @@ async function route() {
     else if (m && m[1] === 'e') await renderEvent(m[2]);
     else if (m && m[1] === 'sum') await renderSummaryItem(m[2]);
     else if (m && m[1] === 'm') await renderMemory(m[2]);
+    else if (path === '/live') await renderFeed();
+    else if (path === '/memory') await renderMemoryPage();
     else if (path === '/search') await renderSearch();
     else if (path === '/health') await renderHealth();
     else if (path === '/review') await renderReview();
     else if (path === '/handed') await renderHanded();
-    else await renderFeed();
+    else await renderHome();
   } catch (err) { show(err instanceof NeedsToken ? tokenPage() : errorBox(err)); }
   if (run === routes) main().removeAttribute('aria-busy');
 }

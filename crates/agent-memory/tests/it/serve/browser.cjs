@@ -4,12 +4,10 @@
 // connected and waits for a line on stdin: the Rust test runs a hook in another process then.
 // Ends with one JSON line of what it saw; the Rust test asserts on it.
 'use strict';
-const { chromium } = require('playwright-core');
-const path = require('path');
+const { open } = require('./chromium.cjs');
 const readline = require('readline');
 
 const url = process.env.VIEWER_URL;
-const shots = process.env.SCREENSHOTS;
 const WAIT = { timeout: 90000 };
 
 function nextLine() {
@@ -18,24 +16,13 @@ function nextLine() {
 }
 
 (async () => {
-  const context = await chromium.launchPersistentContext(process.env.PROFILE_DIR, {
-    executablePath: process.env.CHROMIUM,
-    headless: true,
-    viewport: { width: 1100, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = context.pages()[0] || await context.newPage();
-  const consoleErrors = [];
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  const { context, page, consoleErrors, shot } = await open({ width: 1100, height: 800 });
   let loads = 0;
   page.on('load', () => { loads += 1; });
-  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
   const result = {};
   try {
     // The address serve prints: the viewer keeps the token for the tab and every read sends it.
-    await page.goto(`${url}/?token=${process.env.VIEWER_TOKEN}#/`);
+    await page.goto(`${url}/?token=${process.env.VIEWER_TOKEN}#/live`);
     await page.waitForSelector('#feed-status.on', WAIT);
     const loadsBefore = loads;
     console.log('waiting-for-hook');

@@ -1,17 +1,16 @@
-// Visits every page of the viewer of a running `agent-memory serve` in Debian's headless
-// Chromium through playwright-core (found via NODE_PATH), in English and then in Chinese, and
-// reads each as a person would. Environment: VIEWER_URL (the plain address), VIEWER_ADDRESS (the
+// Visits every page of the viewer of a running `agent-memory serve` (the sessions home, the
+// live feed, search and each kind of item, a session, memory, review, health, what agents were
+// handed) in Debian's headless Chromium through playwright-core (found via NODE_PATH), in
+// English and then in Chinese, and reads each as a person would. Environment: VIEWER_URL (the plain address), VIEWER_ADDRESS (the
 // address serve printed, with the token), CHROMIUM, PROFILE_DIR (a fresh user-data-dir),
 // SCREENSHOTS (a directory), QUERIES (a JSON list of searches that together find every kind of
 // item), CANDIDATE (the id of the long review candidate). Ends with one JSON line of what it
 // saw; the Rust test asserts on it.
 'use strict';
-const { chromium } = require('playwright-core');
-const path = require('path');
+const { open } = require('./chromium.cjs');
 
 const url = process.env.VIEWER_URL;
 const address = process.env.VIEWER_ADDRESS;
-const shots = process.env.SCREENSHOTS;
 const queries = JSON.parse(process.env.QUERIES);
 const candidate = process.env.CANDIDATE;
 const WAIT = { timeout: 90000 };
@@ -22,18 +21,7 @@ const WORDS = /\b(null|undefined|NaN|Invalid Date)\b/;
 const FILE_ENDINGS = new Set(['rs', 'js', 'ts', 'py', 'md', 'toml', 'json', 'css', 'html', 'txt', 'yaml', 'yml', 'lock', 'sh', 'env']);
 
 (async () => {
-  const context = await chromium.launchPersistentContext(process.env.PROFILE_DIR, {
-    executablePath: process.env.CHROMIUM,
-    headless: true,
-    viewport: { width: 1100, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = context.pages()[0] || await context.newPage();
-  const consoleErrors = [];
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push(String(e)));
-  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const { context, page, consoleErrors, shot } = await open({ width: 1100, height: 800 });
   const result = { pages: [], hit_links: [], handed_links: [], observations: [] };
 
   // What a person sees on the page now that is wrong: a script's missing value, a translation
@@ -92,12 +80,17 @@ const FILE_ENDINGS = new Set(['rs', 'js', 'ts', 'py', 'md', 'toml', 'json', 'css
 
     // The address serve printed: the viewer keeps the token for the tab.
     await page.goto(address);
-    await page.waitForSelector('#feed-status.on', WAIT);
+    await page.waitForSelector('#home-status.on', WAIT);
     result.token_left_in_address = page.url().includes('token=');
     for (const next of ['en', 'zh']) {
       if (await page.evaluate(() => document.documentElement.lang) !== (next === 'zh' ? 'zh-CN' : 'en')) await page.click('#lang');
       lang = next;
-      await visit('#/', '#feed .feed-item');
+      // The home: sessions as cards, one with its events opened.
+      await visit('#/', '#sessions .session-card');
+      await page.click('#sessions .session-card details.events summary');
+      await page.waitForSelector('#sessions .event-line', WAIT);
+      await look('home');
+      await visit('#/live', '#feed .feed-item');
       await look('feed');
 
       // Search: every hit's link opens that very item, whatever its kind.
@@ -143,6 +136,11 @@ const FILE_ENDINGS = new Set(['rs', 'js', 'ts', 'py', 'md', 'toml', 'json', 'css
         line_height: parseFloat(getComputedStyle(box).lineHeight),
       }));
       await look('review');
+
+      // Memory: project and global memory, what replaced what and where each came from,
+      // every memory there is.
+      await visit('#/memory?status=all', '#memories .memory-card');
+      await look('memory');
 
       // Health: figures in words, and the counts the store reports.
       await visit('#/health', 'svg#chart');

@@ -1,0 +1,51 @@
+// Opens the viewer's home of a running `agent-memory serve` that holds hundreds of sessions, in
+// Debian's headless Chromium through playwright-core (found via NODE_PATH), and measures in the
+// page how long after the navigation began the CARDS-th session card was in the document: on
+// the first visit (`first_ms`, the browser's own start-up included) and on a reload (`ms`).
+// Environment: VIEWER_ADDRESS, CHROMIUM, PROFILE_DIR, SCREENSHOTS, CARDS. Ends with one JSON
+// line of what it saw.
+'use strict';
+const { open } = require('./chromium.cjs');
+const path = require('path');
+
+const wanted = Number(process.env.CARDS);
+const WAIT = { timeout: 90000 };
+
+(async () => {
+  const { context, page, consoleErrors } = await open({ width: 1100, height: 900 });
+  const result = {};
+  // Before the page's own script runs: note the moment the wanted card joins the document,
+  // in milliseconds since the navigation started.
+  await page.addInitScript((n) => {
+    new MutationObserver((_, observer) => {
+      if (document.querySelectorAll('.session-card').length >= n) {
+        window.cardsAt = performance.now();
+        observer.disconnect();
+      }
+    }).observe(document, { childList: true, subtree: true });
+  }, wanted);
+  try {
+    // A warm-up visit loads the browser's own pieces; the one measured is the second.
+    await page.goto(process.env.VIEWER_ADDRESS);
+    await page.waitForFunction(() => typeof window.cardsAt === 'number', null, WAIT);
+    result.first_ms = await page.evaluate(() => window.cardsAt);
+    await page.reload();
+    await page.waitForFunction(() => typeof window.cardsAt === 'number', null, WAIT);
+    result.ms = await page.evaluate(() => window.cardsAt);
+    await page.waitForSelector('main:not([aria-busy])', WAIT);
+    result.cards = await page.locator('.session-card').count();
+    result.last = await page.locator('.session-card').nth(wanted - 1).evaluate((el) => ({
+      asked: el.querySelector('.asked').innerText, lines: [...el.querySelectorAll('.obs-line')].map((l) => l.innerText),
+      events: el.querySelector('details.events summary').innerText,
+    }));
+    result.first = await page.locator('.session-card').first().evaluate((el) => el.querySelector('.asked').innerText);
+    result.older_button = await page.locator('#home-older').isVisible();
+    await page.screenshot({ path: path.join(process.env.SCREENSHOTS, 'home-200.png') });
+  } catch (err) {
+    result.error = String(err);
+  }
+  result.console_errors = consoleErrors;
+  console.log(JSON.stringify(result));
+  await context.close();
+  process.exit(result.error ? 1 : 0);
+})();
