@@ -38,6 +38,9 @@ pub struct Report {
 /// The most items one reaction looks at in one pass, of each kind; the rest wait for the next.
 const PER_PASS: i64 = 500;
 
+/// Failed actions in a row after which a reaction waits for the next pass.
+const FAILURES_BEFORE_PAUSE: usize = 3;
+
 /// An observation or memory as a reaction matches it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Item {
@@ -151,11 +154,25 @@ pub fn run(
         let observations =
             if watches("observation") { observations_after(store, after)? } else { Vec::new() };
         let memories = if watches("memory") { memories_since(store, since)? } else { Vec::new() };
-        let next_after = observations.iter().map(|(id, _)| *id).max().unwrap_or(after);
-        let next_since = memories.iter().map(|(at, _)| *at).max().unwrap_or(since);
-        for item in
-            observations.into_iter().map(|(_, i)| i).chain(memories.into_iter().map(|(_, i)| i))
-        {
+        // The cursor moves over what was looked at; a reaction whose action keeps failing (a
+        // command that hangs until its timeout, a server that is down) stops for this pass
+        // after a few, so it cannot hold the pass for its whole backlog.
+        let (mut next_after, mut next_since) = (after, since);
+        let mut failing = 0;
+        let items = observations
+            .into_iter()
+            .map(|(id, item)| (Some(id), None, item))
+            .chain(memories.into_iter().map(|(at, item)| (None, Some(at), item)));
+        for (observation, memory_at, item) in items {
+            if failing >= FAILURES_BEFORE_PAUSE {
+                tracing::warn!(
+                    reaction = name,
+                    "reaction paused until the next pass: its last actions failed"
+                );
+                break;
+            }
+            next_after = observation.unwrap_or(next_after);
+            next_since = memory_at.unwrap_or(next_since);
             if !matches(reaction, &item) || fired(store, name, &item.id)? {
                 continue;
             }
@@ -176,8 +193,14 @@ pub fn run(
                 ],
             )?;
             match outcome {
-                Ok(()) => report.fired += 1,
-                Err(_) => report.failed += 1,
+                Ok(()) => {
+                    report.fired += 1;
+                    failing = 0;
+                }
+                Err(_) => {
+                    report.failed += 1;
+                    failing += 1;
+                }
             }
         }
         store.conn().execute(
@@ -363,4 +386,58 @@ pub fn payload(store: &Store, reaction: &str, item: &Item) -> Result<Value, Stor
         fields.insert(item.kind.to_owned(), whole);
     }
     Ok(payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    /// An action that fails every time and counts what it was handed.
+    struct Failing(RefCell<Vec<String>>);
+
+    impl Act for Failing {
+        fn act(&self, _: &ReactionConfig, item: &Value) -> Result<(), String> {
+            self.0.borrow_mut().push(item["id"].as_str().unwrap_or_default().to_owned());
+            Err("exited with status 1".into())
+        }
+    }
+
+    #[test]
+    fn an_action_that_keeps_failing_waits_for_the_next_pass_and_runs_once_per_item() {
+        let store = Store::open_in_memory().expect("store");
+        let reaction = ReactionConfig {
+            name: "fixes".into(),
+            types: vec!["bugfix".into()],
+            run: vec!["false".into()],
+            ..ReactionConfig::default()
+        };
+        let reactions = [reaction];
+        prepare(&store, &reactions, 0).expect("prepare");
+        let mut rows = String::from(
+            "INSERT INTO sessions (id, agent, source_id, started_at, last_event_at)
+                 VALUES (1, 'codex', 'c1', 0, 0);",
+        );
+        for id in 1..=5 {
+            rows.push_str(&format!(
+                "INSERT INTO observations (id, session_id, agent, mode, kind, title, at, tokens,
+                                           work_tokens, distiller, source_key)
+                     VALUES ({id}, 1, 'codex', 'code', 'bugfix', 'Fix {id}', {id}, 5, 50,
+                             'offline', 'k{id}');"
+            ));
+        }
+        store.conn().execute_batch(&rows).expect("fixture");
+        let act = Failing(RefCell::new(Vec::new()));
+        let first = run(&store, &reactions, &act, 10).expect("run");
+        assert_eq!((first.fired, first.failed), (0, FAILURES_BEFORE_PAUSE));
+        assert_eq!(*act.0.borrow(), ["o1", "o2", "o3"]);
+        // The next pass goes on from there, and no item is handed twice.
+        run(&store, &reactions, &act, 20).expect("run");
+        run(&store, &reactions, &act, 30).expect("run");
+        assert_eq!(*act.0.borrow(), ["o1", "o2", "o3", "o4", "o5"]);
+        let outcomes = outcomes(&store, 0).expect("outcomes");
+        assert_eq!((outcomes.fired, outcomes.failed), (0, 5));
+        assert!(outcomes.last_failure.is_some_and(|l| l.starts_with("fixes on o")));
+    }
 }

@@ -58,6 +58,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0017_anchors.sql"),
     include_str!("store/migrations/0018_injections.sql"),
     include_str!("store/migrations/0019_reactions.sql"),
+    include_str!("store/migrations/0020_session_order.sql"),
 ];
 
 /// The schema version this build writes.
