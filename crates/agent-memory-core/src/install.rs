@@ -23,6 +23,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod hermes;
 mod json;
+pub mod locate;
 pub mod opencode;
 
 use std::path::{Path, PathBuf};

@@ -117,6 +117,15 @@ pub struct AgentHooks {
     pub last_error: Option<(i64, String, String)>,
 }
 
+/// One hour's hook latency: its start, its runs, and their median and 95th percentile in ms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HourLatency {
+    pub hour_ms: i64,
+    pub runs: i64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
 /// Outcomes that count as errors in the error rate.
 pub const ERROR_OUTCOMES: &[&str] = &["spooled", "partial", "lost", "invalid", "failed"];
 
@@ -231,6 +240,38 @@ impl Store {
             )
             .optional()?;
         Ok(AgentHooks { runs, errors: failed, last_run_at, last_error })
+    }
+
+    /// Hook latency per hour since `since_ms`: each hour that saw a run (its start in unix ms),
+    /// with its runs and the median and 95th percentile of their durations, oldest first.
+    pub fn hook_latency_by_hour(&self, since_ms: i64) -> Result<Vec<HourLatency>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT (at / 3600000) * 3600000, duration_us FROM hook_runs WHERE at >= ?1
+             ORDER BY 1, 2",
+        )?;
+        let rows =
+            stmt.query_map([since_ms], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+        let mut hours: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+        for row in rows {
+            let (hour, us) = row?;
+            hours.entry(hour).or_default().push(us);
+        }
+        Ok(hours
+            .into_iter()
+            .map(|(hour_ms, durations)| {
+                let pct = |p: f64| {
+                    let index = ((durations.len() - 1) as f64 * p).round() as usize;
+                    durations[index] as f64 / 1000.0
+                };
+                HourLatency {
+                    hour_ms,
+                    runs: durations.len() as i64,
+                    p50_ms: pct(0.50),
+                    p95_ms: pct(0.95),
+                }
+            })
+            .collect())
     }
 
     fn hook_window(&self, label: &str, since_ms: i64) -> Result<HookWindow> {

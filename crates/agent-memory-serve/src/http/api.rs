@@ -1,7 +1,7 @@
 //! The JSON API under `/api` (documented in `docs/http-api.md`): sessions (and a page of
 //! session cards for the viewer's home, one request whatever the page holds), events,
 //! observations, summaries, projects, search, timeline, items by id, the injections on
-//! record, stats and health, and
+//! record, stats and health (with each agent's wiring and hook latency), and
 //! the two mutating routes (`POST /api/work`, `POST /api/shutdown`).
 //!
 //! Here is a query string, give me JSON from the same core calls the CLI makes. Parameters
@@ -13,6 +13,7 @@ use std::sync::PoisonError;
 
 use agent_memory_core::capture::{lost, spool};
 use agent_memory_core::distil::mode::{self, Mode};
+use agent_memory_core::install::{self, locate};
 use agent_memory_core::recall::{self, ItemId, SearchRequest};
 use agent_memory_core::store::Store;
 use agent_memory_core::store::browse::Listing;
@@ -39,6 +40,7 @@ pub(super) fn routes() -> Router<Shared> {
     Router::new()
         .route("/api/health", get(health))
         .route("/api/stats", get(stats))
+        .route("/api/health/details", get(health_details))
         .route("/api/projects", get(projects))
         .route("/api/sessions", get(sessions))
         .route("/api/sessions/{id}", get(session))
@@ -218,6 +220,54 @@ async fn stats(State(state): State<Shared>, query: Pairs) -> Response {
     }
     .await;
     reply(result)
+}
+
+/// `GET /api/health/details`: each agent this user has (wired, or its config or program found)
+/// with its wiring as `agent-memory doctor` checks it (`current`, `stale` or `missing`) and when
+/// its last hook ran; and hook latency per hour over the last day (median and 95th percentile).
+async fn health_details(State(state): State<Shared>, query: Pairs) -> Response {
+    let result = async {
+        Params::new(query, &[])?;
+        state
+            .with_store(move |store| {
+                let now = time::now_ms();
+                let mut agents = Vec::new();
+                if let Some((dirs, bin)) = wiring_locations() {
+                    let scope = install::Scope::User(dirs);
+                    for agent in install::Agent::all() {
+                        let state = match install::wiring(agent, &scope, &bin, &locate::read) {
+                            Ok((install::Wiring::Current, _)) => "current",
+                            Ok((install::Wiring::Stale, _)) => "stale",
+                            Ok((install::Wiring::Missing, _)) => "missing",
+                            Err(_) => "unreadable",
+                        };
+                        if state == "missing" && !locate::is_present(agent, &scope) {
+                            continue;
+                        }
+                        let hooks = store.agent_hooks(agent.name(), 0)?;
+                        agents.push(json!({
+                            "agent": agent.name(),
+                            "wiring": state,
+                            "last_hook_at_ms": hooks.last_run_at,
+                        }));
+                    }
+                }
+                let latency = store.hook_latency_by_hour(now - 86_400_000)?;
+                Ok(json!({ "agents": agents, "hook_latency": latency }))
+            })
+            .await
+    }
+    .await;
+    reply(result)
+}
+
+/// This user's config directories and the binary hooks run, found as `agent-memory install`
+/// finds them (core's `install::locate`).
+fn wiring_locations() -> Option<(install::UserDirs, String)> {
+    let exe = std::env::current_exe().and_then(std::fs::canonicalize).ok()?;
+    let dirs = locate::user_dirs().ok()?;
+    let bin = locate::hooks_binary(exe.to_str()?, &dirs.home);
+    Some((dirs, bin))
 }
 
 async fn projects(State(state): State<Shared>) -> Response {

@@ -372,9 +372,20 @@ fn parse_kind(raw: &str) -> Result<Kind, ApiError> {
 
 /// A memory as the viewer's memory page shows it: the memory, its chain of replacements
 /// (`chain`, oldest first, itself among them; empty when it replaced nothing and nothing
-/// replaced it) and its provenance (`source_items`: the first of its sources with their agent
+/// replaced it), the files it rests on (`anchors`, each `fresh`, `changed` or `gone`) and its
+/// provenance (`source_items`: the first of its sources with their agent
 /// and session, never a private one; `sources_total`).
-fn memory_view(store: &Store, memory: Memory) -> Result<Value, ApiError> {
+fn memory_view(store: &Store, mut memory: Memory) -> Result<Value, ApiError> {
+    // The files it rests on, checked against the working tree as `agent-memory show` checks
+    // them; none for a memory that rests on no file.
+    let kind = agent_memory_core::store::recall::ItemKind::Memory;
+    let checked = agent_memory_core::anchor::check(
+        store,
+        None,
+        &[(kind, memory.id)],
+        agent_memory_core::time::now_ms(),
+    );
+    memory.anchors = Some(checked.get(&(kind, memory.id)).map(|a| a.0.clone()).unwrap_or_default());
     let chain = chain_of(store, &memory)?;
     let mut items = Vec::new();
     for source in memory.sources.iter().take(SHOWN_SOURCES) {

@@ -6,9 +6,7 @@
 use std::io::{self, IsTerminal as _};
 use std::path::{Path, PathBuf};
 
-use agent_memory_core::install::{
-    self, Agent, ConfigError, FilePlan, InstallKind, Op, Scope, UserDirs,
-};
+use agent_memory_core::install::{self, Agent, FilePlan, InstallKind, Op, Scope, UserDirs, locate};
 use agent_memory_core::{fsutil, history};
 use anyhow::Context as _;
 
@@ -80,11 +78,7 @@ impl Locations {
             .to_owned();
         let dirs = user_dirs()?;
         // A build's output goes with the next `cargo clean`: hooks run the installed copy.
-        let bin = if is_build_output(&exe) {
-            installed_copy(&dirs.home).unwrap_or_else(|| exe.clone())
-        } else {
-            exe.clone()
-        };
+        let bin = locate::hooks_binary(&exe, &dirs.home);
         let user = Scope::User(dirs);
         let scope = match project {
             Some(dir) => Scope::Project(std::fs::canonicalize(dir).with_context(|| {
@@ -99,72 +93,12 @@ impl Locations {
     }
 }
 
-/// The user's home, config and data homes, and the folders agents' own variables name, from
-/// the environment.
+/// The user's folders, from the environment (see core's `install::locate`).
 pub fn user_dirs() -> anyhow::Result<UserDirs> {
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .context("HOME is not set; set it to your home directory")?;
-    let config_home = env_dir("XDG_CONFIG_HOME")?.unwrap_or_else(|| home.join(".config"));
-    let data_home = env_dir("XDG_DATA_HOME")?;
-    let mut dirs = UserDirs::new(home, config_home);
-    if let Some(data_home) = data_home {
-        dirs.data_home = data_home;
-    }
-    // Each agent that reads a variable for its config or history folder gets it from there.
-    let roots = Agent::all().flat_map(|agent| {
-        let spec = agent.spec();
-        [Some(spec.config_root), spec.history.map(|h| h.root)]
-    });
-    for var in roots.flatten().filter_map(|root| root.env) {
-        if !dirs.env.iter().any(|(v, _)| v == var)
-            && let Some(dir) = env_dir(var)?
-        {
-            dirs.env.push((var.to_owned(), dir));
-        }
-    }
-    Ok(dirs)
+    Ok(locate::user_dirs()?)
 }
 
-/// Whether `bin` is a build's output rather than an installed copy: in a `target/debug` or
-/// `target/release` directory, or in any directory cargo builds into (one holding its
-/// `.fingerprint`). Hooks wired to it break on the next `cargo clean`.
-pub fn is_build_output(bin: &str) -> bool {
-    let path = Path::new(bin);
-    let named = ["/target/debug/", "/target/release/"].iter().any(|dir| bin.contains(dir));
-    named || path.parent().is_some_and(|dir| dir.join(".fingerprint").is_dir())
-}
-
-/// Whether `bin` runs from a package runner's cache (`npx`, `pnpm dlx`, `bunx`, `uvx`,
-/// `pipx run`): a copy that goes when that cache is cleaned, so `install` copies it to
-/// `~/.local/bin` and wires the copy.
-pub fn is_transient(bin: &str) -> bool {
-    let bin = bin.replace('\\', "/");
-    ["/_npx/", "/dlx-", "/bunx-", "/uv/archive-v", "/pipx/.cache/"]
-        .iter()
-        .any(|dir| bin.contains(dir))
-}
-
-/// The installed agent-memory a build's output should wire instead of itself: the first on
-/// `PATH` that is no build's output, else `~/.local/bin/agent-memory`.
-fn installed_copy(home: &Path) -> Option<String> {
-    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).map(|dir| dir.join("agent-memory")).collect())
-        .unwrap_or_default();
-    on_path
-        .into_iter()
-        .chain([local_bin(home)])
-        .filter(|candidate| candidate.is_file())
-        .filter_map(|candidate| std::fs::canonicalize(candidate).ok())
-        .filter_map(|candidate| candidate.to_str().map(str::to_owned))
-        .find(|candidate| !is_build_output(candidate) && !is_transient(candidate))
-}
-
-/// Where `install --copy-self` puts this binary.
-fn local_bin(home: &Path) -> PathBuf {
-    home.join(".local").join("bin").join("agent-memory")
-}
+pub use agent_memory_core::install::locate::{is_build_output, is_transient};
 
 /// Copies this binary to `~/.local/bin/agent-memory` (through a temporary file and a rename,
 /// so a running copy is never half-written) and returns the copy's path.
@@ -173,7 +107,7 @@ fn copy_self(exe: &str) -> anyhow::Result<String> {
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .context("HOME is not set; set it to your home directory")?;
-    let target = local_bin(&home);
+    let target = locate::local_bin(&home);
     let dir = target.parent().unwrap_or(Path::new("."));
     let copied = (|| {
         std::fs::create_dir_all(dir)?;
@@ -196,7 +130,7 @@ pub fn run(mut args: InstallArgs, op: Op) -> anyhow::Result<()> {
         // `npx agent-memory install`: the hooks must outlive the runner's cache.
         let home = user_dirs()?.home;
         loc.bin = if args.dry_run {
-            local_bin(&home).to_string_lossy().into_owned()
+            locate::local_bin(&home).to_string_lossy().into_owned()
         } else {
             copy_self(&loc.exe)?
         };
@@ -467,17 +401,6 @@ fn hooks_file_project_notes(
 }
 
 /// A directory from the environment, made absolute; `None` when unset or empty.
-fn env_dir(name: &str) -> anyhow::Result<Option<PathBuf>> {
-    std::env::var_os(name)
-        .filter(|dir| !dir.is_empty())
-        .map(|dir| {
-            std::path::absolute(PathBuf::from(&dir)).with_context(|| {
-                format!("cannot use {name}={} as a directory; fix or unset it", dir.display())
-            })
-        })
-        .transpose()
-}
-
 /// The agents named, or when none is: on install every agent found here, on uninstall all.
 pub fn agents(names: &[String], op: Op, user: &Scope) -> anyhow::Result<Vec<Agent>> {
     if names.is_empty() {
@@ -503,16 +426,7 @@ pub fn named(names: &[String]) -> anyhow::Result<Vec<Agent>> {
     Ok(agents)
 }
 
-/// Whether the agent's config root exists or its program is on `PATH`.
-pub fn is_present(agent: Agent, user: &Scope) -> bool {
-    let Some(dir) = install::user_root(agent, user) else { return false };
-    dir.is_dir() || on_path(agent.program())
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-}
+pub use agent_memory_core::install::locate::{is_present, read};
 
 /// Our Hermes plugin directory goes once its files are removed, with what Python and install
 /// left in it (`__pycache__`, backups of older versions of our files); anything else the user
@@ -527,14 +441,6 @@ fn remove_plugin_dir(dir: &Path) -> io::Result<()> {
         entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     let ours = |name: &String| name == "__pycache__" || name.ends_with(".agent-memory.bak");
     if names.iter().all(ours) { std::fs::remove_dir_all(dir) } else { Ok(()) }
-}
-
-pub fn read(path: &Path) -> Result<Option<String>, ConfigError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ConfigError::Read { path: path.to_owned(), source }),
-    }
 }
 
 /// Carries out one file's plan: on install the original is kept once, then an atomic write (or

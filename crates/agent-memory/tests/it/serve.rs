@@ -6,8 +6,9 @@
 //! streamable HTTP with the official Python SDK client; and the viewer in real headless
 //! Chromium through playwright-core (`serve/browser.cjs`; `serve/tour.cjs`, which reads every
 //! page in both languages; `serve/home.cjs`, the sessions home, its filters and live cards;
-//! `serve/memory.cjs`, memory managed and review in bulk; `serve/speed.cjs`, two hundred
-//! cards timed), with screenshots kept under `target/serve-screenshots/`.
+//! `serve/memory.cjs`, memory managed and review in bulk; `serve/details.cjs`, agents' wiring,
+//! hook latency, what each session was handed and memories' file marks; `serve/speed.cjs`, two
+//! hundred cards timed), with screenshots kept under `target/serve-screenshots/`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::mcp::seeded;
 use crate::recall_inject::{CODEX_PROMPT, codex_fixes_the_parser};
+use crate::trust::git;
 use crate::{assert_quiet_success, home, payload};
 
 /// Servers of this module take turns: each one's worker and blocking pool would otherwise
@@ -898,6 +900,16 @@ fn the_viewer_in_chromium_shows_every_page_whole_in_english_and_chinese() {
         "{health}"
     );
     assert!(result["health_zh"]["worker"].as_str().is_some_and(|w| w.starts_with("上次处理")));
+    for lang in ["en", "zh"] {
+        let health = &result[format!("health_{lang}")];
+        assert!(health["latency_bars"].as_u64().is_some_and(|n| n > 0), "{lang}: {health}");
+        assert!(health["agents"].as_str().is_some_and(|a| !a.is_empty()), "{lang}: {health}");
+        let heads = result[format!("handed_sessions_{lang}")].as_array().expect("handed sessions");
+        assert!(
+            heads.iter().any(|h| h.as_str().is_some_and(|h| h.contains("claude-tour"))),
+            "{heads:?}"
+        );
+    }
     for lang in ["en", "zh"] {
         for count in result[format!("health_{lang}")]["counts"].as_array().expect("counts") {
             assert_eq!(count[1], count[2], "{lang}: the page shows the store's count: {count}");
@@ -1918,5 +1930,99 @@ fn the_home_shows_two_hundred_sessions_within_a_second() {
         let ms = result[visit].as_f64().expect("a time");
         assert!(ms < 1000.0, "the 200th card came {ms:.0} ms after the navigation: {result:#}");
     }
+    server.stop(&home);
+}
+
+/// The health page names a wired agent as up to date and a found, unwired one as not wired, and
+/// charts hook latency once hooks ran; the handed page groups injections under their sessions;
+/// the memory page marks a memory whose file changed as changed.
+#[test]
+fn the_health_handed_and_memory_pages_show_wiring_latency_sessions_and_file_marks() {
+    let _turn = turn();
+    let test = "the_health_handed_and_memory_pages_show_wiring_latency_sessions_and_file_marks";
+    let Some(deps) = browser(test) else { return };
+    let home = home();
+    home.ok(&["install", "claude-code"]);
+    // Codex is found (its config folder is there) but not wired.
+    std::fs::create_dir_all(home.user_home().join(".codex")).expect("codex dir");
+
+    // A repository with a rule about one of its files, remembered there.
+    let repo = home.user_home().join("work").join("parser");
+    std::fs::create_dir_all(repo.join("src")).expect("repo dir");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    #[allow(clippy::disallowed_methods)]
+    std::fs::write(repo.join("src/parser.rs"), "fn parse(depth: usize) -> usize {\n    depth\n}\n")
+        .expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "parser"]);
+    let remembered = home
+        .cmd()
+        .args(["remember", "src/parser.rs must read depth from self, never from a local", "--json"])
+        .current_dir(&repo)
+        .output()
+        .expect("remember");
+    assert!(remembered.status.success(), "{}", agent_memory_testkit::describe(&remembered));
+    crate::recall_inject::work(&home, &[]);
+
+    // Two sessions start in the project: each is handed its briefing.
+    let cwd = repo.to_string_lossy().into_owned();
+    for session in ["s-first", "s-second"] {
+        let start = payload(session, "SessionStart", &cwd, json!({"source": "startup"}));
+        let out = home.hook("claude-code", "SessionStart", &start);
+        assert!(out.status.success(), "{}", agent_memory_testkit::describe(&out));
+    }
+    // The file the rule rests on is rewritten.
+    #[allow(clippy::disallowed_methods)]
+    std::fs::write(repo.join("src/parser.rs"), "// rewritten\npub fn parse() {}\n").expect("write");
+
+    let server = Server::start(&home, &[]);
+    let details = server.json("/api/health/details");
+    assert!(details["hook_latency"].as_array().is_some_and(|h| !h.is_empty()), "{details:#}");
+    let (result, _) =
+        drive(&deps, "details.cjs", &server, &[], |p| panic!("the script does not pause: {p}"));
+    assert!(result.get("error").is_none(), "{result:#}");
+
+    let agents = result["agents"].as_array().expect("agents");
+    let agent = |name: &str| {
+        agents
+            .iter()
+            .find(|a| a["agent"] == name)
+            .unwrap_or_else(|| panic!("{name} not listed: {result:#}"))
+    };
+    assert_eq!(agent("claude-code")["words"], "wired, up to date", "{result:#}");
+    assert!(
+        agent("claude-code")["last_hook"].as_str().is_some_and(|s| s.starts_with("last hook ran ")),
+        "{result:#}"
+    );
+    assert_eq!(agent("codex")["words"], "not wired", "{result:#}");
+    assert!(result["latency_p50"].as_u64().is_some_and(|n| n > 0), "{result:#}");
+    assert!(result["latency_p95"].as_u64().is_some_and(|n| n > 0), "{result:#}");
+    assert_eq!(result["events_chart"], 1, "{result:#}");
+
+    let sessions = result["sessions"].as_array().expect("sessions");
+    for name in ["s-first", "s-second"] {
+        let group: Vec<&Value> = sessions.iter().filter(|s| s["session"] == name).collect();
+        assert_eq!(group.len(), 1, "{name} is one group: {result:#}");
+        assert_eq!(group[0]["agent"], "claude-code", "{result:#}");
+        assert!(group[0]["head"].as_str().is_some_and(|h| h.contains(name)), "{result:#}");
+        assert!(
+            group[0]["channels"].as_array().is_some_and(|c| c.contains(&json!("briefing"))),
+            "{result:#}"
+        );
+        assert!(group[0]["links"].as_u64().is_some_and(|n| n > 0), "{result:#}");
+    }
+
+    let marks = result["marks"].as_array().expect("marks");
+    let anchored: Vec<&Value> = marks
+        .iter()
+        .flat_map(|m| m["anchors"].as_array().into_iter().flatten())
+        .filter(|a| a["path"] == "src/parser.rs")
+        .collect();
+    assert_eq!(anchored.len(), 1, "{result:#}");
+    assert_eq!(anchored[0]["state"], "changed", "{result:#}");
+    assert!(
+        anchored[0]["text"].as_str().is_some_and(|t| t.contains("changed since")),
+        "{result:#}"
+    );
     server.stop(&home);
 }

@@ -12,7 +12,8 @@ use crate::recall_inject::{CODEX_PROMPT, codex_fixes_the_parser, work};
 use crate::{home, payload};
 use agent_memory_testkit::{TestHome, describe};
 
-fn git(dir: &Path, args: &[&str]) {
+/// Runs git in `dir` as a developer would, whatever repository the test itself runs in.
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let out = std::process::Command::new("git")
         .args(["-c", "user.name=Dev", "-c", "user.email=dev@example.com"])
         .args(args)

@@ -37,6 +37,8 @@ const STRINGS = {
     'nav.feed': 'Live', 'nav.search': 'Search', 'nav.health': 'Health', 'nav.review': 'Review', 'nav.handed': 'Handed',
     'handed.title': 'What agents were handed', 'handed.empty': 'Nothing has been handed to an agent yet: briefings, recalls and file context appear here as agents get them.',
     'handed.items': ({ n }) => (n === 1 ? '1 item' : `${n} items`), 'handed.cut': ({ n }) => `${n} cut by the budget`,
+    'handed.session': 'Session', 'handed.no_session': 'no session id',
+    'handed.times': ({ n }) => (n === 1 ? 'handed once' : `handed ${n} times`), 'handed.nothing_cut': 'nothing cut',
     'channel.briefing': 'briefing', 'channel.recall': 'recall', 'channel.file': 'file context', 'channel.mcp-briefing': 'briefing over MCP',
     'obs.anchors': 'Rests on', 'anchor.fresh': 'as it was', 'anchor.changed': 'changed since', 'anchor.gone': 'gone since',
     'feed.title': 'Live feed', 'feed.empty': 'Nothing yet. New events, observations and summaries appear here as agents work.',
@@ -80,6 +82,13 @@ const STRINGS = {
     'health.worker_fail': ({ at, failures, error }) => `last work pass ${at} failed (${failures} in a row): ${error}`,
     'health.worker_first': 'no work pass yet; the first one starts soon', 'health.worker_running': 'a work pass is running now',
     'health.worker_off': 'off: this server runs no work passes', 'health.nochart': 'No events in this period.',
+    'health.agents': 'Agents for this user', 'health.no_agents': 'No agent was found for this user: install one, then run `agent-memory install`.',
+    'wiring.current': 'wired, up to date', 'wiring.stale': 'wired, but an older wiring: run `agent-memory install`',
+    'wiring.missing': 'not wired', 'wiring.unreadable': 'its config cannot be read: run `agent-memory doctor`',
+    'health.last_hook': ({ at }) => `last hook ran ${at}`, 'health.no_hook': 'no hook has run yet',
+    'health.latency': 'Hook latency per hour, last 24 hours', 'health.p50': 'median (p50)', 'health.p95': 'slowest 5% (p95)',
+    'health.nolatency': 'No hook ran in the last 24 hours.',
+    'health.latency_tip': ({ hour, p50, p95, runs }) => `${hour}: median ${p50} ms, p95 ${p95} ms, ${runs} ${runs === 1 ? 'run' : 'runs'}`,
     'review.title': 'Review', 'review.empty': 'No candidates wait for review.',
     'review.approve': 'Approve', 'review.global': 'Approve as global', 'review.reject': 'Reject',
     'review.edit': 'Save edit', 'review.replaces': 'Replaces', 'review.from': 'From',
@@ -120,6 +129,8 @@ const STRINGS = {
     'nav.feed': '实时', 'nav.search': '搜索', 'nav.health': '状态', 'nav.review': '审阅', 'nav.handed': '注入记录',
     'handed.title': '交给助手的上下文', 'handed.empty': '还没有交给助手任何内容：助手拿到简报、召回和文件上下文时会出现在这里。',
     'handed.items': ({ n }) => `${n} 条`, 'handed.cut': ({ n }) => `${n} 条因预算裁掉`,
+    'handed.session': '会话', 'handed.no_session': '无会话编号',
+    'handed.times': ({ n }) => `注入 ${n} 次`, 'handed.nothing_cut': '未裁掉任何内容',
     'channel.briefing': '简报', 'channel.recall': '召回', 'channel.file': '文件上下文', 'channel.mcp-briefing': 'MCP 简报',
     'obs.anchors': '依据的文件', 'anchor.fresh': '未改动', 'anchor.changed': '改动于', 'anchor.gone': '删除于',
     'feed.title': '实时动态', 'feed.empty': '暂无内容。智能体工作时，新的事件、观察和摘要会出现在这里。',
@@ -163,6 +174,13 @@ const STRINGS = {
     'health.worker_fail': ({ at, failures, error }) => `上次处理 ${at} 失败（连续 ${failures} 次）：${error}`,
     'health.worker_first': '还没有处理过；第一次很快开始', 'health.worker_running': '正在处理',
     'health.worker_off': '未启用：这个服务不做后台处理', 'health.nochart': '此期间没有事件。',
+    'health.agents': '本用户的智能体', 'health.no_agents': '没有找到本用户的智能体：装好一个后运行 `agent-memory install`。',
+    'wiring.current': '已接入，最新', 'wiring.stale': '已接入，但接入方式较旧：请运行 `agent-memory install`',
+    'wiring.missing': '未接入', 'wiring.unreadable': '无法读取它的配置：请运行 `agent-memory doctor`',
+    'health.last_hook': ({ at }) => `上次钩子运行于 ${at}`, 'health.no_hook': '还没有钩子运行过',
+    'health.latency': '每小时钩子耗时（最近 24 小时）', 'health.p50': '中位数（p50）', 'health.p95': '最慢 5%（p95）',
+    'health.nolatency': '最近 24 小时没有钩子运行。',
+    'health.latency_tip': ({ hour, p50, p95, runs }) => `${hour}：中位数 ${p50} 毫秒，p95 ${p95} 毫秒，共 ${runs} 次`,
     'review.title': '审阅', 'review.empty': '没有待审阅的候选记忆。',
     'review.approve': '批准', 'review.global': '批准为全局记忆', 'review.reject': '拒绝',
     'review.edit': '保存修改', 'review.replaces': '将取代', 'review.from': '来源',
@@ -684,6 +702,15 @@ function anchorList(anchors) {
       a.state === 'fresh' ? t('anchor.fresh') : `${t(`anchor.${a.state}`)} ${when(a.since)}`)))];
 }
 
+// The files a memory rests on, each marked as it is in the working tree now: as it was,
+// changed since, gone since; nothing for a memory that rests on no file.
+function anchorMarks(anchors) {
+  if (!anchors || !anchors.length) return null;
+  return h('div', { class: 'anchor-marks' }, h('b', {}, said('obs.anchors')), anchors.map((a) =>
+    h('span', { class: `anchor-mark ${a.state}`, 'data-state': a.state, 'data-path': a.path }, h('code', {}, a.path), ' ',
+      a.state === 'fresh' ? t('anchor.fresh') : `${t(`anchor.${a.state}`)} ${when(a.since, { dateStyle: 'short' })}`)));
+}
+
 // An observation's title is stored cut at a word ("…") when it is long; its facts, or else its
 // narrative, hold the same sentence whole, which its own page shows.
 function wholeTitle(o) {
@@ -844,6 +871,7 @@ function memoryCard(first) {
         h('span', { class: 'status-word' }, label('status', m.status)),
         h('span', {}, `${t('memory.learned')} ${when(m.created_at)}`)),
       body,
+      anchorMarks(m.anchors),
       (m.chain || []).length > 1 ? h('div', { class: 'chain-box' }, h('b', {}, said('mem.chain')), chainList(m.chain, m.id)) : null,
       provenance(m),
       note ? h('p', { class: 'note-line' }, note) : null]);
@@ -958,8 +986,50 @@ function workerText(w) {
   return w.running ? `${said}; ${t('health.worker_running')}` : said;
 }
 
+// Hook latency per hour over the last day: the median and the 95th percentile as two bars an
+// hour, the hours with no run left empty.
+function latencyChart(hours) {
+  if (!hours.length) return h('p', { class: 'empty', id: 'latency-chart' }, t('health.nolatency'));
+  const now = Math.floor(Date.now() / 3600000) * 3600000;
+  const slots = [];
+  for (let i = 23; i >= 0; i -= 1) slots.push(now - i * 3600000);
+  const max = Math.max(...hours.map((x) => x.p95_ms), 0.001);
+  const W = 720, H = 200, pad = 28, slot = (W - pad * 2) / slots.length, bw = Math.max(2, slot / 2 - 2);
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${W} ${H + 30}`); svg.setAttribute('width', '100%'); svg.setAttribute('id', 'latency-chart');
+  const el = (tag, attrs, text) => { const e = document.createElementNS(ns, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (text != null) e.textContent = text; svg.append(e); return e; };
+  const ms = (x) => (x >= 10 ? x.toFixed(0) : x.toFixed(1));
+  el('line', { x1: pad, y1: H, x2: W - pad, y2: H, stroke: '#ccc' });
+  el('text', { x: 2, y: 12 }, `${ms(max)} ms`);
+  slots.forEach((at, i) => {
+    const x = pad + i * slot + 1;
+    const hour = new Date(at).toLocaleTimeString(lang === 'zh' ? 'zh-CN' : 'en-GB', { hour: '2-digit', minute: '2-digit' });
+    const row = hours.find((r) => r.hour_ms === at);
+    if (row) {
+      const tip = t('health.latency_tip', { hour, p50: ms(row.p50_ms), p95: ms(row.p95_ms), runs: row.runs });
+      [['p50', row.p50_ms, 0], ['p95', row.p95_ms, 1]].forEach(([name, v, k]) => {
+        const hgt = Math.max(1, (v / max) * (H - 20));
+        const r = el('rect', { x: x + k * (bw + 1), y: H - hgt, width: bw, height: hgt, fill: COLORS[k], class: `lat-${name}`, 'data-hour': at });
+        const title = document.createElementNS(ns, 'title'); title.textContent = tip; r.append(title);
+      });
+    }
+    if (i % 4 === 0 || i === slots.length - 1) el('text', { x, y: H + 14 }, hour);
+  });
+  const legend = h('div', { class: 'legend' }, [t('health.p50'), t('health.p95')].map((a, i) => { const s = h('span', {}, a); s.style.setProperty('--c', COLORS[i]); return s; }));
+  return h('div', {}, svg, legend);
+}
+
+// Each agent this user has: its wiring in words and when its last hook ran.
+function agentList(agents) {
+  if (!agents.length) return h('p', { class: 'empty', id: 'agents' }, t('health.no_agents'));
+  return h('ul', { class: 'list', id: 'agents' }, agents.map((a) => h('li', { class: `agent-wiring ${a.wiring}`, 'data-agent': a.agent, 'data-wiring': a.wiring },
+    h('b', {}, a.agent), ' · ', h('span', { class: 'wiring-words' }, label('wiring', a.wiring)), ' · ',
+    h('span', { class: 'last-hook' }, typeof a.last_hook_at_ms === 'number' ? t('health.last_hook', { at: when(a.last_hook_at_ms, { dateStyle: 'short', timeStyle: 'short' }) }) : t('health.no_hook')))));
+}
+
 async function renderHealth() {
-  const d = await api('/api/stats?days=30');
+  const [d, details] = await Promise.all([api('/api/stats?days=30'), api('/api/health/details')]);
   const s = d.store;
   const day = s.hooks.find((w) => w.window === '24h') || { runs: 0, error_rate: 0 };
   const spend = s.llm_spend.reduce((a, x) => a + x.tokens, 0);
@@ -975,7 +1045,10 @@ async function renderHealth() {
     fig(t('health.hook_errors'), `${(rate * 100).toFixed(1)} %`, 'fig-hook-errors'),
     fig(t('health.hook_runs'), day.runs, 'fig-hook-runs'), fig(t('health.spend'), spend, 'fig-spend'),
     words(t('health.spool'), spoolText(d.spool), 'fig-spool'), words(t('health.worker'), workerText(d.worker), 'fig-worker')),
-  h('h2', {}, t('health.chart')), chart(d.events_per_day, 30));
+  h('h2', {}, t('health.agents')), agentList(details.agents),
+  h('div', { class: 'charts' },
+    h('section', {}, h('h2', {}, t('health.chart')), chart(d.events_per_day, 30)),
+    h('section', {}, h('h2', {}, t('health.latency')), latencyChart(details.hook_latency))));
 }
 
 // ---- review -----------------------------------------------------------------------------
@@ -1100,15 +1173,33 @@ async function renderReview() {
   list.querySelectorAll('textarea').forEach(fitText);
 }
 
+// What agents were handed, session by session (newest first): each session with its agent,
+// id, project and time, then every briefing, recall and file context it got, with its items
+// linked, its tokens and what the budget cut.
 async function renderHanded() {
-  const d = await api('/api/injections?limit=50');
-  const list = h('ul', { class: 'cards', id: 'handed' }, d.map((i) =>
-    h('li', { class: 'card injection', 'data-channel': i.channel },
-      h('div', { class: 'meta' }, h('span', { class: 'tag' }, label('channel', i.channel)), h('span', {}, i.agent),
-        h('span', {}, i.project || '-'), h('span', {}, when(i.at_ms)),
-        h('span', {}, `${t('handed.items', { n: i.items.length })} · ${t('tokens', { n: i.tokens })}`),
-        i.cut ? h('span', {}, t('handed.cut', { n: i.cut })) : null),
-      h('div', { class: 'items' }, i.items.flatMap((id, k) => (k ? [' ', idLink(id)] : [idLink(id)]))))));
+  const d = await api('/api/injections?limit=200');
+  const groups = new Map();
+  d.forEach((i) => {
+    const key = `${i.agent}\n${i.session || ''}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(i);
+  });
+  const list = h('ul', { class: 'cards', id: 'handed' }, [...groups.values()].map((all) => {
+    const first = all[all.length - 1];
+    const last = all[0];
+    const tokens = all.reduce((a, i) => a + i.tokens, 0);
+    return h('li', { class: 'card handed-session', 'data-agent': first.agent, 'data-session': first.session || '' },
+      h('div', { class: 'meta session-head' }, h('b', {}, `${said('handed.session')}${first.session || t('handed.no_session')}`),
+        h('span', {}, first.agent), h('span', {}, first.project || '-'),
+        h('span', {}, all.length > 1 ? `${when(first.at_ms)} → ${when(last.at_ms)}` : when(first.at_ms)),
+        h('span', {}, `${t('handed.times', { n: all.length })} · ${t('tokens', { n: tokens })}`)),
+      h('ul', { class: 'handed-list' }, [...all].reverse().map((i) =>
+        h('li', { class: 'injection', 'data-channel': i.channel },
+          h('div', { class: 'meta' }, h('span', { class: 'tag' }, label('channel', i.channel)), h('span', {}, when(i.at_ms)),
+            h('span', {}, `${t('handed.items', { n: i.items.length })} · ${t('tokens', { n: i.tokens })}`),
+            h('span', { class: 'cut' }, i.cut ? t('handed.cut', { n: i.cut }) : t('handed.nothing_cut'))),
+          h('div', { class: 'items' }, i.items.flatMap((id, k) => (k ? [' ', idLink(id)] : [idLink(id)])))))));
+  }));
   show(h('h1', {}, t('handed.title')),
     d.length ? list : h('p', { class: 'empty', id: 'handed' }, t('handed.empty')));
 }

@@ -1,7 +1,7 @@
 // Visits every page of the viewer of a running `agent-memory serve` (the sessions home, the
-// live feed, search and each kind of item, a session, memory, review, health, what agents were
-// handed) in Debian's headless Chromium through playwright-core (found via NODE_PATH), in
-// English and then in Chinese, and reads each as a person would. Environment: VIEWER_URL (the plain address), VIEWER_ADDRESS (the
+// live feed, search and each kind of item, a session, memory, review, health with each agent's
+// wiring and the hook latency chart, what agents were handed session by session) in Debian's
+// headless Chromium through playwright-core (found via NODE_PATH), in English and then in Chinese, and reads each as a person would. Environment: VIEWER_URL (the plain address), VIEWER_ADDRESS (the
 // address serve printed, with the token), CHROMIUM, PROFILE_DIR (a fresh user-data-dir),
 // SCREENSHOTS (a directory), QUERIES (a JSON list of searches that together find every kind of
 // item), CANDIDATE (the id of the long review candidate). Ends with one JSON line of what it
@@ -144,18 +144,23 @@ const FILE_ENDINGS = new Set(['rs', 'js', 'ts', 'py', 'md', 'toml', 'json', 'css
 
       // Health: figures in words, and the counts the store reports.
       await visit('#/health', 'svg#chart');
+      await page.waitForSelector('#agents', WAIT);
+      await page.waitForSelector('svg#latency-chart rect', WAIT);
       result[`health_${lang}`] = await page.evaluate(async () => {
         const shown = (id) => document.querySelector(`#${id} .figure, #${id} .words`).textContent;
         const stats = await api('/api/stats?days=30');
         return {
           spool: shown('fig-spool'), worker: shown('fig-worker'),
+          agents: document.querySelector('#agents').innerText,
+          latency_bars: document.querySelectorAll('svg#latency-chart rect').length,
           counts: ['observations', 'summaries', 'memories', 'candidates'].map((k) => [k, shown(`fig-${k}`), String(stats.store[k])]),
         };
       });
       await look('health');
 
       // What agents were handed: each item's link opens that item.
-      await visit('#/handed', '.injection');
+      await visit('#/handed', '.handed-session .injection');
+      result[`handed_sessions_${lang}`] = await page.locator('.handed-session .session-head').evaluateAll((els) => els.map((e) => e.innerText));
       await look('handed');
       const links = await page.locator('.injection .items a').evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href')]));
       for (const [ref, href] of links.slice(0, 6)) {
