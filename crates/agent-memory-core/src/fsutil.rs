@@ -188,6 +188,13 @@ fn unsafe_folder(path: &Path, why: &str) -> io::Error {
     )
 }
 
+/// Whether another process holds the lock file at `path` (a running server's, say); `false`
+/// when there is no such file. The look takes the lock for an instant when it is free.
+pub fn lock_held(path: &Path) -> bool {
+    let Ok(file) = File::options().write(true).open(path) else { return false };
+    file.try_lock().is_err()
+}
+
 /// Options that create a file readable by its owner only.
 pub fn private_file_options() -> OpenOptions {
     let mut options = OpenOptions::new();

@@ -97,8 +97,7 @@ impl Instance {
 
     /// Whether a server holds the lock now.
     pub fn is_running(&self) -> bool {
-        let Ok(file) = File::options().write(true).open(self.lock_path()) else { return false };
-        file.try_lock().is_err()
+        agent_memory_core::fsutil::lock_held(&self.lock_path())
     }
 
     /// Records where the server listens (atomically: readers never see half a file).

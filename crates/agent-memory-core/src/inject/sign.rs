@@ -6,11 +6,10 @@
 //! Must not: cost the hook more than a lookup of the handed items' agents and a look at the
 //! server's lock; put the viewer's token on screen.
 
-use std::fs::File;
-
 use rusqlite::params;
 
 use super::Handed;
+use crate::fsutil;
 use crate::paths::Home;
 use crate::store::Store;
 
@@ -70,8 +69,8 @@ fn agents_of(store: &Store, handed: &Handed) -> Vec<String> {
 /// The running server's address without its token (the page there leads on), when one runs:
 /// its lock is held and `serve.json` names where it listens.
 fn viewer(home: &Home) -> Option<String> {
-    let lock = File::options().write(true).open(home.root().join("serve.lock")).ok()?;
-    if lock.try_lock().is_ok() {
+    // The same look as serve's `Instance::is_running`, on the same files.
+    if !fsutil::lock_held(&home.root().join("serve.lock")) {
         return None;
     }
     let state: serde_json::Value =

@@ -718,7 +718,8 @@ async fn shutdown(State(state): State<Shared>) -> Response {
     (StatusCode::ACCEPTED, Json(json!({ "stopping": true }))).into_response()
 }
 
-fn reply(result: Result<Value, ApiError>) -> Response {
+/// A handler's answer: its JSON, or the error in the API's one shape.
+pub(super) fn reply(result: Result<Value, ApiError>) -> Response {
     match result {
         Ok(value) => Json(value).into_response(),
         Err(err) => err.into_response(),

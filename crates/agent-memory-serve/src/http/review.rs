@@ -20,11 +20,10 @@ use agent_memory_core::store::memories::{
     self, Edit, Filter, Kind, Memory, MemoryError, Status, Tier,
 };
 use agent_memory_core::time;
-use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -70,10 +69,7 @@ async fn queue(State(state): State<Shared>) -> Response {
             Ok(json!({ "candidates": out }))
         })
         .await;
-    match result {
-        Ok(value) => Json(value).into_response(),
-        Err(err) => err.into_response(),
-    }
+    super::api::reply(result)
 }
 
 /// What the viewer asks for one candidate.
@@ -110,10 +106,7 @@ async fn decide(State(state): State<Shared>, Path(raw): Path<String>, body: Byte
         state.with_store_mut(move |store| apply(store, &config, id, &decision)).await
     }
     .await;
-    match result {
-        Ok(value) => Json(value).into_response(),
-        Err(err) => err.into_response(),
-    }
+    super::api::reply(result)
 }
 
 /// What the viewer asks for a selection of candidates.
@@ -194,10 +187,7 @@ async fn decide_many(State(state): State<Shared>, body: Bytes) -> Response {
             .await
     }
     .await;
-    match result {
-        Ok(value) => Json(value).into_response(),
-        Err(err) => err.into_response(),
-    }
+    super::api::reply(result)
 }
 
 /// `GET /api/memories`: project (L2) and global (L3) memory, the most recently changed first,
@@ -262,10 +252,7 @@ async fn memory_list(State(state): State<Shared>, query: Pairs) -> Response {
             .await
     }
     .await;
-    match result {
-        Ok(value) => Json(value).into_response(),
-        Err(err) => err.into_response(),
-    }
+    super::api::reply(result)
 }
 
 /// `GET /api/memories/{id}`: one memory, whatever its status, as the list shows it.
@@ -282,10 +269,7 @@ async fn memory_one(State(state): State<Shared>, Path(raw): Path<String>) -> Res
             .await
     }
     .await;
-    match result {
-        Ok(value) => Json(value).into_response(),
-        Err(err) => err.into_response(),
-    }
+    super::api::reply(result)
 }
 
 /// What the viewer asks for one memory.
@@ -355,10 +339,7 @@ async fn change(State(state): State<Shared>, Path(raw): Path<String>, body: Byte
             .await
     }
     .await;
-    match result {
-        Ok(value) => Json(value).into_response(),
-        Err(err) => err.into_response(),
-    }
+    super::api::reply(result)
 }
 
 fn parse_kind(raw: &str) -> Result<Kind, ApiError> {

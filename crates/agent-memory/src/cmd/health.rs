@@ -30,12 +30,10 @@ pub fn check(ctx: &Context) -> anyhow::Result<Report> {
     let lost = capture::lost::peek(&ctx.home);
     status.add_lost(&windows, lost.count, lost.last_ms);
     let day = status.hooks.first();
-    let mut waiting = Vec::new();
-    let search = &ctx.config.search;
-    for model in [search.embedding_model(), search.sparse_model()].into_iter().flatten() {
-        let (_, left) = store.vector_coverage(model)?;
-        waiting.push((model.to_owned(), left));
-    }
+    let waiting = super::status::search_models(ctx, &store)?
+        .into_iter()
+        .map(|coverage| (coverage.model, coverage.waiting))
+        .collect();
     let readings = Readings {
         store_bytes: status.bytes,
         hook_runs: day.map_or(0, |w| w.runs),

@@ -2,6 +2,7 @@
 //! how far the search models have come and whether the local server is running.
 
 use agent_memory_core::capture::{self, spool};
+use agent_memory_core::store::Store;
 use agent_memory_core::{react, time, work};
 use agent_memory_serve::instance::Instance;
 
@@ -24,12 +25,7 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
         .then(|| instance.state())
         .flatten()
         .map(|state| ServeRunning { url: state.url, pid: state.pid });
-    let search = &ctx.config.search;
-    let mut search_models = Vec::new();
-    for model in [search.embedding_model(), search.sparse_model()].into_iter().flatten() {
-        let (encoded, waiting) = store.vector_coverage(model)?;
-        search_models.push(ModelCoverage { model: model.to_owned(), encoded, waiting });
-    }
+    let search_models = search_models(ctx, &store)?;
     let reactions = &ctx.config.reactions;
     let reactions = match reactions.is_empty() {
         true => None,
@@ -48,4 +44,16 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<()> {
     };
     output::status(&status, &spool, &activity, args.json)?;
     Ok(())
+}
+
+/// Each search model in use (embedding, then sparse), with how far it has come through the
+/// store: what `status` shows and `doctor --health` judges.
+pub fn search_models(ctx: &Context, store: &Store) -> anyhow::Result<Vec<ModelCoverage>> {
+    let search = &ctx.config.search;
+    let mut models = Vec::new();
+    for model in [search.embedding_model(), search.sparse_model()].into_iter().flatten() {
+        let (encoded, waiting) = store.vector_coverage(model)?;
+        models.push(ModelCoverage { model: model.to_owned(), encoded, waiting });
+    }
+    Ok(models)
 }

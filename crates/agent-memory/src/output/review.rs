@@ -42,6 +42,12 @@ pub fn review_candidate(
     write_review_candidate(&mut io::stdout().lock(), index, total, m, older)
 }
 
+/// A candidate as review names it: `m12 decision · importance 7 · shop`.
+fn heading(m: &Memory) -> String {
+    let scope = m.project_name.as_deref().unwrap_or("global");
+    format!("m{} {} · importance {} · {scope}", m.id, m.kind.as_str(), m.importance)
+}
+
 pub fn write_review_candidate(
     out: &mut impl Write,
     index: usize,
@@ -49,15 +55,8 @@ pub fn write_review_candidate(
     m: &Memory,
     older: Option<&Memory>,
 ) -> io::Result<()> {
-    writeln!(
-        out,
-        "\n[{index}/{total}] m{} {} · importance {} · {} · from {}",
-        m.id,
-        m.kind.as_str(),
-        m.importance,
-        m.project_name.as_deref().unwrap_or("global"),
-        if m.sources.is_empty() { "-".to_owned() } else { m.sources.join(" ") }
-    )?;
+    let sources = if m.sources.is_empty() { "-".to_owned() } else { m.sources.join(" ") };
+    writeln!(out, "\n[{index}/{total}] {} · from {sources}", heading(m))?;
     writeln!(out, "  {}", m.text)?;
     if let Some(branch) = &m.branch {
         writeln!(out, "  made on branch {branch}: approving it makes it the whole project's")?;
@@ -96,15 +95,7 @@ pub fn write_review_would(
     chosen: &[Memory],
 ) -> io::Result<()> {
     for m in chosen {
-        writeln!(
-            out,
-            "m{} {} · importance {} · {}: {}",
-            m.id,
-            m.kind.as_str(),
-            m.importance,
-            m.project_name.as_deref().unwrap_or("global"),
-            m.text
-        )?;
+        writeln!(out, "{}: {}", heading(m), m.text)?;
     }
     let into = match (verb, global) {
         ("approve", true) => " into global memory",

@@ -378,9 +378,9 @@ pub(super) struct Restored {
 }
 
 impl Importer<'_> {
-    /// The id of a session here, from the file's session lines or the store.
+    /// The id and project of a session here (the file's session lines are stored by now).
     fn session_here(
-        &mut self,
+        &self,
         session: &SessionRef,
     ) -> Result<Option<(i64, Option<i64>)>, TransferError> {
         Ok(self
@@ -452,10 +452,7 @@ impl Importer<'_> {
         }
         events.sort_unstable();
         let project_id = self.project_here(record.project.as_deref())?.or(session_project);
-        let list = |items: &[String]| {
-            let cleaned: Vec<String> = items.iter().map(|i| clean(i)).collect();
-            serde_json::to_string(&cleaned).unwrap_or_else(|_| "[]".into())
-        };
+        let list = |items: &[String]| cleaned_list(items, clean);
         let key = crate::store::distilled::source_key(session_id, &events);
         let added = self.tx.prepare_cached(INSERT_OBSERVATION)?.execute(params![
             session_id,
@@ -528,10 +525,7 @@ impl Importer<'_> {
             )?,
         };
         let project_id = self.project_here(record.project.as_deref())?.or(session_project);
-        let list = |items: &[String]| {
-            let cleaned: Vec<String> = items.iter().map(|i| clean(i)).collect();
-            serde_json::to_string(&cleaned).unwrap_or_else(|_| "[]".into())
-        };
+        let list = |items: &[String]| cleaned_list(items, clean);
         let upsert = format!(
             "{UPSERT_SUMMARY} WHERE excluded.through_event_id > summaries.through_event_id"
         );
@@ -749,6 +743,12 @@ impl Importer<'_> {
         }
         Ok(())
     }
+}
+
+/// A list field (facts, concepts, files, lessons) sanitized item by item, as stored: JSON text.
+fn cleaned_list(items: &[String], clean: &dyn Fn(&str) -> String) -> String {
+    let cleaned: Vec<String> = items.iter().map(|i| clean(i)).collect();
+    serde_json::to_string(&cleaned).unwrap_or_else(|_| "[]".into())
 }
 
 /// A name-like field (an agent, a mode, a kind, a hash) cut to what any store writes.
