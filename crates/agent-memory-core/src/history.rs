@@ -29,6 +29,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::SyncSender;
 
 use serde::Serialize;
@@ -42,7 +43,7 @@ use crate::event::Event;
 use crate::install::UserDirs;
 use crate::project::ProjectIdentity;
 use crate::store::transcripts::ReadMark;
-use crate::store::{Store, StoreError};
+use crate::store::{Bulk, Columns, Store, StoreError};
 use crate::time;
 
 /// The longest line of a session file that is read; a longer one (a huge tool output) is
@@ -55,6 +56,9 @@ const HEAD_BYTES: u64 = 256 * 1024;
 const BATCH: usize = 2_000;
 /// Prepared events handed from the reading side to the writing side at a time.
 const PARCEL: usize = 250;
+/// Batches the reading side may prepare ahead of the writing side: the writer stalls now and
+/// then (a commit, a copy of the log), and the reader should not stall with it.
+const AHEAD: usize = 8;
 /// Batches written between two copies of the write-ahead log into the database: about 30
 /// MB of log at most.
 const LOG_BATCHES: u64 = 16;
@@ -407,7 +411,7 @@ pub fn import(
             uid_prefix: uid_prefix(this.agent.name),
         };
         let counts = std::thread::scope(|scope| {
-            let (send, receive) = std::sync::mpsc::sync_channel(BATCH / PARCEL);
+            let (send, receive) = std::sync::mpsc::sync_channel(AHEAD * BATCH / PARCEL);
             let reader = scope.spawn(move || reading.all(&wanted, &send));
             let written = receive.iter().flatten().try_for_each(|read| sink.take(read, progress));
             // A failed write stops the reading: it finds no one to send to.
@@ -435,7 +439,7 @@ pub fn import(
 /// What the reading side hands the writing side, in order.
 enum Read {
     /// An event ready for the store, with the id of the record it came from.
-    Event { event: Box<Event>, hash: String, source_id: String },
+    Event { event: Box<Event>, hash: String, source_id: String, columns: Columns },
     /// A source read whole; everything it gave was sent before this.
     Done(ReadMark),
     /// A source that could not be read (or not to the end).
@@ -569,7 +573,9 @@ impl Preparer<'_> {
             Stage::Ready { event, hash }
                 if within(event.cwd.as_deref(), options.project.as_deref()) =>
             {
-                self.push(Read::Event { event, hash, source_id });
+                // Worked out here rather than by the writing side, which is the busier.
+                let columns = Columns::of(&event);
+                self.push(Read::Event { event, hash, source_id, columns });
             }
             Stage::Invalid(problem) => {
                 tracing::debug!(%problem, %source_id, "a record of an agent's history");
@@ -628,18 +634,18 @@ fn read_file(
 /// The project each working directory resolves to, resolved once per directory.
 struct Projects {
     roots: Vec<PathBuf>,
-    known: HashMap<Option<String>, ProjectIdentity>,
+    known: HashMap<Option<String>, Arc<ProjectIdentity>>,
 }
 
 impl Projects {
-    fn of(&mut self, cwd: Option<&str>, agent: &str) -> ProjectIdentity {
+    fn of(&mut self, cwd: Option<&str>, agent: &str) -> Arc<ProjectIdentity> {
         let key = cwd.map(str::to_owned);
         self.known
             .entry(key)
             .or_insert_with(|| {
                 // The branch checked out now says nothing of the branch a past session was on.
                 let found = capture::resolve_project(cwd, agent, &self.roots);
-                ProjectIdentity { branch: None, ..found }
+                Arc::new(ProjectIdentity { branch: None, ..found })
             })
             .clone()
     }
@@ -652,7 +658,7 @@ struct Sink<'a> {
     store: &'a mut Store,
     agent: &'static str,
     projects: &'a mut Projects,
-    items: Vec<(Event, String, ProjectIdentity)>,
+    items: Vec<Bulk>,
     /// Sources read whole whose last events are among `items`.
     marks: Vec<ReadMark>,
     /// Per session: when the hooks first captured it.
@@ -666,7 +672,9 @@ struct Sink<'a> {
 impl Sink<'_> {
     fn take(&mut self, read: Read, progress: &mut dyn FnMut()) -> Result<(), StoreError> {
         match read {
-            Read::Event { event, hash, source_id } => self.event(*event, hash, &source_id)?,
+            Read::Event { event, hash, source_id, columns } => {
+                self.event(*event, hash, &source_id, columns)?;
+            }
             Read::Done(mark) => {
                 progress();
                 self.report.sessions += 1;
@@ -683,7 +691,13 @@ impl Sink<'_> {
         Ok(())
     }
 
-    fn event(&mut self, mut event: Event, hash: String, source_id: &str) -> Result<(), StoreError> {
+    fn event(
+        &mut self,
+        mut event: Event,
+        hash: String,
+        source_id: &str,
+        columns: Columns,
+    ) -> Result<(), StoreError> {
         let prefix = &self.uid_prefix;
         if !self.cutoffs.contains_key(&event.session) {
             let since = self.store.captured_since(self.agent, &event.session, prefix)?;
@@ -698,7 +712,7 @@ impl Sink<'_> {
         }
         event.uid = format!("{prefix}{}-{source_id}", event.session);
         let project = self.projects.of(event.cwd.as_deref(), self.agent);
-        self.items.push((event, hash, project));
+        self.items.push(Bulk { event, hash, project, columns });
         Ok(())
     }
 

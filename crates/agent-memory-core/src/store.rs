@@ -381,7 +381,7 @@ impl Store {
     /// how many events were new.
     pub fn write_many(
         &mut self,
-        items: &[(Event, String, ProjectIdentity)],
+        items: &[Bulk],
         marks: &[transcripts::ReadMark],
         now_ms: i64,
     ) -> Result<usize> {
@@ -391,9 +391,12 @@ impl Store {
         // Each insert fires triggers, so SQLite keeps a statement journal of the pages it
         // changes in case the statement fails half way; in memory, not in a file of its own.
         self.conn.pragma_update(None, "temp_store", "MEMORY")?;
+        // What each new event's full-text index is to hold, worked out by whoever prepared the
+        // batch, waits here (in memory) until one statement indexes the whole batch.
+        self.conn.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS pending_index (id INTEGER PRIMARY KEY, text TEXT)",
+        )?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let last_id: i64 =
-            tx.query_row("SELECT coalesce(max(id), 0) FROM events", [], |r| r.get(0))?;
         self.fts_deferred.store(true, Ordering::Relaxed);
         let written = (|| {
             let mut added = 0;
@@ -402,7 +405,9 @@ impl Store {
             // Sessions a prompt of this batch has already offered a title to: only a
             // session's first prompt titles it.
             let mut titled: std::collections::HashSet<(&str, &str)> = Default::default();
-            for (i, (event, hash, project)) in items.iter().enumerate() {
+            let mut pending =
+                tx.prepare_cached("INSERT INTO temp.pending_index (id, text) VALUES (?1, ?2)")?;
+            for (i, Bulk { event, hash, project, columns }) in items.iter().enumerate() {
                 let project_id = match projects.get(project.key.as_str()) {
                     Some(id) => *id,
                     None => {
@@ -415,9 +420,9 @@ impl Store {
                 // can change it (its first prompt may title it, an end closes it) and by its
                 // last (which also reopens it after an end), not by every event between.
                 let key = (event.agent.as_str(), event.session.as_str());
-                let last = items
-                    .get(i + 1)
-                    .is_none_or(|(next, _, _)| (next.agent.as_str(), next.session.as_str()) != key);
+                let last = items.get(i + 1).is_none_or(|next| {
+                    (next.event.agent.as_str(), next.event.session.as_str()) != key
+                });
                 let changes = match event.kind {
                     EventKind::Prompt => titled.insert(key),
                     EventKind::SessionEnd => true,
@@ -431,7 +436,9 @@ impl Store {
                         id
                     }
                 };
-                if insert_event(&tx, event, hash, session_id, project_id, true)?.is_some() {
+                let row = Row { event, hash, session_id, project_id, late: true };
+                if let Some(id) = insert_row(&tx, &row, columns)? {
+                    pending.execute(params![id, columns.index_text])?;
                     added += 1;
                 }
             }
@@ -439,7 +446,10 @@ impl Store {
         })();
         self.fts_deferred.store(false, Ordering::Relaxed);
         let added = written?;
-        index_events_after(&tx, last_id)?;
+        tx.execute_batch(
+            "INSERT INTO events_fts (rowid, text) SELECT id, text FROM temp.pending_index;
+             DELETE FROM temp.pending_index;",
+        )?;
         transcripts::mark_read(&tx, marks, now_ms)?;
         tx.commit()?;
         Ok(added)
@@ -629,9 +639,49 @@ pub(crate) fn event_from_row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::R
 /// live in the JSON the payload column already holds, so no column was added for them.
 pub(crate) const FACTS_KEY: &str = "facts";
 
+/// An event the bulk writer ([`Store::write_many`]) stores: the event, its content hash, its
+/// project, and its [`Columns`].
+#[derive(Debug, Clone)]
+pub struct Bulk {
+    pub event: Event,
+    pub hash: String,
+    pub project: Arc<ProjectIdentity>,
+    pub columns: Columns,
+}
+
+/// What writing an event works out beside its fields: its payload and files as stored, and the
+/// text its full-text index holds. Apart from the write, so that a bulk writer can have them
+/// worked out on another thread while it writes.
+#[derive(Debug, Clone)]
+pub struct Columns {
+    payload: String,
+    files: String,
+    /// What the trigger of migration 0015 indexes: [`EVENT_INDEX_TEXT`], worked out here.
+    index_text: String,
+}
+
+impl Columns {
+    /// The columns of `event`, with its index text.
+    pub fn of(event: &Event) -> Columns {
+        let date = fts::date_words(event.at_ms);
+        let text = format!("{} {} {date}", event.summary, event.body);
+        Columns { index_text: fts::stemmed_text(&text), ..Columns::stored(event) }
+    }
+
+    /// The columns of `event` without its index text, which its trigger writes.
+    fn stored(event: &Event) -> Columns {
+        Columns {
+            payload: stored_payload(event),
+            files: serde_json::Value::from(event.files.clone()).to_string(),
+            index_text: String::new(),
+        }
+    }
+}
+
 /// The payload column's text: the payload with the event's facts, when it has any.
 fn stored_payload(event: &Event) -> String {
-    let text = event.payload.to_string();
+    // Straight into a string: `to_string` on a value goes through the formatter, byte by byte.
+    let text = serde_json::to_string(&event.payload).unwrap_or_else(|_| "{}".to_owned());
     if event.facts.is_empty() || !event.payload.is_object() {
         return text;
     }
@@ -873,6 +923,22 @@ pub(crate) fn insert_event(
     project_id: i64,
     late: bool,
 ) -> Result<Option<i64>> {
+    let row = Row { event, hash: content_hash, session_id, project_id, late };
+    insert_row(conn, &row, &Columns::stored(event))
+}
+
+/// An event about to be written, with where it goes.
+struct Row<'a> {
+    event: &'a Event,
+    hash: &'a str,
+    session_id: i64,
+    project_id: i64,
+    late: bool,
+}
+
+/// Inserts `row` with its worked-out `columns`; its id, or `None` when its uid was stored.
+fn insert_row(conn: &Connection, row: &Row<'_>, columns: &Columns) -> Result<Option<i64>> {
+    let Row { event, hash: content_hash, session_id, project_id, late } = *row;
     let mut stmt = conn.prepare_cached(
         "INSERT INTO events (uid, session_id, project_id, agent, kind, source_event, at, tool,
                              tool_kind, summary, body, payload, files, sensitivity, content_hash, cwd,
@@ -892,8 +958,8 @@ pub(crate) fn insert_event(
         event.tool_kind.map(|k| k.as_str()),
         event.summary,
         event.body,
-        stored_payload(event),
-        serde_json::Value::from(event.files.clone()).to_string(),
+        columns.payload,
+        columns.files,
         event.sensitivity.as_str(),
         content_hash,
         event.cwd,
@@ -1015,6 +1081,63 @@ mod tests {
                 |r| event_from_row(r, 0),
             )
             .expect("read back")
+    }
+
+    /// The bulk writer, which has its columns and index text worked out on another thread,
+    /// stores an event exactly as the hook's writer does: the same row, and the same text in
+    /// the full-text index as the trigger writes.
+    #[test]
+    fn a_bulk_write_stores_and_indexes_an_event_as_the_hook_does() {
+        let mut one = event("u1", "s", "Deployed the Büro service in März, ran `cargo test`");
+        one.at_ms = 1_773_100_800_000;
+        one.files = vec!["src/büro.rs".into()];
+        one.facts.command = Some("cargo test".into());
+        let mut hooked = Store::open_in_memory().expect("store");
+        let run = HookRun {
+            at_ms: one.at_ms,
+            agent: "codex",
+            event_name: "UserPromptSubmit",
+            outcome: "",
+            detail: None,
+            duration_us: 0,
+            event_uid: None,
+        };
+        hooked.write_event(&one, "h", &project(), None, &run, Instant::now()).expect("hook write");
+        let mut bulk = Store::open_in_memory().expect("store");
+        let item = Bulk {
+            event: one.clone(),
+            hash: "h".into(),
+            project: Arc::new(project()),
+            columns: Columns::of(&one),
+        };
+        assert_eq!(bulk.write_many(&[item], &[], 0).expect("bulk write"), 1);
+        let row = |store: &Store| -> (String, String, String) {
+            store
+                .conn()
+                .query_row("SELECT payload, files, summary || body FROM events", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .expect("row")
+        };
+        assert_eq!(row(&bulk), row(&hooked));
+        let indexed = |store: &Store| -> Vec<String> {
+            let mut stmt = store
+                .conn()
+                .prepare("SELECT term FROM events_fts_terms WHERE col = 'text' ORDER BY term")
+                .expect("prepare");
+            stmt.query_map([], |r| r.get(0)).expect("terms").map(|t| t.expect("term")).collect()
+        };
+        for store in [&hooked, &bulk] {
+            store
+                .conn()
+                .execute_batch(
+                    "CREATE VIRTUAL TABLE temp.events_fts_terms USING fts5vocab(main, events_fts, instance)",
+                )
+                .expect("vocabulary");
+        }
+        let terms = indexed(&hooked);
+        assert!(terms.iter().any(|t| t == "deploy"), "{terms:?}");
+        assert_eq!(indexed(&bulk), terms);
     }
 
     /// A tool use's facts round-trip through the store and an export; an event written before
