@@ -46,104 +46,18 @@ use std::collections::HashMap;
 
 use rusqlite::types::Value;
 
-use super::vectors::{SAID_EVENTS, VectorIndex, gets_vectors, is_said};
+use super::vectors::{SAID_EVENTS, gets_vectors, is_said};
 use super::{Result, Store, fts};
-use crate::embed::{QueryWeights, SparseVector, sparse_dot};
+use crate::embed::{SparseVector, sparse_dot};
+use crate::search::context::{Neighbour, session_shares, spread};
+pub use crate::search::plan::{Nearest, SearchQuery, SparseQuery, VectorQuery};
+use crate::search::plan::{channel_candidates, vector_cut, widened};
 use crate::search::query::NamedIn;
-use crate::search::rank::{Evidence, Fusion, asks, neighbour_share, sparse_mix};
+use crate::search::rank::{Evidence, Fusion, asks, sparse_mix};
 pub use crate::search::rank::{Parts, Ranking, importance};
-
-/// What to search for.
-#[derive(Debug, Clone, Default)]
-pub struct SearchQuery {
-    pub text: String,
-    pub agent: Option<String>,
-    /// A project key, name or root.
-    pub project: Option<String>,
-    pub since_ms: Option<i64>,
-    pub until_ms: Option<i64>,
-    /// Only these kinds of item (`observation`, `summary`, `event`, `memory`); all when empty.
-    pub kinds: Vec<String>,
-    /// Only memories of these tiers (`L1`, `L2`, `L3`); when given, only memories are searched.
-    pub tiers: Vec<String>,
-    /// Only these types: an observation's type, an event's kind, or `summary`.
-    pub types: Vec<String>,
-    pub limit: usize,
-    pub max_terms: usize,
-    pub ranking: Ranking,
-    /// The query's sparse vector, to order the candidates with; see [`Ranking::sparse_share`].
-    pub sparse: Option<SparseQuery>,
-}
 
 /// An item by kind and id.
 type ItemKey = (&'static str, i64);
-
-/// A query as a learned sparse model read it, and that model's name, whose stored vectors it
-/// is compared with.
-#[derive(Clone)]
-pub struct SparseQuery {
-    pub model: String,
-    pub weights: std::sync::Arc<dyn QueryWeights>,
-}
-
-impl std::fmt::Debug for SparseQuery {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SparseQuery").field("model", &self.model).finish_non_exhaustive()
-    }
-}
-
-/// A query vector and the matrix to compare it with.
-#[derive(Debug, Clone, Copy)]
-pub struct VectorQuery<'a> {
-    pub index: &'a VectorIndex,
-    pub vector: &'a [f32],
-}
-
-impl VectorQuery<'_> {
-    /// The stored rows nearest the query vector, as many as a search of `query` reads:
-    /// widened as for a sparse query when `sparse_coming`. Reads no store, so that it can run
-    /// beside a search's full-text channels ([`Store::search_meanwhile`]).
-    pub fn nearest(&self, query: &SearchQuery, sparse_coming: bool) -> Nearest {
-        let query = widened(query, sparse_coming);
-        Nearest { rows: self.index.top(self.vector, vector_cut(&query)) }
-    }
-}
-
-/// The stored rows nearest a query vector, best first: the kind of item, its id, and its
-/// similarity.
-#[derive(Debug, Clone, Default)]
-pub struct Nearest {
-    rows: Vec<(&'static str, i64, f32)>,
-}
-
-/// `query` with the wider candidate pool a sparse query orders, when one is coming and takes
-/// part.
-fn widened(query: &SearchQuery, sparse_coming: bool) -> std::borrow::Cow<'_, SearchQuery> {
-    let r = &query.ranking;
-    if sparse_coming && r.sparse_share > 0.0 && r.sparse_candidates > r.candidates {
-        let ranking = Ranking { candidates: r.sparse_candidates, ..r.clone() };
-        std::borrow::Cow::Owned(SearchQuery { ranking, ..query.clone() })
-    } else {
-        std::borrow::Cow::Borrowed(query)
-    }
-}
-
-/// The candidates each channel brings for `query`.
-fn channel_candidates(query: &SearchQuery) -> usize {
-    query.ranking.candidates.max(query.limit).max(1)
-}
-
-/// How many of the nearest rows the vector channel reads: its candidates, or eight times as
-/// many when filters, which run after the scan, may drop some.
-fn vector_cut(query: &SearchQuery) -> usize {
-    let filtered = query.agent.is_some()
-        || query.project.is_some()
-        || query.since_ms.is_some()
-        || query.until_ms.is_some()
-        || !query.types.is_empty();
-    let candidates = channel_candidates(query);
-    if filtered { candidates * 8 } else { candidates }
-}
 
 /// One ranked result.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -258,9 +172,6 @@ impl Scored {
         self.evidence().total(ranking)
     }
 }
-
-/// An item next to another in its session: how far (1 or 2), whether after it, and its id.
-type Neighbour = (usize, bool, i64);
 
 const SESSION_JOINS: &str =
     "JOIN sessions s ON s.id = x.session_id LEFT JOIN projects p ON p.id = x.project_id";
@@ -625,7 +536,7 @@ impl Store {
             let mut order: Vec<usize> = (0..scored.len()).collect();
             order.sort_by(|&a, &b| scored[b].own.total_cmp(&scored[a].own));
             order.truncate(r.candidates.max(query.limit));
-            let mut spread: HashMap<(&'static str, i64), f64> = HashMap::new();
+            let mut gets: HashMap<(&'static str, i64), f64> = HashMap::new();
             for source in SOURCES.iter().filter(|s| s.neighbours) {
                 let spreading: Vec<(i64, f64)> = order
                     .iter()
@@ -646,16 +557,12 @@ impl Store {
                     .map(|h| h.id)
                     .collect();
                 let next_to = self.neighbours(source, &spreading)?;
-                for (id, own) in spreading {
-                    let asks = asking.contains(&id);
-                    for &(distance, after, neighbour) in next_to.get(&id).into_iter().flatten() {
-                        let share = neighbour_share(r, distance, after, asks);
-                        *spread.entry((source.kind, neighbour)).or_default() += share * own;
-                    }
+                for (neighbour, add) in spread(r, &spreading, &next_to, &asking) {
+                    *gets.entry((source.kind, neighbour)).or_default() += add;
                 }
             }
             let mut new: HashMap<&'static str, Vec<(i64, f64)>> = HashMap::new();
-            for ((kind, id), add) in spread {
+            for ((kind, id), add) in gets {
                 match scored.iter_mut().find(|s| s.hit.kind == kind && s.hit.id == id) {
                     Some(existing) => existing.neighbours += add,
                     None => new.entry(kind).or_default().push((id, add)),
@@ -683,15 +590,16 @@ impl Store {
             }
         }
         if r.session_weight > 0.0 {
-            let mut sessions: HashMap<String, f64> = HashMap::new();
-            for s in scored.iter().filter(|s| !s.hit.session.is_empty()) {
-                *sessions.entry(s.hit.session.clone()).or_default() += s.own;
-            }
-            let best = sessions.values().copied().fold(0.0_f64, f64::max);
-            if best > 0.0 {
+            let sessions = session_shares(
+                r,
+                scored
+                    .iter()
+                    .filter(|s| !s.hit.session.is_empty())
+                    .map(|s| (s.hit.session.clone(), s.own)),
+            );
+            if !sessions.is_empty() {
                 for s in scored.iter_mut() {
-                    let evidence = sessions.get(&s.hit.session).copied().unwrap_or_default();
-                    s.session = r.session_weight * evidence / best;
+                    s.session = sessions.get(&s.hit.session).copied().unwrap_or_default();
                 }
             }
         }
