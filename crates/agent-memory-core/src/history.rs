@@ -54,8 +54,12 @@ const HEAD_BYTES: u64 = 256 * 1024;
 /// Events written to the store in one transaction: small enough that a hook waiting to write
 /// meanwhile waits a fraction of its deadline.
 const BATCH: usize = 2_000;
-/// Prepared events handed from the reading side to the writing side at a time.
+/// Prepared events handed from the reading side to the writing side at a time, at most.
 const PARCEL: usize = 250;
+/// A parcel is handed on sooner once it holds about this many bytes, so that what the reader
+/// prepares ahead stays bounded when events are large (long tool outputs): at most
+/// `AHEAD * BATCH / PARCEL` parcels wait, about 64 MiB.
+const PARCEL_BYTES: usize = 1024 * 1024;
 /// Batches the reading side may prepare ahead of the writing side: the writer stalls now and
 /// then (a commit, a copy of the log), and the reader should not stall with it.
 const AHEAD: usize = 8;
@@ -471,6 +475,7 @@ impl Reading<'_> {
             reading: self,
             send,
             parcel: Vec::with_capacity(PARCEL),
+            parcel_bytes: 0,
             counts: Counts::default(),
             gone: false,
         };
@@ -531,6 +536,8 @@ struct Preparer<'a> {
     send: &'a SyncSender<Vec<Read>>,
     /// What waits to be sent, a parcel at a time.
     parcel: Vec<Read>,
+    /// About how many bytes the parcel holds.
+    parcel_bytes: usize,
     counts: Counts,
     /// The writing side stopped.
     gone: bool,
@@ -547,14 +554,19 @@ impl Preparer<'_> {
     }
 
     fn push(&mut self, read: Read) {
+        if let Read::Event { event, columns, .. } = &read {
+            // The payload's value holds about what its text does.
+            self.parcel_bytes += event.summary.len() + event.body.len() + 2 * columns.bytes();
+        }
         self.parcel.push(read);
-        if self.parcel.len() >= PARCEL {
+        if self.parcel.len() >= PARCEL || self.parcel_bytes >= PARCEL_BYTES {
             self.send_parcel();
         }
     }
 
     fn send_parcel(&mut self) {
         let parcel = std::mem::replace(&mut self.parcel, Vec::with_capacity(PARCEL));
+        self.parcel_bytes = 0;
         if !parcel.is_empty() && self.send.send(parcel).is_err() {
             self.gone = true;
         }

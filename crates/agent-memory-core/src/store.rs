@@ -668,6 +668,11 @@ impl Columns {
         Columns { index_text: fts::stemmed_text(&text), ..Columns::stored(event) }
     }
 
+    /// The bytes of text they hold.
+    pub fn bytes(&self) -> usize {
+        self.payload.len() + self.files.len() + self.index_text.len()
+    }
+
     /// The columns of `event` without its index text, which its trigger writes.
     fn stored(event: &Event) -> Columns {
         Columns {
