@@ -4,16 +4,10 @@
 // connected and waits for a line on stdin: the Rust test runs a hook in another process then.
 // Ends with one JSON line of what it saw; the Rust test asserts on it.
 'use strict';
-const { open } = require('./chromium.cjs');
-const readline = require('readline');
+const { finish, nextLine, open } = require('./chromium.cjs');
 
 const url = process.env.VIEWER_URL;
 const WAIT = { timeout: 90000 };
-
-function nextLine() {
-  const rl = readline.createInterface({ input: process.stdin });
-  return new Promise((resolve) => rl.once('line', (line) => { rl.close(); resolve(line); }));
-}
 
 (async () => {
   const { context, page, consoleErrors, shot } = await open({ width: 1100, height: 800 });
@@ -83,8 +77,5 @@ function nextLine() {
     result.error = String(err);
     await shot('failure').catch(() => {});
   }
-  result.console_errors = consoleErrors;
-  console.log(JSON.stringify(result));
-  await context.close();
-  process.exit(result.error ? 1 : 0);
+  await finish({ context, consoleErrors }, result);
 })();

@@ -4,7 +4,7 @@
 // with their marks. Environment: VIEWER_ADDRESS, CHROMIUM, PROFILE_DIR, SCREENSHOTS. Ends with
 // one JSON line of what it saw.
 'use strict';
-const { open } = require('./chromium.cjs');
+const { finish, open } = require('./chromium.cjs');
 
 const WAIT = { timeout: 90000 };
 
@@ -50,8 +50,5 @@ const WAIT = { timeout: 90000 };
     result.error = String(err);
     await shot('details-failure').catch(() => {});
   }
-  result.console_errors = consoleErrors;
-  console.log(JSON.stringify(result));
-  await context.close();
-  process.exit(result.error ? 1 : 0);
+  await finish({ context, consoleErrors }, result);
 })();

@@ -7,17 +7,11 @@
 // "waiting-for-hooks" once the live feed is connected and waits for a line on stdin: the Rust
 // test runs hooks in other processes then. Ends with one JSON line of what it saw.
 'use strict';
-const { open } = require('./chromium.cjs');
-const readline = require('readline');
+const { finish, nextLine, open } = require('./chromium.cjs');
 
 const session = process.env.SESSION;
 const filters = JSON.parse(process.env.FILTERS);
 const WAIT = { timeout: 90000 };
-
-function nextLine() {
-  const rl = readline.createInterface({ input: process.stdin });
-  return new Promise((resolve) => rl.once('line', (line) => { rl.close(); resolve(line); }));
-}
 
 (async () => {
   const { context, page, consoleErrors, shot } = await open({ width: 1100, height: 900 });
@@ -102,8 +96,5 @@ function nextLine() {
     result.error = String(err);
     await shot('home-failure').catch(() => {});
   }
-  result.console_errors = consoleErrors;
-  console.log(JSON.stringify(result));
-  await context.close();
-  process.exit(result.error ? 1 : 0);
+  await finish({ context, consoleErrors }, result);
 })();

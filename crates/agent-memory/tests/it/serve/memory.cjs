@@ -7,17 +7,11 @@
 // approved together). Prints "forgotten" after forgetting and waits for a line on stdin, so
 // the Rust test reads the store through the CLI then. Ends with one JSON line of what it saw.
 'use strict';
-const { open } = require('./chromium.cjs');
-const readline = require('readline');
+const { finish, nextLine, open } = require('./chromium.cjs');
 
 const edit = JSON.parse(process.env.EDIT);
 const project = process.env.PROJECT;
 const WAIT = { timeout: 90000 };
-
-function nextLine() {
-  const rl = readline.createInterface({ input: process.stdin });
-  return new Promise((resolve) => rl.once('line', (line) => { rl.close(); resolve(line); }));
-}
 
 (async () => {
   const { context, page, consoleErrors, shot } = await open({ width: 1100, height: 900 });
@@ -124,8 +118,5 @@ function nextLine() {
     result.error = String(err);
     await shot('memory-failure').catch(() => {});
   }
-  result.console_errors = consoleErrors;
-  console.log(JSON.stringify(result));
-  await context.close();
-  process.exit(result.error ? 1 : 0);
+  await finish({ context, consoleErrors }, result);
 })();

@@ -5,7 +5,7 @@
 // Environment: VIEWER_ADDRESS, CHROMIUM, PROFILE_DIR, SCREENSHOTS, CARDS. Ends with one JSON
 // line of what it saw.
 'use strict';
-const { open } = require('./chromium.cjs');
+const { finish, open } = require('./chromium.cjs');
 const path = require('path');
 
 const wanted = Number(process.env.CARDS);
@@ -44,8 +44,5 @@ const WAIT = { timeout: 90000 };
   } catch (err) {
     result.error = String(err);
   }
-  result.console_errors = consoleErrors;
-  console.log(JSON.stringify(result));
-  await context.close();
-  process.exit(result.error ? 1 : 0);
+  await finish({ context, consoleErrors }, result);
 })();

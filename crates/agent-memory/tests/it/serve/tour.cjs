@@ -7,7 +7,7 @@
 // item), CANDIDATE (the id of the long review candidate). Ends with one JSON line of what it
 // saw; the Rust test asserts on it.
 'use strict';
-const { open } = require('./chromium.cjs');
+const { finish, open } = require('./chromium.cjs');
 
 const url = process.env.VIEWER_URL;
 const address = process.env.VIEWER_ADDRESS;
@@ -174,8 +174,5 @@ const FILE_ENDINGS = new Set(['rs', 'js', 'ts', 'py', 'md', 'toml', 'json', 'css
     result.error = String(err);
     await shot('failure').catch(() => {});
   }
-  result.console_errors = consoleErrors;
-  console.log(JSON.stringify(result));
-  await context.close();
-  process.exit(result.error ? 1 : 0);
+  await finish({ context, consoleErrors }, result);
 })();
