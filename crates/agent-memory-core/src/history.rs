@@ -555,8 +555,7 @@ impl Preparer<'_> {
 
     fn push(&mut self, read: Read) {
         if let Read::Event { event, columns, .. } = &read {
-            // The payload's value holds about what its text does.
-            self.parcel_bytes += event.summary.len() + event.body.len() + 2 * columns.bytes();
+            self.parcel_bytes += event.summary.len() + event.body.len() + columns.bytes();
         }
         self.parcel.push(read);
         if self.parcel.len() >= PARCEL || self.parcel_bytes >= PARCEL_BYTES {
@@ -582,11 +581,15 @@ impl Preparer<'_> {
         // The uid names the session, which each agent spells its own way: the adapter reads
         // it, and the writing side gives the uid once it has.
         match capture::prepare_value(agent, event_name, "", at_ms, payload, None, config) {
-            Stage::Ready { event, hash }
+            Stage::Ready { mut event, hash }
                 if within(event.cwd.as_deref(), options.project.as_deref()) =>
             {
                 // Worked out here rather than by the writing side, which is the busier.
                 let columns = Columns::of(&event);
+                // The payload's text is in `columns` now; its tree of values is freed here,
+                // where it was built, rather than by the writer, for whom every free of a
+                // block allocated on this thread costs a lock.
+                event.payload = serde_json::Value::Null;
                 self.push(Read::Event { event, hash, source_id, columns });
             }
             Stage::Invalid(problem) => {

@@ -23,14 +23,16 @@ pub mod transcripts;
 pub mod transfer;
 pub mod vectors;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use rusqlite::config::DbConfig;
 use rusqlite::functions::FunctionFlags;
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use crate::event::{Event, EventKind, Sensitivity, ToolKind};
@@ -407,6 +409,15 @@ impl Store {
             let mut titled: std::collections::HashSet<(&str, &str)> = Default::default();
             let mut pending =
                 tx.prepare_cached("INSERT INTO temp.pending_index (id, text) VALUES (?1, ?2)")?;
+            let mut rows = Vec::with_capacity(ROWS_PER_INSERT);
+            let mut insert = |rows: &mut Vec<(Row<'_>, &Columns)>| {
+                let stored = insert_rows(&tx, rows, |id, columns| {
+                    pending.execute(params![id, columns.index_text])?;
+                    Ok(())
+                });
+                rows.clear();
+                stored
+            };
             for (i, Bulk { event, hash, project, columns }) in items.iter().enumerate() {
                 let project_id = match projects.get(project.key.as_str()) {
                     Some(id) => *id,
@@ -436,12 +447,12 @@ impl Store {
                         id
                     }
                 };
-                let row = Row { event, hash, session_id, project_id, late: true };
-                if let Some(id) = insert_row(&tx, &row, columns)? {
-                    pending.execute(params![id, columns.index_text])?;
-                    added += 1;
+                rows.push((Row { event, hash, session_id, project_id, late: true }, columns));
+                if rows.len() == ROWS_PER_INSERT {
+                    added += insert(&mut rows)?;
                 }
             }
+            added += insert(&mut rows)?;
             Ok::<_, StoreError>(added)
         })();
         self.fts_deferred.store(false, Ordering::Relaxed);
@@ -941,36 +952,94 @@ struct Row<'a> {
     late: bool,
 }
 
+/// The columns an event is inserted with, in the order of [`Row::values`].
+const INSERTED_COLUMNS: &str = "uid, session_id, project_id, agent, kind, source_event, at, tool, \
+    tool_kind, summary, body, payload, files, sensitivity, content_hash, cwd, late";
+const INSERTED_COLUMN_COUNT: usize = 17;
+
+/// Events a bulk write inserts per statement. Every insert into `events` fires its triggers, so
+/// SQLite journals each page a statement changes in case the statement fails half way: one
+/// statement for many rows journals a page once rather than once a row. 32 rows of 17 values
+/// stay far below SQLite's limit on a statement's parameters.
+const ROWS_PER_INSERT: usize = 32;
+
+impl Row<'_> {
+    /// The values of [`INSERTED_COLUMNS`], `columns` worked out for the event.
+    fn values<'v>(&'v self, columns: &'v Columns) -> [ToSqlOutput<'v>; INSERTED_COLUMN_COUNT] {
+        let Row { event, hash, session_id, project_id, late } = *self;
+        let text = |text: &'v str| ValueRef::Text(text.as_bytes());
+        let maybe = |value: Option<&'v str>| value.map_or(ValueRef::Null, text);
+        [
+            text(&event.uid),
+            ValueRef::Integer(session_id),
+            ValueRef::Integer(project_id),
+            text(&event.agent),
+            text(event.kind.as_str()),
+            text(&event.source_event),
+            ValueRef::Integer(event.at_ms),
+            maybe(event.tool.as_deref()),
+            maybe(event.tool_kind.map(|k| k.as_str())),
+            text(&event.summary),
+            text(&event.body),
+            text(&columns.payload),
+            text(&columns.files),
+            text(event.sensitivity.as_str()),
+            text(hash),
+            maybe(event.cwd.as_deref()),
+            ValueRef::Integer(i64::from(late)),
+        ]
+        .map(ToSqlOutput::Borrowed)
+    }
+}
+
+/// The insert of `rows` events at once, skipping uids stored already and naming the new ones.
+fn insert_sql(rows: usize) -> String {
+    let row = format!("({})", ["?"; INSERTED_COLUMN_COUNT].join(", "));
+    format!(
+        "INSERT INTO events ({INSERTED_COLUMNS}) VALUES {} ON CONFLICT (uid) DO NOTHING \
+         RETURNING id, uid",
+        vec![row; rows].join(", ")
+    )
+}
+
 /// Inserts `row` with its worked-out `columns`; its id, or `None` when its uid was stored.
 fn insert_row(conn: &Connection, row: &Row<'_>, columns: &Columns) -> Result<Option<i64>> {
-    let Row { event, hash: content_hash, session_id, project_id, late } = *row;
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO events (uid, session_id, project_id, agent, kind, source_event, at, tool,
-                             tool_kind, summary, body, payload, files, sensitivity, content_hash, cwd,
-                             late)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-         ON CONFLICT (uid) DO NOTHING",
-    )?;
-    let changed = stmt.execute(params![
-        event.uid,
-        session_id,
-        project_id,
-        event.agent,
-        event.kind.as_str(),
-        event.source_event,
-        event.at_ms,
-        event.tool,
-        event.tool_kind.map(|k| k.as_str()),
-        event.summary,
-        event.body,
-        columns.payload,
-        columns.files,
-        event.sensitivity.as_str(),
-        content_hash,
-        event.cwd,
-        late,
-    ])?;
-    Ok((changed == 1).then(|| conn.last_insert_rowid()))
+    static SQL: LazyLock<String> = LazyLock::new(|| insert_sql(1));
+    let mut stmt = conn.prepare_cached(&SQL)?;
+    let values = row.values(columns);
+    Ok(stmt.query_row(rusqlite::params_from_iter(&values), |r| r.get(0)).optional()?)
+}
+
+/// Inserts `rows` (at most [`ROWS_PER_INSERT`]) in one statement; calls `stored` with the id
+/// and columns of each whose uid was new, and returns how many were.
+fn insert_rows(
+    conn: &Connection,
+    rows: &[(Row<'_>, &Columns)],
+    mut stored: impl FnMut(i64, &Columns) -> Result<()>,
+) -> Result<usize> {
+    static FULL: LazyLock<String> = LazyLock::new(|| insert_sql(ROWS_PER_INSERT));
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let sql = if rows.len() == ROWS_PER_INSERT {
+        Cow::from(&*FULL)
+    } else {
+        insert_sql(rows.len()).into()
+    };
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let values = rows.iter().flat_map(|(row, columns)| row.values(columns));
+    let mut new = stmt.query(rusqlite::params_from_iter(values))?;
+    let mut count = 0;
+    while let Some(r) = new.next()? {
+        let id: i64 = r.get(0)?;
+        let uid = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+        // Its own row: a uid twice among `rows` was stored the first time.
+        if let Some((_, columns)) = rows.iter().find(|(row, _)| row.event.uid == uid) {
+            stored(id, columns)?;
+            count += 1;
+        }
+    }
+    Ok(count)
 }
 
 fn insert_hook_run(conn: &Connection, run: &HookRun<'_>) -> Result<()> {
@@ -1143,6 +1212,40 @@ mod tests {
         let terms = indexed(&hooked);
         assert!(terms.iter().any(|t| t == "deploy"), "{terms:?}");
         assert_eq!(indexed(&bulk), terms);
+    }
+
+    /// A bulk write inserts many rows a statement: across more than one statement, with uids
+    /// stored already and a uid given twice, it stores each new event once and indexes each
+    /// under its own row.
+    #[test]
+    fn a_bulk_write_indexes_each_new_row_under_its_own_id_and_skips_stored_uids() {
+        let mut store = Store::open_in_memory().expect("store");
+        let item = |n: usize| {
+            let one = event(&format!("u{n}"), "s", &format!("step{n} of the rollout"));
+            let columns = Columns::of(&one);
+            Bulk { event: one, hash: format!("h{n}"), project: Arc::new(project()), columns }
+        };
+        let first: Vec<Bulk> = (0..5).map(item).collect();
+        assert_eq!(store.write_many(&first, &[], 0).expect("first write"), 5);
+        let mut items: Vec<Bulk> = (0..ROWS_PER_INSERT + 10).map(item).collect();
+        items.insert(20, item(12));
+        let added = store.write_many(&items, &[], 0).expect("second write");
+        assert_eq!(added, ROWS_PER_INSERT + 10 - 5);
+        let count: i64 =
+            store.conn().query_row("SELECT count(*) FROM events", [], |r| r.get(0)).expect("count");
+        assert_eq!(count, ROWS_PER_INSERT as i64 + 10);
+        for n in [0, 7, 12, ROWS_PER_INSERT, ROWS_PER_INSERT + 9] {
+            let uid: String = store
+                .conn()
+                .query_row(
+                    "SELECT e.uid FROM events_fts f JOIN events e ON e.id = f.rowid
+                     WHERE events_fts MATCH ?1",
+                    [format!("step{n}")],
+                    |r| r.get(0),
+                )
+                .expect("one row holds the word");
+            assert_eq!(uid, format!("u{n}"));
+        }
     }
 
     /// A tool use's facts round-trip through the store and an export; an event written before

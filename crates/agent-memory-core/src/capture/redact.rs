@@ -13,6 +13,8 @@
 //! must do no I/O, and must not panic on any input.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
@@ -275,7 +277,7 @@ impl Redactor {
             Value::Object(map) => map
                 .iter_mut()
                 .map(|(key, item)| match item {
-                    Value::String(text) if is_secret_key_name(key) && !is_placeholder(text) => {
+                    Value::String(text) if is_secret_json_key(key) && !is_placeholder(text) => {
                         *text = format!("[REDACTED:{GENERIC_RULE}]");
                         1
                     }
@@ -796,6 +798,32 @@ fn base64_of_digits(part: &str) -> bool {
         }
     }
     decoded >= 17
+}
+
+/// [`is_secret_key_name`] for a key of a JSON object, remembered per thread: the same few dozen
+/// keys recur in every payload an agent sends, and a history import reads millions of them.
+fn is_secret_json_key(key: &str) -> bool {
+    /// Longer keys are rare and not worth keeping; the table is emptied when it fills, so
+    /// hostile input with ever new keys costs a check each, never unbounded memory.
+    const KEY_MAX: usize = 64;
+    const KEYS_KEPT: usize = 4096;
+    thread_local! {
+        static SEEN: RefCell<HashMap<Box<str>, bool>> = RefCell::default();
+    }
+    if key.len() > KEY_MAX {
+        return is_secret_key_name(key);
+    }
+    SEEN.with_borrow_mut(|seen| {
+        if let Some(&secret) = seen.get(key) {
+            return secret;
+        }
+        let secret = is_secret_key_name(key);
+        if seen.len() >= KEYS_KEPT {
+            seen.clear();
+        }
+        seen.insert(key.into(), secret);
+        secret
+    })
 }
 
 /// True when a key name (`GITHUB_TOKEN`, `"apiKey"`, `--password`) says its value is a secret:
