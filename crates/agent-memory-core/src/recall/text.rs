@@ -287,27 +287,17 @@ mod tests {
     use expect_test::expect;
 
     use super::*;
-    use crate::store::search::Parts;
 
     fn hit(kind: &'static str, id: i64, item_type: &str, title: &str) -> SearchHit {
         SearchHit {
-            kind,
-            id,
-            at_ms: 0,
             agent: "codex".into(),
             project: Some("shop".into()),
             session: "s1".into(),
             item_type: item_type.into(),
-            tool: None,
-            tier: None,
             title: title.into(),
-            lesson: None,
             tokens: 12,
             score: 0.9,
-            parts: Parts::default(),
-            folded: Vec::new(),
-            anchors: Vec::new(),
-            stale: None,
+            ..SearchHit::bare(kind, id)
         }
     }
 

@@ -75,27 +75,13 @@ fn ascii_runs(word: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::rank::Parts;
 
     fn hit(agent: &str, project: Option<&str>) -> SearchHit {
         SearchHit {
-            kind: "observation",
-            id: 1,
-            at_ms: 0,
             agent: agent.into(),
             project: project.map(str::to_owned),
-            session: String::new(),
             item_type: "change".into(),
-            tool: None,
-            tier: None,
-            title: String::new(),
-            lesson: None,
-            tokens: 0,
-            score: 0.0,
-            parts: Parts::default(),
-            folded: Vec::new(),
-            anchors: Vec::new(),
-            stale: None,
+            ..SearchHit::bare("observation", 1)
         }
     }
 

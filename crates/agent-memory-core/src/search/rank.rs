@@ -7,6 +7,9 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use crate::store::search::SearchHit;
+use crate::store::vectors::gets_vectors;
+
 /// How candidates are gathered and ranked; from `[search]` in the configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ranking {
@@ -244,6 +247,121 @@ impl Parts {
     }
 }
 
+/// A candidate while it is ranked: what the channels found of it, its own evidence and what
+/// its context adds.
+#[derive(Debug)]
+pub(crate) struct Scored {
+    pub hit: SearchHit,
+    pub bm25: Option<f64>,
+    pub bm25_norm: f64,
+    pub similarity: Option<f32>,
+    /// Its own evidence from either channel, 0 to 1.
+    pub own: f64,
+    pub neighbours: f64,
+    pub session: f64,
+    /// Whether the query names its agent, its project or a file it read or changed.
+    pub named: bool,
+}
+
+impl Scored {
+    /// A candidate no channel found, there for what its found neighbours add to it.
+    pub fn context(hit: SearchHit, neighbours: f64) -> Scored {
+        Scored {
+            hit,
+            bm25: None,
+            bm25_norm: 0.0,
+            similarity: None,
+            own: 0.0,
+            neighbours,
+            session: 0.0,
+            named: false,
+        }
+    }
+
+    pub fn evidence(&self) -> Evidence {
+        Evidence {
+            own: self.own,
+            neighbours: self.neighbours,
+            session: self.session,
+            named: self.named,
+        }
+    }
+
+    pub fn total(&self, ranking: &Ranking) -> f64 {
+        self.evidence().total(ranking)
+    }
+}
+
+/// The candidates as the channels found them (a BM25 score, higher better, and a similarity,
+/// either or both), each given its own evidence: its BM25 over the best, fused with its
+/// similarity ([`Fusion`]). BM25 is comparable only within one table (each has its own term
+/// statistics; a table of a few rows gives every term almost no weight). When every hit holds
+/// every term (`every_term`), each kind's best match is a full match, so each kind is measured
+/// against its own best; otherwise against the best of all.
+pub(crate) fn scored(
+    found: Vec<(SearchHit, Option<f64>, Option<f32>)>,
+    every_term: bool,
+    vector_share: Option<f64>,
+) -> Vec<Scored> {
+    let best_of = |kind: &str| {
+        found
+            .iter()
+            .filter(|(h, _, _)| !every_term || h.kind == kind)
+            .filter_map(|(_, b, _)| *b)
+            .fold(0.0_f64, f64::max)
+    };
+    let best: HashMap<&str, f64> =
+        found.iter().map(|(h, _, _)| (h.kind, best_of(h.kind))).collect();
+    let fuse = Fusion::new(vector_share, found.iter().filter_map(|f| f.2));
+    found
+        .into_iter()
+        .map(|(hit, bm25, similarity)| {
+            let best_bm25 = best.get(hit.kind).copied().unwrap_or_default();
+            let bm25_norm = match bm25 {
+                Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
+                _ => 0.0,
+            };
+            let own = fuse.own(bm25_norm, similarity, gets_vectors(hit.kind, &hit.item_type));
+            Scored { bm25, bm25_norm, similarity, own, ..Scored::context(hit, 0.0) }
+        })
+        .collect()
+}
+
+/// The hit a ranked candidate becomes. Its relevance is its total over the best candidate's
+/// (`top`), or what the sparse model moved it to (`sparse`: its match and new relevance); its
+/// score weighs that with its importance, its freshness at `now_ms` and the `hit_count`
+/// earlier searches that returned it.
+pub(crate) fn weighed(
+    scored: Scored,
+    top: f64,
+    sparse: Option<(Option<f32>, f64)>,
+    hit_count: i64,
+    now_ms: i64,
+    ranking: &Ranking,
+) -> SearchHit {
+    let total = if top > 0.0 { scored.total(ranking) / top } else { 0.0 };
+    let (sparse, relevance) = sparse.unwrap_or((None, total));
+    let named = scored.evidence().named_share(ranking);
+    let mut hit = scored.hit;
+    let mut parts = Parts {
+        bm25: scored.bm25,
+        bm25_norm: scored.bm25_norm,
+        similarity: scored.similarity,
+        neighbours: scored.neighbours,
+        session: scored.session,
+        named,
+        sparse,
+        relevance,
+        hit_count,
+        age_days: ((now_ms - hit.at_ms).max(0) as f64) / 86_400_000.0,
+        ..Parts::default()
+    };
+    parts.weighed(ranking, hit.kind, &hit.item_type);
+    hit.score = parts.score(ranking);
+    hit.parts = parts;
+    hit
+}
+
 /// The best candidates by relevance (best first, as many as the sparse model orders) ordered
 /// again with their sparse match with the query (`dots`, for those with a stored vector):
 /// each one's relevance and match, both scaled between the weakest and strongest among them,
@@ -278,6 +396,37 @@ pub(crate) fn sparse_mix<K: Copy + Eq + Hash>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kind_is_measured_against_its_own_best_only_when_every_hit_holds_every_term() {
+        let found = || {
+            vec![
+                (SearchHit::bare("event", 1), Some(10.0), None),
+                (SearchHit::bare("memory", 2), Some(2.0), None),
+            ]
+        };
+        let norms = |every_term| -> Vec<f64> {
+            scored(found(), every_term, None).iter().map(|s| s.bm25_norm).collect()
+        };
+        assert_eq!(norms(true), [1.0, 1.0]);
+        assert_eq!(norms(false), [1.0, 0.2]);
+        // A memory has no vector: its full-text match is its own evidence in full.
+        let own: Vec<f64> = scored(found(), false, Some(0.5)).iter().map(|s| s.own).collect();
+        assert_eq!(own[1], 0.2);
+    }
+
+    #[test]
+    fn a_hit_is_weighed_by_its_share_of_the_best_unless_the_sparse_model_moved_it() {
+        let ranking = Ranking { weight_hits: 0.0, ..Ranking::default() };
+        let candidate = |own| Scored { own, ..Scored::context(SearchHit::bare("event", 1), 0.25) };
+        let plain = weighed(candidate(0.25), 1.0, None, 0, 0, &ranking);
+        assert_eq!(plain.parts.relevance, 0.5);
+        let moved = weighed(candidate(0.25), 1.0, Some((Some(3.0), 0.9)), 2, 0, &ranking);
+        assert_eq!((moved.parts.relevance, moved.parts.sparse), (0.9, Some(3.0)));
+        assert_eq!(moved.parts.hit_count, 2);
+        assert!(moved.score > plain.score);
+        assert_eq!(moved.score, moved.parts.score(&ranking));
+    }
 
     #[test]
     fn a_channel_judges_only_the_kinds_it_can_see() {

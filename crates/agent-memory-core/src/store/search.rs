@@ -46,14 +46,14 @@ use std::collections::HashMap;
 
 use rusqlite::types::Value;
 
-use super::vectors::{SAID_EVENTS, gets_vectors, is_said};
+use super::vectors::{SAID_EVENTS, is_said};
 use super::{Result, Store, fts};
 use crate::embed::{SparseVector, sparse_dot};
 use crate::search::context::{Neighbour, session_shares, spread};
 pub use crate::search::plan::{Nearest, SearchQuery, SparseQuery, VectorQuery};
 use crate::search::plan::{channel_candidates, vector_cut, widened};
 use crate::search::query::NamedIn;
-use crate::search::rank::{Evidence, Fusion, asks, sparse_mix};
+use crate::search::rank::{self, Scored, asks, sparse_mix};
 pub use crate::search::rank::{Parts, Ranking, importance};
 
 /// An item by kind and id.
@@ -100,6 +100,32 @@ pub struct SearchHit {
     pub stale: Option<String>,
 }
 
+#[cfg(test)]
+impl SearchHit {
+    /// A hit of `kind` with nothing else said of it, for tests to fill in.
+    pub(crate) fn bare(kind: &'static str, id: i64) -> SearchHit {
+        SearchHit {
+            kind,
+            id,
+            at_ms: 0,
+            agent: String::new(),
+            project: None,
+            session: String::new(),
+            item_type: String::new(),
+            tool: None,
+            tier: None,
+            title: String::new(),
+            lesson: None,
+            tokens: 0,
+            score: 0.0,
+            parts: Parts::default(),
+            folded: Vec::new(),
+            anchors: Vec::new(),
+            stale: None,
+        }
+    }
+}
+
 /// Hits, and whether the fallback produced them.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct SearchResults {
@@ -141,35 +167,6 @@ impl Source {
     /// Whether `hit`, of this source, spreads evidence to its neighbours and receives theirs.
     fn has_neighbours(&self, hit: &SearchHit) -> bool {
         self.neighbours && (self.kind != "event" || is_said(&hit.item_type))
-    }
-}
-
-/// A candidate while it is ranked: its own evidence and what its context adds.
-struct Scored {
-    hit: SearchHit,
-    bm25: Option<f64>,
-    bm25_norm: f64,
-    similarity: Option<f32>,
-    /// Its own evidence from either channel, 0 to 1.
-    own: f64,
-    neighbours: f64,
-    session: f64,
-    /// Whether the query names its agent, its project or a file it read or changed.
-    named: bool,
-}
-
-impl Scored {
-    fn evidence(&self) -> Evidence {
-        Evidence {
-            own: self.own,
-            neighbours: self.neighbours,
-            session: self.session,
-            named: self.named,
-        }
-    }
-
-    fn total(&self, ranking: &Ranking) -> f64 {
-        self.evidence().total(ranking)
     }
 }
 
@@ -374,41 +371,7 @@ impl Store {
                 }
             }
         }
-        // BM25 is comparable only within one table (each has its own term statistics; a table
-        // of a few rows gives every term almost no weight). When every hit holds every term,
-        // each kind's best match is a full match, so each kind is measured against its own best;
-        // otherwise against the best of all.
-        let best_of = |kind: &str| {
-            found
-                .iter()
-                .filter(|(h, _, _)| !every_term || h.kind == kind)
-                .filter_map(|(_, b, _)| *b)
-                .fold(0.0_f64, f64::max)
-        };
-        let best: HashMap<&str, f64> =
-            found.iter().map(|(h, _, _)| (h.kind, best_of(h.kind))).collect();
-        let fuse = Fusion::new(query.ranking.vector_share, found.iter().filter_map(|f| f.2));
-        let mut scored: Vec<Scored> = found
-            .into_iter()
-            .map(|(hit, bm25, similarity)| {
-                let best_bm25 = best.get(hit.kind).copied().unwrap_or_default();
-                let bm25_norm = match bm25 {
-                    Some(b) if best_bm25 > 0.0 => (b / best_bm25).clamp(0.0, 1.0),
-                    _ => 0.0,
-                };
-                let own = fuse.own(bm25_norm, similarity, gets_vectors(hit.kind, &hit.item_type));
-                Scored {
-                    hit,
-                    bm25,
-                    bm25_norm,
-                    similarity,
-                    own,
-                    neighbours: 0.0,
-                    session: 0.0,
-                    named: false,
-                }
-            })
-            .collect();
+        let mut scored = rank::scored(found, every_term, query.ranking.vector_share);
         self.add_context(&mut scored, query)?;
         if query.ranking.session_text_weight > 0.0 {
             // A session matches as well as its observations or its raw events, whichever
@@ -451,30 +414,9 @@ impl Store {
         let mut hits: Vec<SearchHit> = scored
             .into_iter()
             .map(|scored| {
-                let mut relevance = if top > 0.0 { scored.total(r) / top } else { 0.0 };
-                let mut sparse_match = None;
-                if let Some(&(dot, reordered)) = sparse.get(&(scored.hit.kind, scored.hit.id)) {
-                    (sparse_match, relevance) = (dot, reordered);
-                }
-                let named = scored.evidence().named_share(r);
-                let mut hit = scored.hit;
-                let mut parts = Parts {
-                    bm25: scored.bm25,
-                    bm25_norm: scored.bm25_norm,
-                    similarity: scored.similarity,
-                    neighbours: scored.neighbours,
-                    session: scored.session,
-                    named,
-                    sparse: sparse_match,
-                    relevance,
-                    hit_count: hit_counts.get(&(hit.kind, hit.id)).copied().unwrap_or(0),
-                    age_days: ((now - hit.at_ms).max(0) as f64) / 86_400_000.0,
-                    ..Parts::default()
-                };
-                parts.weighed(r, hit.kind, &hit.item_type);
-                hit.score = parts.score(r);
-                hit.parts = parts;
-                hit
+                let key = (scored.hit.kind, scored.hit.id);
+                let count = hit_counts.get(&key).copied().unwrap_or(0);
+                rank::weighed(scored, top, sparse.get(&key).copied(), count, now, r)
             })
             .collect();
         self.fold_into_distilled(&mut hits)?;
@@ -576,16 +518,7 @@ impl Store {
                 let ids: Vec<(i64, f64)> =
                     ids.into_iter().filter(|(id, _)| kept.contains(id)).collect();
                 for (hit, add) in self.hits_by_id(source, &ids)? {
-                    scored.push(Scored {
-                        hit,
-                        bm25: None,
-                        bm25_norm: 0.0,
-                        similarity: None,
-                        own: 0.0,
-                        neighbours: add,
-                        session: 0.0,
-                        named: false,
-                    });
+                    scored.push(Scored::context(hit, add));
                 }
             }
         }
