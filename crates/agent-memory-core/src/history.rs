@@ -30,6 +30,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 
 use serde::Serialize;
@@ -403,6 +404,7 @@ pub fn import(
         }
         let agent = this.agent.name;
         let reading = Reading { agent, root: &this.root, layout: history.layout, options, config };
+        let copier = store.log_copier()?;
         let mut sink = Sink {
             store: &mut *store,
             agent: this.agent.name,
@@ -413,16 +415,39 @@ pub fn import(
             report: &mut report,
             batches: 0,
             uid_prefix: uid_prefix(this.agent.name),
+            log_copy: None,
         };
+        // Not a scoped thread: should the writing side panic, the scope would wait for a
+        // copier that waits to be asked for more.
+        let copying = copier.map(|copier| {
+            let (wake, woken) = std::sync::mpsc::sync_channel(1);
+            let done = Arc::new(AtomicBool::new(false));
+            sink.log_copy = Some(LogCopy { wake, done: Arc::clone(&done), asked: false });
+            std::thread::spawn(move || {
+                for () in woken {
+                    // A copy that cannot go ahead is left for the writer's own.
+                    if let Err(err) = copier.copy_log_back() {
+                        tracing::debug!(%err, "copying the log back beside a history import");
+                    }
+                    done.store(true, Ordering::Release);
+                }
+            })
+        });
         let counts = std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel(AHEAD * BATCH / PARCEL);
             let reader = scope.spawn(move || reading.all(&wanted, &send));
             let written = receive.iter().flatten().try_for_each(|read| sink.take(read, progress));
+            // The log's copier stops once no more can be asked of it.
+            sink.log_copy = None;
             // A failed write stops the reading: it finds no one to send to.
             drop(receive);
             let counts = reader.join();
             written.and_then(|()| sink.flush()).map(|()| counts)
         })?;
+        if let Some(copying) = copying {
+            // It ends with the copy under way, if any: nothing is asked of it any more.
+            let _ = copying.join();
+        }
         // A reader that panicked read nothing it did not send; what it did not mark read is
         // read again next time.
         let counts = counts.unwrap_or_else(|_| {
@@ -682,6 +707,18 @@ struct Sink<'a> {
     batches: u64,
     /// How this agent's event uids begin ([`uid_prefix`]).
     uid_prefix: String,
+    /// The thread that copies the write-ahead log back beside the writes; none for a store in
+    /// memory.
+    log_copy: Option<LogCopy>,
+}
+
+/// How the writing side asks for the write-ahead log to be copied back beside it.
+struct LogCopy {
+    wake: SyncSender<()>,
+    /// Set by the copier when a copy it was asked for has finished.
+    done: Arc<AtomicBool>,
+    /// A copy was asked for and what was written meanwhile is not yet copied.
+    asked: bool,
 }
 
 impl Sink<'_> {
@@ -737,8 +774,22 @@ impl Sink<'_> {
         }
         let added = self.store.write_many(&self.items, &self.marks, time::now_ms())?;
         self.batches += 1;
-        if self.batches.is_multiple_of(LOG_BATCHES) {
-            self.store.copy_log_back()?;
+        let due = self.batches.is_multiple_of(LOG_BATCHES);
+        match &mut self.log_copy {
+            // The copy beside the writes has finished: what was written meanwhile (a batch or
+            // two) is copied here, so that the next batch starts the log again from its
+            // beginning rather than the log growing with the whole import.
+            Some(copy) if copy.asked && copy.done.swap(false, Ordering::Acquire) => {
+                copy.asked = false;
+                self.store.copy_log_back()?;
+            }
+            Some(copy) if due && !copy.asked => match copy.wake.try_send(()) {
+                Ok(()) => copy.asked = true,
+                Err(_) => self.store.copy_log_back()?,
+            },
+            Some(_) => {}
+            None if due => self.store.copy_log_back()?,
+            None => {}
         }
         self.report.events += added as u64;
         self.report.already += (self.items.len() - added) as u64;

@@ -393,6 +393,9 @@ impl Store {
         // Each insert fires triggers, so SQLite keeps a statement journal of the pages it
         // changes in case the statement fails half way; in memory, not in a file of its own.
         self.conn.pragma_update(None, "temp_store", "MEMORY")?;
+        // The log grows to tens of megabytes between two copies back; cutting its file back
+        // to 4 MiB each time it starts again only has the file system find the blocks anew.
+        self.conn.pragma_update(None, "journal_size_limit", 128 * 1024 * 1024)?;
         // What each new event's full-text index is to hold, worked out by whoever prepared the
         // batch, waits here (in memory) until one statement indexes the whole batch.
         self.conn.execute_batch(
@@ -549,6 +552,19 @@ impl Store {
     pub fn copy_log_back(&self) -> Result<()> {
         self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
         Ok(())
+    }
+
+    /// A second connection to this store's file, to copy the write-ahead log back while this
+    /// one goes on writing; `None` for a store in memory.
+    pub fn log_copier(&self) -> Result<Option<LogCopier>> {
+        if self.path == Path::new(":memory:") {
+            return Ok(None);
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags)?;
+        // As every connection here: closing it copies nothing (see `Store::open`).
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        Ok(Some(LogCopier { conn }))
     }
 
     /// Tokens the LLM distiller spent on `day` (YYYY-MM-DD, UTC), over all providers.
@@ -709,6 +725,25 @@ fn stored_payload(event: &Event) -> String {
             format!("{head}{separator}\"{FACTS_KEY}\":{facts}}}")
         }
         _ => text,
+    }
+}
+
+/// Copies a store's write-ahead log into its database from a connection of its own, beside a
+/// long bulk write. A copy ends by flushing what it wrote to disk, which took a fifth of a
+/// history import's writing thread when the writer copied the log itself; SQLite lets one
+/// connection copy the log while another appends to it.
+#[derive(Debug)]
+pub struct LogCopier {
+    conn: Connection,
+}
+
+impl LogCopier {
+    /// Copies as much of the log as readers allow, without waiting for them. What was
+    /// appended meanwhile stays in the log: the log starts again from its beginning only once
+    /// all of it is copied, which the writer sees to ([`Store::copy_log_back`]).
+    pub fn copy_log_back(&self) -> Result<()> {
+        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        Ok(())
     }
 }
 
@@ -1246,6 +1281,52 @@ mod tests {
                 .expect("one row holds the word");
             assert_eq!(uid, format!("u{n}"));
         }
+    }
+
+    /// The copier copies the log from its own connection while the store stays open, and once
+    /// all of it is copied the next write starts the log again from its beginning instead of
+    /// growing it.
+    #[test]
+    fn the_log_is_copied_back_beside_the_writer_and_then_starts_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store =
+            Store::open(&dir.path().join("memory.db"), Duration::from_millis(100)).expect("store");
+        let batch = |from: usize| -> Vec<Bulk> {
+            (from..from + 50)
+                .map(|n| {
+                    let one = event(&format!("u{n}"), "s", &format!("step{n} of the rollout"));
+                    let columns = Columns::of(&one);
+                    Bulk {
+                        event: one,
+                        hash: format!("h{n}"),
+                        project: Arc::new(project()),
+                        columns,
+                    }
+                })
+                .collect()
+        };
+        // (busy, frames in the log, frames copied back), without copying anything more.
+        let log = |store: &Store| -> (i64, i64, i64) {
+            let copier = store.log_copier().expect("open").expect("a file");
+            copier
+                .conn
+                .query_row("PRAGMA wal_checkpoint(NOOP)", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .unwrap_or((1, -1, -1))
+        };
+        store.write_many(&batch(0), &[], 0).expect("first batch");
+        store.write_many(&batch(50), &[], 0).expect("second batch");
+        let copier = store.log_copier().expect("open").expect("a file");
+        copier.copy_log_back().expect("copy beside");
+        let (_, frames, copied) = log(&store);
+        assert!(frames > 0 && copied == frames, "copied {copied} of {frames} frames");
+        store.write_many(&batch(100), &[], 0).expect("a batch after");
+        let (_, restarted, _) = log(&store);
+        assert!(restarted < frames, "the log started again: {restarted} frames, {frames} before");
+        let count: i64 =
+            store.conn().query_row("SELECT count(*) FROM events", [], |r| r.get(0)).expect("count");
+        assert_eq!(count, 150);
     }
 
     /// A tool use's facts round-trip through the store and an export; an event written before
