@@ -23,7 +23,6 @@ pub mod transcripts;
 pub mod transfer;
 pub mod vectors;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1056,12 +1055,16 @@ fn insert_rows(
     if rows.is_empty() {
         return Ok(0);
     }
-    let sql = if rows.len() == ROWS_PER_INSERT {
-        Cow::from(&*FULL)
+    // A batch's last few rows go in a statement of their own size, not kept: kept, such
+    // statements would push the statements every write uses out of the connection's cache.
+    let (mut cached, mut once);
+    let stmt: &mut rusqlite::Statement<'_> = if rows.len() == ROWS_PER_INSERT {
+        cached = conn.prepare_cached(&FULL)?;
+        &mut cached
     } else {
-        insert_sql(rows.len()).into()
+        once = conn.prepare(&insert_sql(rows.len()))?;
+        &mut once
     };
-    let mut stmt = conn.prepare_cached(&sql)?;
     let values = rows.iter().flat_map(|(row, columns)| row.values(columns));
     let mut new = stmt.query(rusqlite::params_from_iter(values))?;
     let mut count = 0;
