@@ -549,8 +549,7 @@ impl Store {
     /// start rather than growing with the whole write. (The file keeps its size until a
     /// truncating checkpoint; its length says nothing of how much of it is live.)
     pub fn copy_log_back(&self) -> Result<()> {
-        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-        Ok(())
+        copy_log_back(&self.conn)
     }
 
     /// A second connection to this store's file, to copy the write-ahead log back while this
@@ -703,7 +702,8 @@ impl Columns {
     fn stored(event: &Event) -> Columns {
         Columns {
             payload: stored_payload(event),
-            files: serde_json::Value::from(event.files.clone()).to_string(),
+            // Straight into a string, without a copy of the list first.
+            files: serde_json::to_string(&event.files).unwrap_or_else(|_| "[]".to_owned()),
             index_text: String::new(),
         }
     }
@@ -741,9 +741,15 @@ impl LogCopier {
     /// appended meanwhile stays in the log: the log starts again from its beginning only once
     /// all of it is copied, which the writer sees to ([`Store::copy_log_back`]).
     pub fn copy_log_back(&self) -> Result<()> {
-        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-        Ok(())
+        copy_log_back(&self.conn)
     }
+}
+
+/// Copies as much of the write-ahead log into the database as readers allow, without waiting
+/// for them.
+fn copy_log_back(conn: &Connection) -> Result<()> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+    Ok(())
 }
 
 /// The write-ahead log beside a database file.
@@ -1026,14 +1032,18 @@ impl Row<'_> {
     }
 }
 
-/// The insert of `rows` events at once, skipping uids stored already and naming the new ones.
+/// The insert of `rows` events at once, skipping uids stored already.
 fn insert_sql(rows: usize) -> String {
     let row = format!("({})", ["?"; INSERTED_COLUMN_COUNT].join(", "));
     format!(
-        "INSERT INTO events ({INSERTED_COLUMNS}) VALUES {} ON CONFLICT (uid) DO NOTHING \
-         RETURNING id, uid",
+        "INSERT INTO events ({INSERTED_COLUMNS}) VALUES {} ON CONFLICT (uid) DO NOTHING",
         vec![row; rows].join(", ")
     )
+}
+
+/// [`insert_sql`], naming the rows it stored.
+fn insert_returning_sql(rows: usize) -> String {
+    format!("{} RETURNING id, uid", insert_sql(rows))
 }
 
 /// Inserts `row` with its worked-out `columns`; its id, or `None` when its uid was stored.
@@ -1041,12 +1051,7 @@ fn insert_row(conn: &Connection, row: &Row<'_>, columns: &Columns) -> Result<Opt
     // Not `RETURNING id`, as `insert_rows` does: a store of a million events imported
     // through that answered the recall bench's searches of every kind 2 to 3 ms slower (p50,
     // three runs against three), for a reason not yet found.
-    static SQL: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "INSERT INTO events ({INSERTED_COLUMNS}) VALUES ({}) ON CONFLICT (uid) DO NOTHING",
-            ["?"; INSERTED_COLUMN_COUNT].join(", ")
-        )
-    });
+    static SQL: LazyLock<String> = LazyLock::new(|| insert_sql(1));
     let mut stmt = conn.prepare_cached(&SQL)?;
     let changed = stmt.execute(rusqlite::params_from_iter(&row.values(columns)))?;
     Ok((changed == 1).then(|| conn.last_insert_rowid()))
@@ -1059,7 +1064,7 @@ fn insert_rows(
     rows: &[(Row<'_>, &Columns)],
     mut stored: impl FnMut(i64, &Columns) -> Result<()>,
 ) -> Result<usize> {
-    static FULL: LazyLock<String> = LazyLock::new(|| insert_sql(ROWS_PER_INSERT));
+    static FULL: LazyLock<String> = LazyLock::new(|| insert_returning_sql(ROWS_PER_INSERT));
     if rows.is_empty() {
         return Ok(0);
     }
@@ -1070,7 +1075,7 @@ fn insert_rows(
         cached = conn.prepare_cached(&FULL)?;
         &mut cached
     } else {
-        once = conn.prepare(&insert_sql(rows.len()))?;
+        once = conn.prepare(&insert_returning_sql(rows.len()))?;
         &mut once
     };
     let values = rows.iter().flat_map(|(row, columns)| row.values(columns));
