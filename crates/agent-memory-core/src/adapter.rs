@@ -658,7 +658,9 @@ impl Hook<'_> {
 /// An event's summary: one line of at most [`SUMMARY_MAX_CHARS`], paths inside the working
 /// directory relative to it (the body keeps them whole).
 fn event_summary(mut summary: String, cwd: Option<&str>) -> String {
-    if let Some(cwd) = cwd.filter(|cwd| cwd.len() > 1) {
+    if let Some(cwd) =
+        cwd.filter(|cwd| cwd.len() > 1 && summary.contains(cwd.trim_end_matches('/')))
+    {
         summary = summary.replace(&format!("{}/", cwd.trim_end_matches('/')), "");
     }
     truncate(&one_line(&summary), SUMMARY_MAX_CHARS)

@@ -152,7 +152,7 @@ fn fingerprint_bytes(bytes: &[u8], mtime_ms: i64) -> Fingerprint {
 }
 
 fn hex(hasher: Sha256) -> String {
-    hasher.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&hasher.finalize()[..16])
 }
 
 /// Where an anchor's file lies for a checkout whose top level is `root`.

@@ -268,13 +268,14 @@ pub(crate) fn finish_with(event: &mut Event, caps: &CaptureConfig) {
 /// For an event that read, wrote or ran a command on a sensitive file (`.env`, keys), keeps
 /// which tool and which path or command, drops everything else, and marks the event private.
 fn protect_sensitive(event: &mut Event) {
-    let command = event.facts.command.clone().unwrap_or_default();
+    let command = event.facts.command.as_deref().unwrap_or_default();
     let sensitive = event.files.iter().any(|f| redact::is_sensitive_path(f))
         || (event.tool_kind == Some(ToolKind::Shell)
-            && redact::command_touches_sensitive_path(&command));
+            && redact::command_touches_sensitive_path(command));
     if !sensitive {
         return;
     }
+    let command = command.to_owned();
     adapter::keep_only_access(&mut event.payload);
     if let Value::Object(payload) = &mut event.payload {
         payload.insert("output".into(), Value::String(SENSITIVE_MARK.into()));

@@ -468,7 +468,7 @@ pub fn import(
 /// What the reading side hands the writing side, in order.
 enum Read {
     /// An event ready for the store, with the id of the record it came from.
-    Event { event: Box<Event>, hash: String, source_id: String, columns: Columns },
+    Event { event: Box<Event>, hash: String, columns: Columns },
     /// A source read whole; everything it gave was sent before this.
     Done(ReadMark),
     /// A source that could not be read (or not to the end).
@@ -604,18 +604,20 @@ impl Preparer<'_> {
             return;
         }
         // The uid names the session, which each agent spells its own way: the adapter reads
-        // it, and the writing side gives the uid once it has.
+        // it, and the uid is given once it has.
         match capture::prepare_value(agent, event_name, "", at_ms, payload, None, config) {
             Stage::Ready { mut event, hash }
                 if within(event.cwd.as_deref(), options.project.as_deref()) =>
             {
-                // Worked out here rather than by the writing side, which is the busier.
+                // Worked out here (as the uid below) rather than by the writing side, which is
+                // the busier.
                 let columns = Columns::of(&event);
                 // The payload's text is in `columns` now; its tree of values is freed here,
                 // where it was built, rather than by the writer, for whom every free of a
                 // block allocated on this thread costs a lock.
                 event.payload = serde_json::Value::Null;
-                self.push(Read::Event { event, hash, source_id, columns });
+                event.uid = history_uid(agent, &event.session, &source_id);
+                self.push(Read::Event { event, hash, columns });
             }
             Stage::Invalid(problem) => {
                 tracing::debug!(%problem, %source_id, "a record of an agent's history");
@@ -724,8 +726,8 @@ struct LogCopy {
 impl Sink<'_> {
     fn take(&mut self, read: Read, progress: &mut dyn FnMut()) -> Result<(), StoreError> {
         match read {
-            Read::Event { event, hash, source_id, columns } => {
-                self.event(*event, hash, &source_id, columns)?;
+            Read::Event { event, hash, columns } => {
+                self.event(*event, hash, columns)?;
             }
             Read::Done(mark) => {
                 progress();
@@ -743,16 +745,9 @@ impl Sink<'_> {
         Ok(())
     }
 
-    fn event(
-        &mut self,
-        mut event: Event,
-        hash: String,
-        source_id: &str,
-        columns: Columns,
-    ) -> Result<(), StoreError> {
-        let prefix = &self.uid_prefix;
+    fn event(&mut self, event: Event, hash: String, columns: Columns) -> Result<(), StoreError> {
         if !self.cutoffs.contains_key(&event.session) {
-            let since = self.store.captured_since(self.agent, &event.session, prefix)?;
+            let since = self.store.captured_since(self.agent, &event.session, &self.uid_prefix)?;
             self.cutoffs.insert(event.session.clone(), since);
         }
         let at_ms = event.at_ms;
@@ -762,7 +757,6 @@ impl Sink<'_> {
             self.report.already += 1;
             return Ok(());
         }
-        event.uid = format!("{prefix}{}-{source_id}", event.session);
         let project = self.projects.of(event.cwd.as_deref(), self.agent);
         self.items.push(Bulk { event, hash, project, columns });
         Ok(())
@@ -802,6 +796,17 @@ impl Sink<'_> {
 /// How the uids of events read from `agent`'s history begin.
 pub fn uid_prefix(agent: &str) -> String {
     format!("{agent}-history-")
+}
+
+/// The uid of an event read from `agent`'s history: its session and the id of the record it
+/// came from, after [`uid_prefix`].
+fn history_uid(agent: &str, session: &str, source_id: &str) -> String {
+    let mut uid = uid_prefix(agent);
+    uid.reserve(session.len() + 1 + source_id.len());
+    uid.push_str(session);
+    uid.push('-');
+    uid.push_str(source_id);
+    uid
 }
 
 /// Whether `cwd` is `project` or inside it (always, without a project).

@@ -64,7 +64,7 @@ impl Home {
     pub fn fallback_spool_dir(&self) -> PathBuf {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(self.root.to_string_lossy().as_bytes());
-        let tag: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        let tag = crate::text::hex(&digest[..6]);
         let runtime = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|dir| dir.is_absolute() && crate::fsutil::is_private_dir(dir));

@@ -500,7 +500,7 @@ pub fn parse(text: &str) -> (BTreeMap<String, String>, String) {
 }
 
 fn hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&Sha256::digest(bytes))
 }
 
 /// The note of a memory, as text.

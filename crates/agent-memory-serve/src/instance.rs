@@ -139,7 +139,7 @@ impl Instance {
 fn fresh_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
     File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(agent_memory_core::text::hex(&bytes))
 }
 
 impl Instance {

@@ -131,28 +131,49 @@ pub fn fingerprint(event: &Event) -> String {
     hasher.update([0]);
     hasher.update(event.tool.as_deref().unwrap_or(""));
     hasher.update([0, u8::from(is_error), 0]);
-    hasher.update(fold(&event.body));
-    hasher.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+    fold_into(&event.body, &mut hasher);
+    crate::text::hex(&hasher.finalize()[..16])
 }
 
-fn fold(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// Hashes `text` folded: lowercase, each run of white space one space and each run of digits
+/// one `0`, without white space at either end. Fed through a buffer on the stack, since every
+/// event stored is fingerprinted.
+fn fold_into(text: &str, hasher: &mut Sha256) {
+    let mut buffer = [0u8; 1024];
+    let mut filled = 0;
+    // As if a space came before the text, so none begins it.
     let mut last = ' ';
+    // A space is written only once something follows it, so none ends it.
+    let mut space = false;
     for c in text.chars() {
         let c = if c.is_whitespace() {
             ' '
         } else if c.is_ascii_digit() {
             '0'
+        } else if c.is_ascii() {
+            c.to_ascii_lowercase()
         } else {
             c.to_lowercase().next().unwrap_or(c)
         };
         if (c == ' ' || c == '0') && c == last {
             continue;
         }
-        out.push(c);
         last = c;
+        if c == ' ' {
+            space = true;
+            continue;
+        }
+        if filled + 8 > buffer.len() {
+            hasher.update(&buffer[..filled]);
+            filled = 0;
+        }
+        if std::mem::take(&mut space) {
+            buffer[filled] = b' ';
+            filled += 1;
+        }
+        filled += c.encode_utf8(&mut buffer[filled..]).len();
     }
-    out.trim().to_owned()
+    hasher.update(&buffer[..filled]);
 }
 
 /// Layer 3: is `event` (with its `fingerprint`) a near-duplicate of the stored `recent` one?
@@ -272,6 +293,47 @@ mod tests {
         let mut failed = b.clone();
         failed.facts.failed = true;
         assert_ne!(fingerprint(&a), fingerprint(&failed));
+    }
+
+    #[test]
+    fn a_fingerprint_hashes_the_folded_text_as_written_out_whole() {
+        // The fold as one string, as fingerprints were first worked out: stored hashes must
+        // keep matching new ones.
+        fn folded(text: &str) -> String {
+            let mut out = String::new();
+            let mut last = ' ';
+            for c in text.chars() {
+                let c = if c.is_whitespace() {
+                    ' '
+                } else if c.is_ascii_digit() {
+                    '0'
+                } else {
+                    c.to_lowercase().next().unwrap_or(c)
+                };
+                if (c == ' ' || c == '0') && c == last {
+                    continue;
+                }
+                out.push(c);
+                last = c;
+            }
+            out.trim().to_owned()
+        }
+        let long = "Ünïcödé\tWORDS 12 ".repeat(300);
+        for body in
+            ["", "   ", " \n Leading and trailing \t\n", "a 0 0b  77x", "ÉTÉ 2024 İstanbul", &long]
+        {
+            let mut event = tool_use("Bash", ToolKind::Shell, "date", "");
+            event.body = body.to_owned();
+            let mut hasher = Sha256::new();
+            hasher.update(event.kind.as_str());
+            hasher.update([0]);
+            hasher.update("Bash");
+            hasher.update([0, 0, 0]);
+            hasher.update(folded(&event.body));
+            let whole =
+                hasher.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect::<String>();
+            assert_eq!(fingerprint(&event), whole, "{body:?}");
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub struct Rule {
     pub keywords: &'static [&'static str],
     /// For a secret with no literal to wake on (bare hex, base64): a scan of the text that is
     /// true wherever the pattern can match. The regex runs when it or a keyword says so.
-    pub shape: Option<fn(&[u8]) -> bool>,
+    pub shape: Option<Shape>,
     /// The regex, compiled with Unicode off (`\b`, `\s`, `(?i)` are ASCII); `(?u:…)` where a
     /// negated class must match whole characters.
     pub pattern: &'static str,
@@ -150,17 +150,18 @@ impl Redactor {
     /// [`Redactor::redact`], and whether the text runs a command that prints a token (whose
     /// output, in a payload, may sit in another string than the command).
     fn redact_noting_commands<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize, bool) {
-        let candidates = self.candidates(text);
+        let mut candidates = self.candidates(text);
         let mut out = Cow::Borrowed(text);
         let mut count = 0;
         let mut command = false;
         // Rules run in table order over the progressively redacted text: a secret taken by a
         // specific rule is a `[REDACTED:…]` marker by the time the generic ones look, and `apply`
-        // skips matches that reach into a marker, so overlaps cannot garble the output.
-        for (index, rule) in RULES.iter().enumerate() {
-            if candidates & (1u128 << index) == 0 {
-                continue;
-            }
+        // skips matches that reach into a marker, so overlaps cannot garble the output. Only
+        // the woken rules are visited, lowest bit first.
+        while candidates != 0 {
+            let index = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let Some(rule) = RULES.get(index) else { break };
             let Some(regex) = self.regex(index, out.len()) else {
                 continue;
             };
@@ -291,12 +292,8 @@ impl Redactor {
     /// A bit per rule whose keywords occur in `text`, or whose shape does.
     fn candidates(&self, text: &str) -> u128 {
         let bytes = text.as_bytes();
-        RULES.iter().enumerate().fold(self.keywords.rules_in(bytes), |found, (index, rule)| {
-            let bit = 1u128 << index;
-            match rule.shape {
-                Some(shape) if found & bit == 0 && shape(bytes) => found | bit,
-                _ => found,
-            }
+        self.keywords.shapes.iter().fold(self.keywords.rules_in(bytes), |found, &(bit, shape)| {
+            if found & bit == 0 && shape(bytes) { found | bit } else { found }
         })
     }
 
@@ -325,6 +322,9 @@ impl Redactor {
     }
 }
 
+/// A test of a text's bytes that wakes a rule without a keyword.
+pub type Shape = fn(&[u8]) -> bool;
+
 /// Every rule's keywords, indexed by their first two bytes (ASCII lowercased), for finding which
 /// rules a text wakes.
 ///
@@ -335,10 +335,10 @@ impl Redactor {
 #[derive(Debug)]
 struct Keywords {
     /// A bit per two-byte start of some keyword.
-    starts: Box<[u64]>,
+    starts: Box<[u64; 1 << 10]>,
     /// For each word of `starts`, how many bits the words before it hold: with the bits below
     /// it in its own word, the rank of a start among all starts.
-    before: Box<[u16]>,
+    before: Box<[u16; 1 << 10]>,
     /// Per start, in rank order, where its keywords begin in `entries`; one more at the end.
     firsts: Vec<u16>,
     /// Each keyword with its rule, sorted by start.
@@ -346,14 +346,20 @@ struct Keywords {
     /// A bit per rule with a keyword shorter than two bytes, which the index cannot hold: such
     /// a rule runs on every text (slower, never less safe).
     always: u128,
+    /// The bit of each rule woken by a shape of the text, with the test of that shape.
+    shapes: Vec<(u128, Shape)>,
 }
 
 impl Keywords {
     fn new(rules: &'static [Rule]) -> Keywords {
-        let mut starts = vec![0u64; 1 << 10].into_boxed_slice();
+        let mut starts = Box::new([0u64; 1 << 10]);
         let mut sorted = Vec::new();
         let mut always = 0u128;
+        let mut shapes = Vec::new();
         for (index, rule) in rules.iter().enumerate() {
+            if let Some(shape) = rule.shape {
+                shapes.push((1u128 << index, shape));
+            }
             for keyword in rule.keywords.iter().map(|k| k.as_bytes()) {
                 let Some(start) = Self::start(keyword) else {
                     always |= 1u128 << index;
@@ -364,7 +370,7 @@ impl Keywords {
             }
         }
         sorted.sort_unstable_by_key(|(start, _, _)| *start);
-        let mut before = vec![0u16; starts.len()].into_boxed_slice();
+        let mut before = Box::new([0u16; 1 << 10]);
         let mut total = 0u16;
         for (count, word) in before.iter_mut().zip(starts.iter()) {
             *count = total;
@@ -378,7 +384,7 @@ impl Keywords {
         }
         firsts.push(sorted.len() as u16);
         let entries = sorted.into_iter().map(|(_, keyword, rule)| (keyword, rule)).collect();
-        Keywords { starts, before, firsts, entries, always }
+        Keywords { starts, before, firsts, entries, always, shapes }
     }
 
     fn start(bytes: &[u8]) -> Option<u16> {
@@ -394,9 +400,14 @@ impl Keywords {
     /// lowercase), plus the rules that always run.
     fn rules_in(&self, text: &[u8]) -> u128 {
         let mut found = self.always;
-        for (at, pair) in text.windows(2).enumerate() {
-            let start =
-                u16::from_be_bytes([pair[0].to_ascii_lowercase(), pair[1].to_ascii_lowercase()]);
+        let Some((first, rest)) = text.split_first() else { return found };
+        // Each byte is lowercased once, and carried over as the first of the next pair.
+        let mut previous = first.to_ascii_lowercase();
+        for (at, byte) in rest.iter().enumerate() {
+            let byte = byte.to_ascii_lowercase();
+            let start = u16::from_be_bytes([previous, byte]);
+            previous = byte;
+            // `at` is where the pair starts: `rest` begins one byte into `text`.
             let (word, bit) = (usize::from(start >> 6), 1u64 << (start & 63));
             let bits = self.starts[word];
             if bits & bit == 0 {
@@ -1227,33 +1238,55 @@ pub fn is_sensitive_path(path: &str) -> bool {
         Some(at) => (&path[..at], &path[at + 1..]),
         None => ("", path),
     };
-    let name = name.to_ascii_lowercase();
     if name.is_empty() {
         return false;
     }
-    if let Some(variant) = name.strip_prefix(".env.") {
-        return !variant.split('.').any(|part| matches!(part, "example" | "sample" | "template"));
+    // Compared without case and without a lowercased copy: every command word comes here.
+    let is = |known: &str| name.eq_ignore_ascii_case(known);
+    let starts = |prefix: &str| {
+        name.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+    };
+    if starts(".env.") {
+        return !name[5..].split('.').any(|part| {
+            ["example", "sample", "template"].iter().any(|plain| part.eq_ignore_ascii_case(plain))
+        });
     }
     let mut dirs = dir.rsplit(['/', '\\']);
-    match name.as_str() {
-        ".env" | ".envrc" | ".netrc" | "_netrc" | ".pgpass" | ".npmrc" | ".pypirc"
-        | ".git-credentials" | "secrets.yaml" | "secrets.yml" | "secrets.json" => true,
-        "credentials"
-        | "credentials.json"
-        | "credentials.db"
-        | "application_default_credentials.json" => dirs.any(|dir| {
-            [".aws", ".docker", "gcloud"].iter().any(|known| dir.eq_ignore_ascii_case(known))
-        }),
-        "config.json" => dirs.next().is_some_and(|dir| dir.eq_ignore_ascii_case(".docker")),
-        _ => {
-            let ssh_key = ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
-                .iter()
-                .any(|prefix| name.starts_with(prefix));
-            let extension = name.rsplit_once('.').map_or("", |(_, extension)| extension);
-            (ssh_key && extension != "pub")
-                || matches!(extension, "pem" | "key" | "p12" | "pfx" | "kdbx")
-        }
+    if [
+        ".env",
+        ".envrc",
+        ".netrc",
+        "_netrc",
+        ".pgpass",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        "secrets.yaml",
+        "secrets.yml",
+        "secrets.json",
+    ]
+    .into_iter()
+    .any(is)
+    {
+        return true;
     }
+    if ["credentials", "credentials.json", "credentials.db", "application_default_credentials.json"]
+        .into_iter()
+        .any(is)
+    {
+        return dirs.any(|dir| {
+            [".aws", ".docker", "gcloud"].iter().any(|known| dir.eq_ignore_ascii_case(known))
+        });
+    }
+    if is("config.json") {
+        return dirs.next().is_some_and(|dir| dir.eq_ignore_ascii_case(".docker"));
+    }
+    let ssh_key = ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"].into_iter().any(starts);
+    let extension = name.rsplit_once('.').map_or("", |(_, extension)| extension);
+    (ssh_key && !extension.eq_ignore_ascii_case("pub"))
+        || ["pem", "key", "p12", "pfx", "kdbx"]
+            .iter()
+            .any(|known| extension.eq_ignore_ascii_case(known))
 }
 
 /// True when a shell command line reads one of those files (`cat .env`, `less ~/.ssh/id_rsa`,
@@ -1374,7 +1407,7 @@ impl Rule {
     }
 
     /// Wake on a shape of the text rather than a keyword.
-    const fn woken_by(self, shape: fn(&[u8]) -> bool) -> Rule {
+    const fn woken_by(self, shape: Shape) -> Rule {
         Rule { shape: Some(shape), ..self }
     }
 

@@ -204,7 +204,7 @@ pub fn trust_entries(hooks_path: &Path, text: &str) -> Result<Vec<TrustEntry>, C
                 // serde_json's map sorts its keys and `to_string` is compact: Codex's form.
                 let canonical = serde_json::Value::Object(identity).to_string();
                 let digest = Sha256::digest(canonical.as_bytes());
-                let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+                let hex = crate::text::hex(&digest);
                 entries.push(TrustEntry {
                     key: format!("{}:{label}:{gi}:{hi}", hooks_path.display()),
                     hash: format!("sha256:{hex}"),

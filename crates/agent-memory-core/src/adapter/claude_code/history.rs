@@ -77,6 +77,19 @@ struct Call {
     input: Value,
 }
 
+impl Call {
+    /// The fields a tool hook's payload gives the call, with its outcome under `key`; built
+    /// in place, since `json!` would copy the input and the outcome value by value.
+    fn fields(self, id: &str, key: &str, outcome: Value) -> Value {
+        let mut fields = serde_json::Map::new();
+        fields.insert("tool_name".into(), Value::String(self.name));
+        fields.insert("tool_input".into(), self.input);
+        fields.insert("tool_use_id".into(), Value::String(id.to_owned()));
+        fields.insert(key.into(), outcome);
+        Value::Object(fields)
+    }
+}
+
 /// The turn being read.
 #[derive(Debug, Default)]
 struct Turn {
@@ -181,27 +194,21 @@ impl Reader {
     ) {
         let Some(id) = block["tool_use_id"].as_str() else { return };
         let Some(call) = self.calls.remove(id) else { return };
-        let content = block.get("content").cloned().unwrap_or(Value::Null);
+        let content = block.get("content").unwrap_or(&Value::Null);
         let record = if block["is_error"] == true {
-            let error = match &content {
+            let error = match content {
                 Value::Array(blocks) => texts(blocks),
                 other => other.as_str().unwrap_or_default().to_owned(),
             };
-            let fields = json!({
-                "tool_name": call.name, "tool_input": call.input, "tool_use_id": id,
-                "error": error,
-            });
+            let fields = call.fields(id, "error", Value::String(error));
             self.record("PostToolUseFailure", fields, at_ms, id.to_owned())
         } else {
             // The tool's own result is what the hook hands over; the model's copy otherwise.
             let response = match result {
-                Some(value @ Value::Object(_)) => value.clone(),
+                Some(value @ Value::Object(_)) => value,
                 _ => content,
             };
-            let fields = json!({
-                "tool_name": call.name, "tool_input": call.input, "tool_use_id": id,
-                "tool_response": response,
-            });
+            let fields = call.fields(id, "tool_response", response.clone());
             self.record("PostToolUse", fields, at_ms, id.to_owned())
         };
         out.push(record);
@@ -209,14 +216,16 @@ impl Reader {
     }
 
     fn assistant(&mut self, line: Line, at_ms: i64) {
-        let Some(Value::Array(blocks)) = line.message.map(|m| m.content) else { return };
-        for block in &blocks {
+        let Some(Value::Array(mut blocks)) = line.message.map(|m| m.content) else { return };
+        for block in &mut blocks {
             if block["type"] == "tool_use"
                 && let Some(id) = block["id"].as_str()
             {
-                let name = block["name"].as_str().unwrap_or_default().to_owned();
-                let input = block.get("input").cloned().unwrap_or(Value::Null);
-                self.calls.insert(id.to_owned(), Call { name, input });
+                let (id, name) =
+                    (id.to_owned(), block["name"].as_str().unwrap_or_default().to_owned());
+                // Taken, not copied: of a call's block only its text would be read again.
+                let input = block.get_mut("input").map(Value::take).unwrap_or(Value::Null);
+                self.calls.insert(id, Call { name, input });
             }
         }
         if line.sidechain || self.turn.prompt.is_none() {

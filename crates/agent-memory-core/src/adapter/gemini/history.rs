@@ -263,7 +263,7 @@ fn projects(index: &Value) -> Vec<(String, String)> {
 }
 
 fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// The first workspace directory a session context lists (`- **Workspace Directories:**\n  -
