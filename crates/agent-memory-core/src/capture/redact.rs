@@ -2693,10 +2693,12 @@ curl -H \"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJ
             id_rsa.bak id_dsa .netrc _netrc .pgpass ~/.npmrc .pypirc .git-credentials
             deploy/secrets.yaml secrets.yml secrets.json ~/.aws/credentials
             C:\Users\me\.aws\credentials /root/.docker/config.json ~/.config/gcloud/credentials.db
-            ~/.config/gcloud/application_default_credentials.json '.env'";
+            ~/.config/gcloud/application_default_credentials.json '.env' .ENV .Env.Local ID_RSA
+            Secrets.YAML ~/.AWS/Credentials CERT.Pem";
         let no = r".env.example .env.sample .env.template .env.local.example env.rs id_rsa.pub
             id_ed25519-cert.pub credentials src/credentials.json ~/.aws/config config.json keys.rs
-            monkey secrets.md ~/.ssh/ / README.md package.json ~/.ssh/known_hosts";
+            monkey secrets.md ~/.ssh/ / README.md package.json ~/.ssh/known_hosts .ENV.EXAMPLE
+            ID_RSA.PUB Credentials";
         for path in yes.split_whitespace() {
             assert!(is_sensitive_path(path), "{path}");
         }
