@@ -467,7 +467,7 @@ pub fn import(
 
 /// What the reading side hands the writing side, in order.
 enum Read {
-    /// An event ready for the store, with the id of the record it came from.
+    /// An event ready for the store, its uid given (which names the record it came from).
     Event { event: Box<Event>, hash: String, columns: Columns },
     /// A source read whole; everything it gave was sent before this.
     Done(ReadMark),
