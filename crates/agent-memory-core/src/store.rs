@@ -213,9 +213,14 @@ impl Store {
         let conn = Connection::open_in_memory()?;
         let fts_deferred = Arc::new(AtomicBool::new(false));
         register_functions(&conn, &fts_deferred)?;
-        let mut store = Store { conn, path: PathBuf::from(":memory:"), fts_deferred };
+        let mut store = Store { conn, path: PathBuf::from(IN_MEMORY), fts_deferred };
         store.migrate()?;
         Ok(store)
+    }
+
+    /// Whether the store lives in memory ([`Store::open_in_memory`]): no file beside it.
+    fn in_memory(&self) -> bool {
+        self.path == Path::new(IN_MEMORY)
     }
 
     pub fn path(&self) -> &Path {
@@ -478,8 +483,6 @@ impl Store {
         Ok(self.conn.execute("DELETE FROM hook_runs WHERE at < ?1", [before_ms])?)
     }
 
-    /// Copies the write-ahead log into the database and empties it; after large writes, so the
-    /// next process does not read a long log at start.
     /// SQLite's own consistency check of every page and index: `None` when it finds nothing
     /// wrong, else its first complaint.
     pub fn quick_check(&self) -> Result<Option<String>> {
@@ -555,7 +558,7 @@ impl Store {
     /// A second connection to this store's file, to copy the write-ahead log back while this
     /// one goes on writing; `None` for a store in memory.
     pub fn log_copier(&self) -> Result<Option<LogCopier>> {
-        if self.path == Path::new(":memory:") {
+        if self.in_memory() {
             return Ok(None);
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -751,6 +754,9 @@ fn copy_log_back(conn: &Connection) -> Result<()> {
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
     Ok(())
 }
+
+/// The path an in-memory store reports.
+const IN_MEMORY: &str = ":memory:";
 
 /// The write-ahead log beside a database file.
 pub fn wal_path(db: &Path) -> PathBuf {

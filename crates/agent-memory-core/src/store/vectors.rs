@@ -13,7 +13,7 @@
 //! only for its candidates, by key ([`Store::sparse_vectors`]).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -367,7 +367,7 @@ impl Store {
     /// store). Each call adds what was embedded since; the whole matrix is read again once it
     /// is [`SHARED_INDEX_AGE`] old.
     pub fn shared_vector_index(&self, model: &str, dim: usize) -> Result<Arc<VectorIndex>> {
-        if self.path == Path::new(":memory:") {
+        if self.in_memory() {
             return Ok(Arc::new(self.vector_index(model, dim)?));
         }
         let key = (self.path.clone(), model.to_owned(), dim);
@@ -487,7 +487,7 @@ impl Store {
     /// Every vector of `model` as a process without a matrix of its own reads them: from the
     /// vector file when it is current, else from the rows (writing the file).
     pub fn load_vector_index(&self, model: &str, dim: usize) -> Result<VectorIndex> {
-        if self.path == Path::new(":memory:") {
+        if self.in_memory() {
             return self.vector_index(model, dim);
         }
         self.current_vector_index(model, dim, false)
@@ -496,7 +496,7 @@ impl Store {
     /// Brings `model`'s vector file up to date with the store, so that the next process to
     /// search reads it whole: the work pass calls it after embedding.
     pub fn refresh_vector_file(&self, model: &str, dim: usize) -> Result<()> {
-        if self.path != Path::new(":memory:") {
+        if !self.in_memory() {
             self.current_vector_index(model, dim, true)?;
         }
         Ok(())
