@@ -87,10 +87,13 @@ pub fn stem(word: &str) -> Option<String> {
 /// of one-off words cannot grow it without end.
 fn stem_remembered(word: &str) -> Option<std::rc::Rc<str>> {
     use std::cell::RefCell;
-    use std::collections::HashMap;
     use std::rc::Rc;
+    // foldhash rather than SipHash, which took a quarter of the index text's instructions in a
+    // history import. Its seed is random per process, and the cache forgets everything at its
+    // size, so text made to collide buys little.
     thread_local! {
-        static STEMS: RefCell<HashMap<Box<str>, Option<Rc<str>>>> = RefCell::new(HashMap::new());
+        static STEMS: RefCell<foldhash::HashMap<Box<str>, Option<Rc<str>>>> =
+            RefCell::new(foldhash::HashMap::default());
     }
     STEMS.with(|stems| {
         let mut stems = stems.borrow_mut();
@@ -113,7 +116,7 @@ const REMEMBERED_STEMS: usize = 50_000;
 /// its words that differ from them, each once.
 pub fn stemmed_text(text: &str) -> String {
     let shadow = shadow_text(text);
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = foldhash::HashSet::default();
     let mut stems: Vec<std::rc::Rc<str>> = Vec::new();
     let mut lower = String::new();
     for word in shadow.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
