@@ -1,7 +1,9 @@
 // Opens the viewer's home of a running `agent-memory serve` that holds hundreds of sessions, in
 // Debian's headless Chromium through playwright-core (found via NODE_PATH), and measures in the
 // page how long after the navigation began the CARDS-th session card was in the document: on
-// the first visit (`first_ms`, the browser's own start-up included) and on a reload (`ms`).
+// the first visit (`first_ms`, the browser's own start-up included) and on three reloads
+// (`reloads_ms`; `ms` is the quickest, the page's own cost with the least of the machine's other
+// load in it), with the time the cards' request took on each (`api_ms`).
 // Environment: VIEWER_ADDRESS, CHROMIUM, PROFILE_DIR, SCREENSHOTS, CARDS. Ends with one JSON
 // line of what it saw.
 'use strict';
@@ -25,13 +27,26 @@ const WAIT = { timeout: 90000 };
     }).observe(document, { childList: true, subtree: true });
   }, wanted);
   try {
-    // A warm-up visit loads the browser's own pieces; the one measured is the second.
+    // When the wanted card came, and how long the request for the cards took.
+    const visit = async () => {
+      await page.waitForFunction(() => typeof window.cardsAt === 'number', null, WAIT);
+      return page.evaluate(() => [window.cardsAt, performance.getEntriesByType('resource')
+        .filter((r) => r.name.includes('/api/session-cards'))
+        .map((r) => r.responseEnd - r.startTime)[0]]);
+    };
+    // A warm-up visit loads the browser's own pieces; the ones measured are the reloads.
     await page.goto(process.env.VIEWER_ADDRESS);
-    await page.waitForFunction(() => typeof window.cardsAt === 'number', null, WAIT);
-    result.first_ms = await page.evaluate(() => window.cardsAt);
-    await page.reload();
-    await page.waitForFunction(() => typeof window.cardsAt === 'number', null, WAIT);
-    result.ms = await page.evaluate(() => window.cardsAt);
+    const [first, firstApi] = await visit();
+    result.first_ms = first;
+    result.reloads_ms = [];
+    result.api_ms = [firstApi];
+    for (let n = 0; n < 3; n += 1) {
+      await page.reload();
+      const [ms, api] = await visit();
+      result.reloads_ms.push(ms);
+      result.api_ms.push(api);
+    }
+    result.ms = Math.min(...result.reloads_ms);
     await page.waitForSelector('main:not([aria-busy])', WAIT);
     result.cards = await page.locator('.session-card').count();
     result.last = await page.locator('.session-card').nth(wanted - 1).evaluate((el) => ({
