@@ -218,11 +218,13 @@ fn unwritable_home_spools_to_the_fallback() {
 pub(crate) struct TinyDisk(PathBuf);
 
 impl TinyDisk {
-    /// A 1 MiB tmpfs over `dir` (made if missing): a real filesystem that fills. Needs root.
+    /// A 4 MiB tmpfs over `dir` (made if missing): a real filesystem that fills. Needs root.
+    /// Room enough for a new store, which takes about 1.3 MiB while it is created (its schema
+    /// written to the log, then copied into the file).
     pub(crate) fn mount(dir: &Path) -> TinyDisk {
         std::fs::create_dir_all(dir).expect("mount point");
         let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs"])
             .arg(dir)
             .status()
             .expect("run mount");
@@ -250,7 +252,7 @@ impl Drop for TinyDisk {
 
 #[test]
 fn full_disk_spools_to_the_fallback_and_recovers() {
-    // Filling a real disk is not an option; a 1 MiB tmpfs is a real full filesystem. Mounting
+    // Filling a real disk is not an option; a small tmpfs is a real full filesystem. Mounting
     // needs root, which CI has; elsewhere this scenario cannot be staged.
     if !is_root() {
         return;
