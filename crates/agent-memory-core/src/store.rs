@@ -178,15 +178,21 @@ impl Store {
             fsutil::ensure_private_dir(dir)
                 .map_err(|source| StoreError::Dir { path: dir.to_owned(), source })?;
         }
-        if !path.exists() {
-            // Create the file ourselves so it is 0600 from the first byte; SQLite gives the
-            // -wal and -shm files the same mode.
-            fsutil::private_file_options()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|source| StoreError::Dir { path: path.to_owned(), source })?;
-        }
+        // An empty file is a store nothing has written yet (made here, or by another process
+        // a moment ago): only such a store takes the page size.
+        let new = match std::fs::metadata(path) {
+            Ok(meta) => meta.len() == 0,
+            Err(_) => {
+                // Create the file ourselves so it is 0600 from the first byte; SQLite gives the
+                // -wal and -shm files the same mode.
+                fsutil::private_file_options()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|source| StoreError::Dir { path: path.to_owned(), source })?;
+                true
+            }
+        };
         let open_err = |source| StoreError::Open { path: path.to_owned(), source };
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
@@ -203,7 +209,7 @@ impl Store {
         let fts_deferred = Arc::new(AtomicBool::new(false));
         register_functions(&conn, &fts_deferred).map_err(open_err)?;
         let mut store = Store { conn, path: path.to_owned(), fts_deferred };
-        store.prepare_connection().map_err(open_err)?;
+        store.prepare_connection(new).map_err(open_err)?;
         store.migrate()?;
         Ok(store)
     }
@@ -240,10 +246,12 @@ impl Store {
         rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
     }
 
-    fn prepare_connection(&self) -> rusqlite::Result<()> {
-        // Only a store not written yet takes it: SQLite fixes a file's page size with its first
-        // table, and a store in WAL mode keeps the size it was made with.
-        self.conn.execute_batch(&format!("PRAGMA page_size = {PAGE_SIZE}"))?;
+    /// Sets the connection's pragmas; a `new` store (an empty file) first takes [`PAGE_SIZE`],
+    /// before the switch to WAL writes its first page: SQLite fixes a file's page size then.
+    fn prepare_connection(&self, new: bool) -> rusqlite::Result<()> {
+        if new {
+            self.conn.pragma_update(None, "page_size", PAGE_SIZE)?;
+        }
         // journal_mode is persistent; switching costs a lock, so only switch when needed.
         let mode: String = self.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
