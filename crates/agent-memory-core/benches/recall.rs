@@ -20,7 +20,8 @@
 //! `BENCH_OBSERVATIONS` (default 100000), `BENCH_OBSERVATIONS_LARGE` (default 1000000; `0`
 //! skips the large store), `BENCH_SUMMARIES` (summaries in all, each beyond one per session
 //! above in a session of its own; default 0: none more), `BENCH_EVENTS` (default 1000000; `0`
-//! skips them), `BENCH_QUERIES` (default 200).
+//! skips them), `BENCH_QUERIES` (default 200), `BENCH_HOME` (build the store in this directory
+//! and keep it, to ask it again through the CLI or the server).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -57,8 +58,11 @@ fn main() {
     let large: usize = env_or("BENCH_OBSERVATIONS_LARGE", 1_000_000);
     let queries_n: usize = env_or("BENCH_QUERIES", 200);
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("memory.db");
-    let home = Home::at(dir.path().to_path_buf());
+    let root =
+        std::env::var_os("BENCH_HOME").map_or_else(|| dir.path().to_path_buf(), PathBuf::from);
+    std::fs::create_dir_all(&root).expect("create BENCH_HOME");
+    let home = Home::at(root);
+    let path = home.db_path();
     let mut store = Store::open(&path, Duration::from_secs(5)).expect("open store");
     let vocab = Vocabulary::new();
     let mut filler = Filler { rng: Rng(0x5eed), sessions: 0, rows: 0, df: vec![0; vocab.len()] };
