@@ -463,11 +463,12 @@ pub struct WorkArgs {
     /// Print JSON instead of text (its shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
-    /// Started by a hook: print nothing, and give way if a pass is already running.
+    /// Started by a hook: print nothing, run at a lower priority, and give way if a pass is
+    /// already running.
     #[arg(long, hide = true)]
     pub background: bool,
-    /// Started by `serve`'s worker: one pass that gives way if another is running, and one
-    /// line on stdout saying what it did.
+    /// Started by `serve`'s worker: one pass at a lower priority that gives way if another is
+    /// running, and one line on stdout saying what it did.
     #[arg(long, hide = true, conflicts_with_all = ["watch", "background", "json"])]
     pub for_server: bool,
 }

@@ -26,7 +26,18 @@ use crate::output;
 const WAIT_RETRIES: u32 = 5;
 const WAIT_STEP: Duration = Duration::from_secs(1);
 
+/// The niceness of a pass nobody waits for: the stop hook's, and the one `serve`'s worker runs.
+/// Such a pass may encode hundreds of texts with a model (a history just imported is worked
+/// through this way, a bounded pass at each stop), and the agent's own builds and tests
+/// should have the processor first.
+#[cfg(unix)]
+const BACKGROUND_NICENESS: i32 = 10;
+
 pub fn run(ctx: &Context, args: WorkArgs) -> anyhow::Result<()> {
+    if args.background || args.for_server {
+        // First, so that every thread the pass starts (the models' among them) inherits it.
+        give_way();
+    }
     if args.for_server {
         let owner = format!("serve-{}", std::process::id());
         let models = Models::load(ctx);
@@ -243,4 +254,49 @@ fn team_sync_if_due(ctx: &Context) -> Option<String> {
             format!("team sync failed: {err}")
         }
     })
+}
+
+/// Lowers this process's priority to [`BACKGROUND_NICENESS`], unless it already runs lower. A
+/// refusal only leaves the pass at its priority: it is logged, never an error.
+#[cfg(unix)]
+fn give_way() {
+    use rustix::process::{getpriority_process, setpriority_process};
+    let now = getpriority_process(None).unwrap_or(0);
+    if now < BACKGROUND_NICENESS
+        && let Err(err) = setpriority_process(None, BACKGROUND_NICENESS)
+    {
+        tracing::debug!(%err, "cannot lower the background pass's priority");
+    }
+}
+
+#[cfg(not(unix))]
+fn give_way() {}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use rustix::process::{getpriority_process, setpriority_process};
+
+    use super::{BACKGROUND_NICENESS, give_way};
+
+    // Each runs on a thread of its own: on Linux a niceness is a thread's, so the rest of the
+    // test binary keeps its own.
+    #[test]
+    fn a_pass_nobody_waits_for_gives_the_processor_to_the_agent() {
+        let after = std::thread::spawn(|| {
+            give_way();
+            give_way();
+            getpriority_process(None).expect("read the priority")
+        });
+        assert_eq!(after.join().expect("the thread ends"), BACKGROUND_NICENESS);
+    }
+
+    #[test]
+    fn a_pass_already_running_lower_is_left_there() {
+        let after = std::thread::spawn(|| {
+            setpriority_process(None, BACKGROUND_NICENESS + 5).expect("lower the priority");
+            give_way();
+            getpriority_process(None).expect("read the priority")
+        });
+        assert_eq!(after.join().expect("the thread ends"), BACKGROUND_NICENESS + 5);
+    }
 }
