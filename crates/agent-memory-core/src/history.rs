@@ -19,7 +19,9 @@
 //!
 //! Each agent's sources are read and prepared on a thread of its own, handed over a bounded
 //! channel in parcels, while the calling thread writes them in batches of `BATCH` events,
-//! each indexed once (`Store::write_many`).
+//! each indexed once (`Store::write_many`). A written batch goes back to the reading thread to
+//! be freed there: freeing memory another thread allocated takes the allocator's lock that
+//! thread is using, which cost an import about a sixth of its time.
 //!
 //! Must not: read a whole file into memory (lines are streamed, one longer than [`MAX_LINE`]
 //! is skipped), write to an agent's files (databases are opened read-only), or stop at a bad
@@ -31,7 +33,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::SyncSender;
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -67,6 +69,9 @@ const AHEAD: usize = 8;
 /// Batches written between two copies of the write-ahead log into the database: about 30
 /// MB of log at most.
 const LOG_BATCHES: u64 = 16;
+/// Written batches that may wait for the reading thread to free them; one more is freed by
+/// the writer itself.
+const SPENT: usize = 2;
 /// How long before the hooks first captured a session a record of its history is still taken
 /// for theirs: an agent stamps its own record of a prompt a moment before the hook runs.
 const CAPTURED_SLACK_MS: i64 = 5_000;
@@ -416,6 +421,7 @@ pub fn import(
             batches: 0,
             uid_prefix: uid_prefix(this.agent.name),
             log_copy: None,
+            spent: None,
         };
         // Not a scoped thread: should the writing side panic, the scope would wait for a
         // copier that waits to be asked for more.
@@ -435,7 +441,10 @@ pub fn import(
         });
         let counts = std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel(AHEAD * BATCH / PARCEL);
-            let reader = scope.spawn(move || reading.all(&wanted, &send));
+            let (spent_send, spent) = std::sync::mpsc::sync_channel(SPENT);
+            sink.spent = Some(spent_send);
+            // The reader owns the way back: once it ends, the writer frees what it wrote.
+            let reader = scope.spawn(move || reading.all(&wanted, &send, &spent));
             let written = receive.iter().flatten().try_for_each(|read| sink.take(read, progress));
             // The log's copier stops once no more can be asked of it.
             sink.log_copy = None;
@@ -495,10 +504,16 @@ struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    fn all(self, sources: &[&Source], send: &SyncSender<Vec<Read>>) -> Counts {
+    fn all(
+        self,
+        sources: &[&Source],
+        send: &SyncSender<Vec<Read>>,
+        spent: &Receiver<Vec<Bulk>>,
+    ) -> Counts {
         let mut prep = Preparer {
             reading: self,
             send,
+            spent,
             parcel: Vec::with_capacity(PARCEL),
             parcel_bytes: 0,
             counts: Counts::default(),
@@ -559,6 +574,9 @@ impl Reading<'_> {
 struct Preparer<'a> {
     reading: Reading<'a>,
     send: &'a SyncSender<Vec<Read>>,
+    /// Batches the writing side has written, handed back to be freed on this thread, which
+    /// allocated them.
+    spent: &'a Receiver<Vec<Bulk>>,
     /// What waits to be sent, a parcel at a time.
     parcel: Vec<Read>,
     /// About how many bytes the parcel holds.
@@ -591,6 +609,9 @@ impl Preparer<'_> {
     fn send_parcel(&mut self) {
         let parcel = std::mem::replace(&mut self.parcel, Vec::with_capacity(PARCEL));
         self.parcel_bytes = 0;
+        while let Ok(written) = self.spent.try_recv() {
+            drop(written);
+        }
         if !parcel.is_empty() && self.send.send(parcel).is_err() {
             self.gone = true;
         }
@@ -712,6 +733,9 @@ struct Sink<'a> {
     /// The thread that copies the write-ahead log back beside the writes; none for a store in
     /// memory.
     log_copy: Option<LogCopy>,
+    /// Where a written batch goes back to the reading thread, to be freed where it was
+    /// allocated.
+    spent: Option<SyncSender<Vec<Bulk>>>,
 }
 
 /// How the writing side asks for the write-ahead log to be copied back beside it.
@@ -787,7 +811,11 @@ impl Sink<'_> {
         }
         self.report.events += added as u64;
         self.report.already += (self.items.len() - added) as u64;
-        self.items.clear();
+        let written = std::mem::replace(&mut self.items, Vec::with_capacity(BATCH));
+        // Should the reading thread be behind in freeing, or gone, the batch is freed here.
+        if let Some(spent) = &self.spent {
+            let _ = spent.try_send(written);
+        }
         self.marks.clear();
         Ok(())
     }

@@ -424,19 +424,25 @@ fn what_history_says_waits_for_review_and_is_reviewed_in_bulk() {
     assert_eq!(home.json(&["review", "--from", "history"]).as_array().map(Vec::len), Some(0));
 }
 
-/// An import killed half way loses and doubles nothing: the next one goes on where it stopped.
-#[test]
-fn an_interrupted_import_goes_on_where_it_stopped() {
-    let home = home();
-    let sessions = 300;
+/// `sessions` short Claude Code transcripts of a prompt and an answer each: a session start, a
+/// prompt and a stop a session once imported.
+fn write_sessions(home: &TestHome, sessions: i64) {
     for s in 0..sessions {
         let id = format!("{s:08x}-0000-4000-8000-000000000000");
-        let file = transcript(&home, CWD, &id);
+        let file = transcript(home, CWD, &id);
         let mut lines = vec![prompt(&format!("u{s}"), 1, &format!("question number {s}"))];
         lines.extend(answer(&format!("a{s}"), 3, &format!("answer number {s}")));
         let lines: Vec<String> = lines.iter().map(|l| l.replace(SESSION, &id)).collect();
         append(&file, &lines);
     }
+}
+
+/// An import killed half way loses and doubles nothing: the next one goes on where it stopped.
+#[test]
+fn an_interrupted_import_goes_on_where_it_stopped() {
+    let home = home();
+    let sessions = 300;
+    write_sessions(&home, sessions);
     let user = home.user_home();
     let mut cmd = home.cmd();
     cmd.args(["history", "import", "--no-work"])
@@ -454,6 +460,27 @@ fn an_interrupted_import_goes_on_where_it_stopped() {
     assert_eq!(count(&home, "SELECT count(*) FROM events"), 3 * sessions);
     assert_eq!(count(&home, "SELECT count(DISTINCT uid) FROM events"), 3 * sessions);
     assert_eq!(count(&home, "SELECT count(*) FROM history_read"), sessions);
+}
+
+/// A history of several batches is stored whole and once: each written batch goes back to the
+/// reading side to be freed while it reads on, and none of it is lost or written twice.
+#[test]
+fn a_history_of_many_batches_is_stored_once() {
+    let home = home();
+    let sessions = 1_400;
+    write_sessions(&home, sessions);
+    let first = json_of(&home, &["history", "import", "--no-work"]);
+    assert!(first.to_string().contains("\"errors\":[]"), "{first}");
+    // A session start, a prompt and a stop a session: 4,200 events, more than two batches.
+    assert_eq!(count(&home, "SELECT count(*) FROM events"), 3 * sessions);
+    assert_eq!(count(&home, "SELECT count(DISTINCT uid) FROM events"), 3 * sessions);
+    assert_eq!(
+        count(&home, "SELECT count(*) FROM events_fts WHERE events_fts MATCH 'answer'"),
+        sessions
+    );
+    assert_eq!(count(&home, "SELECT count(*) FROM history_read"), sessions);
+    json_of(&home, &["history", "import", "--no-work"]);
+    assert_eq!(count(&home, "SELECT count(*) FROM events"), 3 * sessions);
 }
 
 /// `install` says what history it found and, asked to, imports it; without a terminal it only
