@@ -69,8 +69,8 @@ const AHEAD: usize = 8;
 /// Batches written between two copies of the write-ahead log into the database: about 30
 /// MB of log at most.
 const LOG_BATCHES: u64 = 16;
-/// Written batches that may wait for the reading thread to free them; one more is freed by
-/// the writer itself.
+/// Written batches that may wait for the reading thread to free them; past that, or once the
+/// reader has finished, the writer frees a batch itself.
 const SPENT: usize = 2;
 /// How long before the hooks first captured a session a record of its history is still taken
 /// for theirs: an agent stamps its own record of a prompt a moment before the hook runs.
