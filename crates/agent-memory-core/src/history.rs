@@ -21,7 +21,7 @@
 //! channel in parcels, while the calling thread writes them in batches of `BATCH` events,
 //! each indexed once (`Store::write_many`). A written batch goes back to the reading thread to
 //! be freed there: freeing memory another thread allocated takes the allocator's lock that
-//! thread is using, which cost an import about a sixth of its time.
+//! thread is using, which cost an import a seventh of its time.
 //!
 //! Must not: read a whole file into memory (lines are streamed, one longer than [`MAX_LINE`]
 //! is skipped), write to an agent's files (databases are opened read-only), or stop at a bad
