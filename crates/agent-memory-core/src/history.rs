@@ -410,6 +410,8 @@ pub fn import(
         let agent = this.agent.name;
         let reading = Reading { agent, root: &this.root, layout: history.layout, options, config };
         let copier = store.log_copier()?;
+        // The reader owns the way back: once it ends, the writer frees what it wrote.
+        let (spent_send, spent) = std::sync::mpsc::sync_channel(SPENT);
         let mut sink = Sink {
             store: &mut *store,
             agent: this.agent.name,
@@ -421,7 +423,7 @@ pub fn import(
             batches: 0,
             uid_prefix: uid_prefix(this.agent.name),
             log_copy: None,
-            spent: None,
+            spent: spent_send,
         };
         // Not a scoped thread: should the writing side panic, the scope would wait for a
         // copier that waits to be asked for more.
@@ -441,9 +443,6 @@ pub fn import(
         });
         let counts = std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel(AHEAD * BATCH / PARCEL);
-            let (spent_send, spent) = std::sync::mpsc::sync_channel(SPENT);
-            sink.spent = Some(spent_send);
-            // The reader owns the way back: once it ends, the writer frees what it wrote.
             let reader = scope.spawn(move || reading.all(&wanted, &send, &spent));
             let written = receive.iter().flatten().try_for_each(|read| sink.take(read, progress));
             // The log's copier stops once no more can be asked of it.
@@ -609,9 +608,7 @@ impl Preparer<'_> {
     fn send_parcel(&mut self) {
         let parcel = std::mem::replace(&mut self.parcel, Vec::with_capacity(PARCEL));
         self.parcel_bytes = 0;
-        while let Ok(written) = self.spent.try_recv() {
-            drop(written);
-        }
+        self.spent.try_iter().for_each(drop);
         if !parcel.is_empty() && self.send.send(parcel).is_err() {
             self.gone = true;
         }
@@ -735,7 +732,7 @@ struct Sink<'a> {
     log_copy: Option<LogCopy>,
     /// Where a written batch goes back to the reading thread, to be freed where it was
     /// allocated.
-    spent: Option<SyncSender<Vec<Bulk>>>,
+    spent: SyncSender<Vec<Bulk>>,
 }
 
 /// How the writing side asks for the write-ahead log to be copied back beside it.
@@ -813,9 +810,7 @@ impl Sink<'_> {
         self.report.already += (self.items.len() - added) as u64;
         let written = std::mem::replace(&mut self.items, Vec::with_capacity(BATCH));
         // Should the reading thread be behind in freeing, or gone, the batch is freed here.
-        if let Some(spent) = &self.spent {
-            let _ = spent.try_send(written);
-        }
+        let _ = self.spent.try_send(written);
         self.marks.clear();
         Ok(())
     }
