@@ -1128,13 +1128,19 @@ fn insert_rows(
     let values = rows.iter().flat_map(|(row, columns)| row.values(columns));
     let mut new = stmt.query(rusqlite::params_from_iter(values))?;
     let mut count = 0;
+    // Past the last row found: new rows come back in the order they were given, so each is
+    // looked for from there rather than among every row before it.
+    let mut next = 0;
     while let Some(r) = new.next()? {
         let id: i64 = r.get(0)?;
         let uid = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
         // Its own row: a uid twice among `rows` was stored the first time.
-        if let Some((_, columns)) = rows.iter().find(|(row, _)| row.event.uid == uid) {
-            stored(id, columns)?;
+        let of = |from: usize| rows[from..].iter().position(|(row, _)| row.event.uid == uid);
+        let own = of(next).map(|at| next + at).or_else(|| of(0));
+        if let Some(at) = own {
+            stored(id, rows[at].1)?;
             count += 1;
+            next = at + 1;
         }
     }
     Ok(count)

@@ -11,6 +11,10 @@
 //! program opens on its own, `cp` and `mv` targets, files named only inside a patch on disk). What
 //! it cannot read writes nothing; it never fails or panics.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::{PATCH_HEADERS, patch_additions};
 use crate::text;
 
@@ -1071,8 +1075,35 @@ fn bracketed(chars: &[char], mut at: usize, open: char, close: char) -> (String,
 /// test runner, a compiler, an interpreter or the shell reports one. Only line-anchored forms
 /// that passing runs do not print, so `0 failed` or an `Error` mid-sentence never counts.
 pub(super) fn output_failed(output: &str) -> bool {
+    static WORDS: LazyLock<Option<AhoCorasick>> =
+        LazyLock::new(|| AhoCorasick::new(FAILURE_WORDS).ok());
+    // Most outputs hold none of the words: one pass over them says so.
+    if WORDS.as_ref().is_some_and(|words| !words.is_match(output)) {
+        return false;
+    }
     output.lines().any(|line| line_fails(line.trim_end()))
 }
+
+/// Words of which every line [`line_fails`] takes for a failure holds one (as the failures
+/// test checks), so an output without any is no failure.
+const FAILURE_WORDS: &[&str] = &[
+    "fail",
+    "FAIL",
+    "error",
+    "Error",
+    "ERROR",
+    "Exception",
+    "Traceback",
+    "panic",
+    "RUST_BACKTRACE=",
+    "npm ",
+    "not ok",
+    "Segmentation fault",
+    "not found",
+    "can't open file",
+    "Node.js v",
+    "<shellId: ",
+];
 
 fn line_fails(line: &str) -> bool {
     let trimmed = line.trim_start();

@@ -142,16 +142,27 @@ impl Kind {
 
 /// The first tag of the fence at or after byte `from`.
 fn next_tag(text: &str, from: usize) -> Option<Tag> {
-    let bytes = text.as_bytes();
     let mut at = from;
-    while let Some(rel) = bytes.get(at..)?.iter().position(|&b| may_open(b)) {
-        let start = at + rel;
+    while let Some(start) = next_opening(text.as_bytes(), at) {
         if let Some(tag) = tag_at(text, start) {
             return Some(tag);
         }
         at = start + 1;
     }
     None
+}
+
+/// The first byte at or after `at` that [`may_open`] a tag. This runs over every string of
+/// every event captured: memchr finds the next `<` or `&` many bytes at a time, and only where
+/// the text before it is not ASCII is that stretch read byte by byte for a look-alike. Each
+/// call reads no further than what it returns, so finding every tag of a text reads it once.
+fn next_opening(bytes: &[u8], at: usize) -> Option<usize> {
+    let rest = bytes.get(at..)?;
+    let ascii = memchr::memchr2(b'<', b'&', rest);
+    let before = &rest[..ascii.unwrap_or(rest.len())];
+    let found =
+        if before.is_ascii() { ascii } else { before.iter().position(|&b| may_open(b)).or(ascii) };
+    found.map(|offset| at + offset)
 }
 
 /// Whether a character whose UTF-8 starts with `b` can open a tag: `<`, a reference (`&lt;`),
@@ -704,6 +715,28 @@ mod tests {
                 let mut utf8 = [0; 4];
                 let lead = c.encode_utf8(&mut utf8).as_bytes()[0];
                 assert!(may_open(lead), "{c:?} (U+{:04X}) is read as `<`", u32::from(c));
+            }
+        }
+    }
+
+    #[test]
+    fn the_next_opening_is_the_first_byte_that_may_open_a_tag() {
+        let texts = [
+            "",
+            "plain text, nothing to see",
+            "a < b && c > d",
+            "<agent-memory-context>",
+            "café <b> naïve &amp; «quoted» ‹x› ＜y＞ ⟨z⟩ 〈w〉",
+            "日本語のテキスト、括弧なし",
+            "日本語 < ascii & more ＜",
+            "ascii first, then é and then <",
+        ];
+        for text in texts {
+            let bytes = text.as_bytes();
+            for at in 0..=bytes.len() + 1 {
+                let expected =
+                    bytes.get(at..).and_then(|rest| rest.iter().position(|&b| may_open(b)));
+                assert_eq!(next_opening(bytes, at), expected.map(|o| at + o), "{text:?} at {at}");
             }
         }
     }

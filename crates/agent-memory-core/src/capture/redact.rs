@@ -1194,7 +1194,7 @@ pub fn drop_private(text: &str) -> Cow<'_, str> {
     let mut at = 0;
     // Every index used for slicing is the position of an ASCII `<` or just past an ASCII tag, so
     // always a character boundary.
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
+    while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
         let tag = at + offset;
         if starts(tag, OPEN) {
             if depth == 0 {
