@@ -1084,8 +1084,9 @@ pub(super) fn output_failed(output: &str) -> bool {
     output.lines().any(|line| line_fails(line.trim_end()))
 }
 
-/// Words of which every line [`line_fails`] takes for a failure holds one (as the failures
-/// test checks), so an output without any is no failure.
+/// Words of which every line [`line_fails`] takes for a failure holds one, so an output
+/// without any is no failure. A form of failure added there needs its word here: the test
+/// `failures_the_output_shows` reads every form through [`output_failed`].
 const FAILURE_WORDS: &[&str] = &[
     "fail",
     "FAIL",
